@@ -1,0 +1,96 @@
+# ftstack: non-recursive build into build/, -MMD dependencies.
+#   make            build ./ftstack
+#   make check      install test deps (as root), build, run every test (unit, live, asan, fuzz smoke)
+#   make unit       unit tests only (no kernel, no root)
+#   make asan       build with ASan+UBSan into build/asan and run the unit tests there
+#   make check-vm   kprobe/function-tracer tests in a Debian 6.1 kernel under QEMU
+#   make demo       count kernel+user stacks of t:kmem:kmalloc for 5 s, top 3
+#   make bench      benchmarks of issue targets; tables go to doc/PERFORMANCE.md
+
+CC      ?= cc
+PKGS    := libtracefs libtraceevent libelf libdw libunwind
+BUILD   ?= build
+CFLAGS  ?= -O2 -g
+CFLAGS  += -std=gnu11 -Wall -Wextra -Werror -MMD -MP -D_GNU_SOURCE \
+           -I. $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+LDLIBS  += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -llzma -lz -lm
+
+MODULES := tracefs perfev aggregate symbolize output collector
+LIB_SRC := $(filter-out collector/main.c,$(wildcard $(addsuffix /*.c,$(MODULES))))
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
+MAIN_OBJ := $(BUILD)/collector/main.o
+
+UNIT_SRC  := $(wildcard tests/unit/*_test.c)
+UNIT_BIN  := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+HELP_SRC  := $(wildcard tests/lib/*.c)
+HELP_BIN  := $(HELP_SRC:tests/lib/%.c=$(BUILD)/tests/%)
+
+.PHONY: all unit check asan check-vm demo bench deps clean fuzz cppcheck
+all: ftstack
+
+ftstack: $(BUILD)/ftstack
+	ln -sf $(BUILD)/ftstack ftstack
+
+$(BUILD)/ftstack: $(MAIN_OBJ) $(BUILD)/libftstack.a
+	$(CC) $(CFLAGS) -o $@ $^ $(LDFLAGS) $(LDLIBS)
+
+$(BUILD)/libftstack.a: $(LIB_OBJ)
+	rm -f $@; ar rcs $@ $^
+
+$(BUILD)/%.o: %.c | $(BUILD)/gen/syscall_names.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -I$(BUILD)/gen -c -o $@ $<
+
+# syscall names -> numbers of this architecture, from the C library's headers
+$(BUILD)/gen/syscall_names.h:
+	@mkdir -p $(dir $@)
+	printf '#include <sys/syscall.h>\n' | $(CC) -dM -E - | \
+	    awk '/^#define __NR_[a-z0-9_]+ [0-9]+$$/ { printf "{ \"%s\", %s },\n", substr($$2, 6), $$3 }' | \
+	    sort > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/tests/%_test: tests/unit/%_test.c $(BUILD)/libftstack.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libftstack.a $(LDFLAGS) $(LDLIBS)
+
+# Workloads and helpers the live tests run; built without optimisation
+# surprises: frame pointers kept so the fp unwinder sees every caller.
+$(BUILD)/tests/%: tests/lib/%.c
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -g -fno-omit-frame-pointer -fno-inline -fno-optimize-sibling-calls \
+	    -Wall -Wextra -Werror -o $@ $< -lpthread
+
+tests-bin: $(UNIT_BIN) $(HELP_BIN)
+
+unit: ftstack $(UNIT_BIN) $(HELP_BIN)
+	tests/run --unit-only
+
+deps:
+	tests/deps.sh
+
+check: deps
+	$(MAKE) ftstack tests-bin
+	tests/run
+
+asan:
+	$(MAKE) BUILD=build/asan CC=clang \
+	    CFLAGS="-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all" \
+	    LDFLAGS="-fsanitize=address,undefined" build/asan/ftstack tests-bin
+	FTSTACK_BUILD=build/asan tests/run --unit-only --asan
+
+check-vm: ftstack tests-bin
+	tests/vm/run
+
+demo: deps ftstack
+	./ftstack -e t:kmem:kmalloc -t 3 5
+
+bench: ftstack tests-bin
+	bench/run
+
+cppcheck:
+	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
+	    --inline-suppr --suppress=missingIncludeSystem -I. $(MODULES)
+
+clean:
+	rm -rf build ftstack
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

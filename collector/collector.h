@@ -1,0 +1,122 @@
+/* collector: main, option parsing, the plan (what to open for which mode),
+ * the event loop, the child command, the cleanup stack and the summary.
+ * This is the only module that prints; it decides what a person sees.
+ */
+#ifndef FTSTACK_COLLECTOR_H
+#define FTSTACK_COLLECTOR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+#include <linux/perf_event.h>
+#include "aggregate/aggregate.h"
+#include "output/output.h"
+
+#define FTSTACK_VERSION "0.1.0"
+#define FT_MAX_EVENTS 1024
+#define FT_MAX_CPUS 1024
+
+enum ft_cmd { FT_COUNT, FT_PROFILE, FT_OFFCPU, FT_REPORT, FT_CHECK, FT_CLEANUP };
+enum ft_backend { FT_BACKEND_PERF, FT_BACKEND_FTRACE };
+
+/* Everything the command line said, validated. */
+struct ft_options {
+	enum ft_cmd cmd;
+	const char *specs[FT_MAX_EVENTS]; /* -e and positional events */
+	int nspecs;
+	const char *lib;         /* -l LIB */
+	pid_t pids[256];
+	int npids;
+	pid_t tids[256];
+	int ntids;
+	char **command;          /* -c / -- : argv of the command, NULL-terminated */
+	bool cpus_set;
+	bool cpus[FT_MAX_CPUS];  /* -C */
+	bool user_only, kernel_only; /* -U / -K */
+	enum out_format format;
+	const char *output;      /* -o */
+	bool delimiter, annotate, offsets, addresses, per_process;
+	uint64_t min_count;      /* -m (count/profile) */
+	bool min_set;
+	size_t top;              /* -t */
+	const char *excludes[64];
+	int nexcludes;
+	bool regex;              /* -r */
+	double interval;         /* -i SECS, 0 = none */
+	bool timestamp;          /* -T */
+	double duration;         /* DURATION or -D, 0 = until Ctrl-C / command end */
+	uint64_t freq;           /* -F */
+	uint64_t period_ns;      /* --period */
+	bool idle;               /* -I */
+	bool user_threads, kernel_threads; /* -u / -k (offcpu) */
+	uint64_t min_block_us, max_block_us, min_total_us;
+	long state;              /* --state, -1 = any */
+	enum ft_backend backend;
+	bool call_graph_dwarf;
+	uint32_t dwarf_size;
+	size_t buffer_kb;        /* per-CPU ring size */
+	size_t max_stacks;
+	const char *through;     /* --through FUNC */
+	bool debug;
+	const char *report_files[64];
+	int nreport_files;
+};
+
+/* Parses argv into *o. Returns 0, or 1 after printing help/version (exit 0),
+ * or -EINVAL after printing one line saying what is wrong (exit 2). */
+int ft_options_parse(int argc, char **argv, struct ft_options *o);
+void ft_usage(FILE *f);
+
+/* Splits a -c command string into a NULL-terminated argv (*out, malloc'd):
+ * plain words and quotes are split here; a string with shell syntax
+ * (pipes, redirections, $, globs, ;) becomes /bin/sh -c STRING.
+ * Returns 0 or -EINVAL (unbalanced quotes, empty). */
+int ft_command_split(const char *s, char ***out);
+
+/* ---- the plan: what to open ---- */
+
+enum ft_event_kind { FT_EV_TRACEPOINT, FT_EV_CPU_CLOCK, FT_EV_SCHED_SWITCH };
+
+struct ft_event {
+	enum ft_event_kind kind;
+	char name[192];      /* as printed: "t:syscalls:sys_enter_getppid" */
+	char label[64];      /* short name for the top format: "kmalloc" */
+	char system[64];     /* tracefs system and event behind it */
+	char event[128];
+	char filter[64];     /* perf filter (raw_syscalls id), "" = none */
+	uint32_t perf_type;
+	uint64_t perf_config;
+	bool in_stack;       /* the stack itself ends in the event (functions) */
+};
+
+struct ft_plan {
+	struct ft_event *events;
+	int nevents;
+	char tracefs[256];
+	bool track_mmaps;    /* side-band records for user symbolization */
+	uint64_t through_start, through_end; /* --through range, 0 = none */
+	const char *through_name;
+};
+
+/* Resolves o's event specs into plan events. Returns 0, or -errno after
+ * printing one line (with suggestions) saying what is wrong. */
+int ft_plan_build(const struct ft_options *o, struct ft_plan *p);
+struct ft_spec;
+/* Kernel functions (plan_kfunc.c) and user functions/USDT (plan_uprobe.c). */
+int ft_plan_kfunc(const struct ft_options *o, const struct ft_spec *sp, struct ft_plan *p);
+int ft_plan_uprobe(const struct ft_options *o, const struct ft_spec *sp, struct ft_plan *p);
+void ft_plan_free(struct ft_plan *p);
+
+/* ---- logging ---- */
+extern bool ft_debug_on;
+void ft_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void ft_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* ---- subcommands ---- */
+int ft_cmd_record(const struct ft_options *o);  /* count, profile, offcpu */
+int ft_cmd_check(const struct ft_options *o);
+int ft_cmd_cleanup(const struct ft_options *o);
+int ft_cmd_report(const struct ft_options *o);
+
+#endif

@@ -1,0 +1,179 @@
+/* The -c / -- command: split, started stopped (blocked on a pipe) so tracing
+ * can be armed on its pid before it execs, then released. Its own exec is
+ * therefore traced, unlike perf's enable-on-exec. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "collector/collector.h"
+#include "collector/command.h"
+
+static bool needs_shell(const char *s)
+{
+	return strpbrk(s, "|&;<>()$`*?[]{}~#\n\\") != NULL;
+}
+
+int ft_command_split(const char *s, char ***out)
+{
+	size_t len = strlen(s), n = 0;
+	char **argv = calloc(len / 2 + 3, sizeof(*argv));
+	char *buf = malloc(len + 1), *w = buf;
+	if (!argv || !buf) {
+		free(argv);
+		free(buf);
+		return -ENOMEM;
+	}
+	if (needs_shell(s)) {
+		argv[0] = "/bin/sh";
+		argv[1] = "-c";
+		argv[2] = strcpy(buf, s);
+		*out = argv;
+		return 0;
+	}
+	for (const char *p = s; *p;) {
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (!*p)
+			break;
+		argv[n++] = w;
+		while (*p && *p != ' ' && *p != '\t') {
+			if (*p == '\'' || *p == '"') {
+				char q = *p++;
+				while (*p && *p != q)
+					*w++ = *p++;
+				if (*p != q)
+					goto bad;
+				p++;
+			} else {
+				*w++ = *p++;
+			}
+		}
+		*w++ = '\0';
+	}
+	if (n == 0)
+		goto bad;
+	*out = argv;
+	return 0;
+bad:
+	free(argv);
+	free(buf);
+	return -EINVAL;
+}
+
+/* Resolves argv[0] through PATH now, so the released child only execs. */
+static int resolve_path(const char *name, char *buf, size_t len)
+{
+	if (strchr(name, '/')) {
+		snprintf(buf, len, "%s", name);
+		return access(buf, X_OK) == 0 ? 0 : -errno;
+	}
+	const char *path = getenv("PATH");
+	if (!path || !*path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	for (const char *p = path; p && *p;) {
+		const char *colon = strchr(p, ':');
+		size_t dl = colon ? (size_t)(colon - p) : strlen(p);
+		struct stat st;
+		snprintf(buf, len, "%.*s/%s", (int)dl, dl ? p : ".", name);
+		if (stat(buf, &st) == 0 && S_ISREG(st.st_mode) && access(buf, X_OK) == 0)
+			return 0;
+		p = colon ? colon + 1 : NULL;
+	}
+	return -ENOENT;
+}
+
+int ft_child_start(char **argv, struct ft_child *c)
+{
+	int go[2], err[2];
+	char path[4096];
+	int ret = resolve_path(argv[0], path, sizeof(path));
+	if (ret < 0) {
+		fprintf(stderr, "ftstack: cannot run '%s': %s\n", argv[0],
+			ret == -ENOENT ? "command not found" : strerror(-ret));
+		return -EINVAL;
+	}
+	if (pipe2(go, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0)
+		return -errno;
+	pid_t pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		char b;
+		close(go[1]);
+		close(err[0]);
+		/* back to the default signal state ftstack changed */
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		signal(SIGPIPE, SIG_DFL);
+		if (read(go[0], &b, 1) != 1)
+			_exit(127); /* ftstack gave up before arming */
+		execv(path, argv);
+		int e = errno;
+		if (write(err[1], &e, sizeof(e)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(go[0]);
+	close(err[1]);
+	c->pid = pid;
+	c->go_fd = go[1];
+	c->err_fd = err[0];
+	c->running = true;
+	c->status = 0;
+	return 0;
+}
+
+int ft_child_release(struct ft_child *c)
+{
+	int e = 0;
+	if (write(c->go_fd, "g", 1) != 1)
+		return -errno;
+	close(c->go_fd);
+	c->go_fd = -1;
+	/* the error pipe closes on a successful exec; otherwise it says why */
+	ssize_t n = read(c->err_fd, &e, sizeof(e));
+	close(c->err_fd);
+	c->err_fd = -1;
+	if (n == (ssize_t)sizeof(e))
+		return -e;
+	return 0;
+}
+
+bool ft_child_reap(struct ft_child *c)
+{
+	int st;
+	if (!c->running)
+		return true;
+	pid_t r = waitpid(c->pid, &st, WNOHANG);
+	if (r == c->pid) {
+		c->running = false;
+		c->status = st;
+	}
+	return !c->running;
+}
+
+void ft_child_stop(struct ft_child *c)
+{
+	if (c->go_fd >= 0) {
+		close(c->go_fd); /* never released: it exits without exec */
+		c->go_fd = -1;
+	}
+	if (c->err_fd >= 0) {
+		close(c->err_fd);
+		c->err_fd = -1;
+	}
+	if (c->running && c->pid > 0) {
+		kill(c->pid, SIGTERM);
+		int st;
+		if (waitpid(c->pid, &st, 0) == c->pid)
+			c->status = st;
+		c->running = false;
+	}
+}

@@ -1,0 +1,171 @@
+/* Kernel-stack filters: see kfilter.h. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "collector/kfilter.h"
+
+/* Functions that belong to the tracing machinery, not the traced code: perf's
+ * and ftrace's event handlers, kprobe/uprobe dispatch, the function tracer and
+ * the stack-trace triggers. Matched by prefix. */
+static const char *const machinery_prefixes[] = {
+	"perf_trace_", "perf_syscall_", "perf_tp_event", "perf_callchain",
+	"get_perf_callchain", "perf_prepare_sample", "perf_event_output",
+	"__perf_event_overflow", "perf_swevent_", "trace_event_raw_event_",
+	"__traceiter_", "__bpf_trace_", "trace_call_bpf", "ftrace_syscall_",
+	"kprobe_perf_func", "kprobe_dispatcher", "kprobe_ftrace_handler",
+	"kprobe_trace_func", "kretprobe_dispatcher", "kretprobe_perf_func",
+	"kretprobe_trace_func", "__kretprobe_trampoline", "kretprobe_trampoline",
+	"opt_pre_handler", "optimized_callback", "aggr_pre_handler",
+	"uprobe_dispatcher", "uprobe_perf_func", "__uprobe_perf_func", "uprobe_trace_func",
+	"ftrace_call", "ftrace_regs_call", "ftrace_caller", "ftrace_regs_caller",
+	"ftrace_ops_list_func", "arch_ftrace_ops_list_func", "ftrace_ops_assist_func",
+	"function_trace_call", "function_stack_trace_call", "trace_function",
+	"__ftrace_trace_stack", "ftrace_trace_stack", "__trace_stack",
+	"event_triggers_call", "stacktrace_trigger", "stacktrace_count_trigger",
+	"trace_event_buffer_commit", "trace_buffer_unlock_commit",
+	"trace_event_buffer_reserve", "trace_event_ignore_this_pid",
+};
+
+bool ft_kfilter_is_machinery(const char *name)
+{
+	for (size_t i = 0; i < sizeof(machinery_prefixes) / sizeof(*machinery_prefixes); i++)
+		if (strncmp(name, machinery_prefixes[i], strlen(machinery_prefixes[i])) == 0)
+			return true;
+	return false;
+}
+
+/* ftstack's own side band: with mmap tracking on, the kernel allocates in
+ * perf_event_mmap (and its static helpers) on every mmap of every process. */
+static bool is_self(const char *name)
+{
+	return strncmp(name, "perf_event_mmap", 15) == 0;
+}
+
+static int ranges_add(struct ft_ranges *r, uint64_t start, uint64_t end)
+{
+	if (r->n == r->cap) {
+		size_t cap = r->cap ? r->cap * 2 : 64;
+		struct ft_range *n = realloc(r->r, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		r->r = n;
+		r->cap = cap;
+	}
+	r->r[r->n++] = (struct ft_range){ start, end };
+	return 0;
+}
+
+static int range_cmp(const void *a, const void *b)
+{
+	const struct ft_range *x = a, *y = b;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+bool ft_ranges_contain(const struct ft_ranges *r, uint64_t addr)
+{
+	size_t lo = 0, hi = r->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (addr < r->r[mid].start)
+			hi = mid;
+		else if (addr >= r->r[mid].end)
+			lo = mid + 1;
+		else
+			return true;
+	}
+	return false;
+}
+
+struct init_ctx {
+	struct ft_kfilter *f;
+	const struct sym_kernel *k;
+	bool track;
+	const char *through; /* collecting --through ranges instead */
+	int found;
+	int err;
+};
+
+static int collect(void *arg, const char *name, uint64_t addr)
+{
+	struct init_ctx *c = arg;
+	struct ft_ranges *dst[2] = { NULL, NULL };
+	uint64_t start, end;
+	if (c->through) {
+		if (strcmp(name, c->through) == 0)
+			dst[0] = &c->f->through; /* same-named statics: each its own range */
+	} else {
+		if (ft_kfilter_is_machinery(name))
+			dst[0] = &c->f->machinery;
+		if (c->track && is_self(name))
+			dst[1] = &c->f->self;
+	}
+	if (!dst[0] && !dst[1])
+		return 0;
+	if (sym_kernel_extent(c->k, addr, &start, &end) < 0)
+		return 0;
+	for (int i = 0; i < 2; i++) {
+		if (dst[i] && ranges_add(dst[i], start, end) < 0)
+			return c->err = -ENOMEM;
+	}
+	c->found++;
+	return 0;
+}
+
+static int collect_all(struct init_ctx *c)
+{
+	sym_kernel_foreach(c->k, collect, c);
+	qsort(c->f->machinery.r, c->f->machinery.n, sizeof(struct ft_range), range_cmp);
+	qsort(c->f->self.r, c->f->self.n, sizeof(struct ft_range), range_cmp);
+	qsort(c->f->through.r, c->f->through.n, sizeof(struct ft_range), range_cmp);
+	return c->err;
+}
+
+int ft_kfilter_init(struct ft_kfilter *f, const struct sym_kernel *k, bool track_mmaps)
+{
+	memset(f, 0, sizeof(*f));
+	if (!k)
+		return 0;
+	struct init_ctx c = { .f = f, .k = k, .track = track_mmaps };
+	return collect_all(&c);
+}
+
+int ft_kfilter_add_through(struct ft_kfilter *f, const struct sym_kernel *k, const char *name)
+{
+	struct init_ctx c = { .f = f, .k = k, .through = name };
+	int ret = collect_all(&c);
+	if (ret < 0)
+		return ret;
+	return c.found ? 0 : -ENOENT;
+}
+
+void ft_kfilter_free(struct ft_kfilter *f)
+{
+	free(f->machinery.r);
+	free(f->self.r);
+	free(f->through.r);
+	memset(f, 0, sizeof(*f));
+}
+
+enum ft_kfilter_verdict ft_kfilter_apply(const struct ft_kfilter *f, const uint64_t *ips,
+					 uint32_t n, uint32_t *start)
+{
+	uint32_t i = 0;
+	while (i < n && ft_ranges_contain(&f->machinery, ips[i]))
+		i++;
+	*start = i;
+	if (f->self.n) {
+		for (uint32_t j = i; j < n; j++)
+			if (ft_ranges_contain(&f->self, ips[j]))
+				return FT_DROP_SELF;
+	}
+	if (f->through.n) {
+		for (uint32_t j = i; j < n; j++) {
+			if (ft_ranges_contain(&f->through, ips[j])) {
+				*start = j;
+				return FT_KEEP;
+			}
+		}
+		return FT_DROP_THROUGH;
+	}
+	return FT_KEEP;
+}

@@ -1,0 +1,49 @@
+/* Kernel-stack filters applied to every record before it is counted:
+ *  - tracing machinery frames at the leaf (perf_trace_*, perf_syscall_enter,
+ *    trace_event_raw_event_*, kprobe dispatch...) are cut, so a stack starts
+ *    at the traced site whichever backend recorded it;
+ *  - records whose stack passes through ftstack's own side-band machinery
+ *    (perf_event_mmap* while mmap tracking is on) are left out;
+ *  - --through FUNC keeps only stacks through FUNC, cut there.
+ * Ranges come from kallsyms once; per record it is a few binary searches. */
+#ifndef FTSTACK_KFILTER_H
+#define FTSTACK_KFILTER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "symbolize/symbolize.h"
+
+struct ft_range {
+	uint64_t start, end;
+};
+
+struct ft_ranges {
+	struct ft_range *r;
+	size_t n, cap;
+};
+
+struct ft_kfilter {
+	struct ft_ranges machinery;
+	struct ft_ranges self;      /* empty unless mmap tracking is on */
+	struct ft_ranges through;   /* empty unless --through / function fallback */
+};
+
+enum ft_kfilter_verdict { FT_KEEP, FT_DROP_SELF, FT_DROP_THROUGH };
+
+/* Builds the machinery ranges (and self ranges when track_mmaps) from K.
+ * Returns 0 or -ENOMEM. */
+int ft_kfilter_init(struct ft_kfilter *f, const struct sym_kernel *k, bool track_mmaps);
+/* Adds every text symbol named NAME to the --through set. Returns 0 or -ENOENT. */
+int ft_kfilter_add_through(struct ft_kfilter *f, const struct sym_kernel *k, const char *name);
+void ft_kfilter_free(struct ft_kfilter *f);
+/* Filters the leaf-first stack in place: *start is set to the first frame to
+ * keep (machinery cut, --through cut). Returns the verdict. */
+enum ft_kfilter_verdict ft_kfilter_apply(const struct ft_kfilter *f, const uint64_t *ips,
+					 uint32_t n, uint32_t *start);
+/* True when ADDR is inside one of the ranges. */
+bool ft_ranges_contain(const struct ft_ranges *r, uint64_t addr);
+/* True when NAME is a tracing-machinery function (by name; report uses it). */
+bool ft_kfilter_is_machinery(const char *name);
+
+#endif

@@ -1,0 +1,416 @@
+/* Command-line parsing: DESIGN.md section 1. Every value is checked here, so
+ * bad usage exits 2 before anything is created in the kernel. */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include "collector/collector.h"
+
+enum {
+	OPT_FORMAT = 256, OPT_BACKEND, OPT_CALL_GRAPH, OPT_BUFFER_SIZE, OPT_MAX_STACKS,
+	OPT_THROUGH, OPT_DEBUG, OPT_PERIOD, OPT_MIN_BLOCK, OPT_MAX_BLOCK, OPT_STATE,
+	OPT_MIN_TOTAL, OPT_HELP, OPT_VERSION,
+};
+
+static const struct option long_opts[] = {
+	{ "format", required_argument, NULL, OPT_FORMAT },
+	{ "backend", required_argument, NULL, OPT_BACKEND },
+	{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
+	{ "buffer-size", required_argument, NULL, OPT_BUFFER_SIZE },
+	{ "max-stacks", required_argument, NULL, OPT_MAX_STACKS },
+	{ "through", required_argument, NULL, OPT_THROUGH },
+	{ "debug", no_argument, NULL, OPT_DEBUG },
+	{ "period", required_argument, NULL, OPT_PERIOD },
+	{ "min-block", required_argument, NULL, OPT_MIN_BLOCK },
+	{ "max-block", required_argument, NULL, OPT_MAX_BLOCK },
+	{ "state", required_argument, NULL, OPT_STATE },
+	{ "min-total", required_argument, NULL, OPT_MIN_TOTAL },
+	{ "help", no_argument, NULL, OPT_HELP },
+	{ "version", no_argument, NULL, OPT_VERSION },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int bad(const char *fmt, const char *a, const char *b)
+{
+	fprintf(stderr, "ftstack: ");
+	fprintf(stderr, fmt, a, b);
+	fprintf(stderr, "\n");
+	return -EINVAL;
+}
+
+/* Parses a non-negative integer that must fit in uint64; rejects junk. */
+static int parse_u64(const char *opt, const char *s, uint64_t *out)
+{
+	char *end;
+	if (!s || !*s || *s == '-' || *s == '+')
+		return bad("%s needs a non-negative integer, got '%s'", opt, s ? s : "");
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || *end)
+		return bad("%s needs a non-negative integer, got '%s'", opt, s);
+	*out = v;
+	return 0;
+}
+
+/* Parses seconds (fractions allowed), > 0. */
+static int parse_secs(const char *opt, const char *s, double *out)
+{
+	char *end;
+	if (!s || !*s || *s == '-' || *s == '+')
+		return bad("%s needs a positive number of seconds, got '%s'", opt, s ? s : "");
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || *end || !(v > 0) || v > 1e7)
+		return bad("%s needs a positive number of seconds, got '%s'", opt, s);
+	*out = v;
+	return 0;
+}
+
+static bool is_number(const char *s)
+{
+	char *end;
+	if (!*s || *s == '-' || *s == '+')
+		return false;
+	(void)strtod(s, &end);
+	return *end == '\0';
+}
+
+/* "1,2,5" into ints, each checked; pids must exist. */
+static int parse_id_list(const char *opt, const char *s, pid_t *ids, int *n, int max,
+			 bool must_exist)
+{
+	char *copy = strdup(s), *save = NULL;
+	int ret = 0;
+	if (!copy)
+		return -ENOMEM;
+	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		uint64_t v;
+		if ((ret = parse_u64(opt, tok, &v)) < 0)
+			break;
+		if (v == 0 || v > INT_MAX || *n >= max) {
+			ret = bad("%s: '%s' is not a valid id", opt, tok);
+			break;
+		}
+		char path[64];
+		struct stat st;
+		snprintf(path, sizeof(path), "/proc/%llu", (unsigned long long)v);
+		if (must_exist && stat(path, &st) != 0) {
+			ret = bad("%s %s: no such process (see ps -e)", opt, tok);
+			break;
+		}
+		ids[(*n)++] = (pid_t)v;
+	}
+	free(copy);
+	return ret;
+}
+
+static int parse_cpus(const char *s, struct ft_options *o)
+{
+	char *copy = strdup(s), *save = NULL;
+	int ret = 0;
+	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+	if (!copy)
+		return -ENOMEM;
+	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		uint64_t lo, hi;
+		char *dash = strchr(tok, '-');
+		if (dash)
+			*dash = '\0';
+		if ((ret = parse_u64("-C", tok, &lo)) < 0 ||
+		    (ret = parse_u64("-C", dash ? dash + 1 : tok, &hi)) < 0)
+			break;
+		if (lo > hi || hi >= (uint64_t)ncpu || hi >= FT_MAX_CPUS) {
+			ret = bad("-C: no CPU %s on this machine (it has CPUs 0-%s)", dash ? dash + 1 : tok,
+				  ncpu > 1 ? "N" : "0");
+			break;
+		}
+		for (uint64_t c = lo; c <= hi; c++)
+			o->cpus[c] = true;
+	}
+	o->cpus_set = true;
+	free(copy);
+	return ret;
+}
+
+static int parse_call_graph(const char *s, struct ft_options *o)
+{
+	if (strcmp(s, "fp") == 0) {
+		o->call_graph_dwarf = false;
+		return 0;
+	}
+	if (strncmp(s, "dwarf", 5) == 0 && (s[5] == '\0' || s[5] == ',')) {
+		o->call_graph_dwarf = true;
+		o->dwarf_size = 8192;
+		if (s[5] == ',') {
+			uint64_t v;
+			if (parse_u64("--call-graph dwarf,SIZE", s + 6, &v) < 0)
+				return -EINVAL;
+			if (v < 64 || v > 65528 || v % 8)
+				return bad("--call-graph dwarf,SIZE: SIZE must be a multiple of 8 in 64..65528, got '%s'%s",
+					   s + 6, "");
+			o->dwarf_size = (uint32_t)v;
+		}
+		return 0;
+	}
+	return bad("--call-graph takes fp or dwarf[,SIZE], got '%s'%s", s, "");
+}
+
+static int parse_subcommand(int argc, char **argv, struct ft_options *o)
+{
+	static const struct { const char *name; enum ft_cmd cmd; } cmds[] = {
+		{ "count", FT_COUNT }, { "profile", FT_PROFILE }, { "offcpu", FT_OFFCPU },
+		{ "report", FT_REPORT }, { "check", FT_CHECK }, { "cleanup", FT_CLEANUP },
+	};
+	o->cmd = FT_COUNT;
+	if (argc < 2 || argv[1][0] == '-')
+		return 1;
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		if (strcmp(argv[1], cmds[i].name) == 0) {
+			o->cmd = cmds[i].cmd;
+			return 2;
+		}
+	}
+	return 1; /* a positional event of count mode */
+}
+
+static void set_defaults(struct ft_options *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->format = OUT_TEXT;
+	o->state = -1;
+	o->buffer_kb = 1024;
+	o->min_block_us = 1;
+	o->backend = FT_BACKEND_PERF;
+}
+
+
+static int apply_option(int c, const char *arg, struct ft_options *o)
+{
+	uint64_t v;
+	switch (c) {
+	case 'e':
+		if (o->nspecs >= FT_MAX_EVENTS)
+			return bad("too many -e events (at most %s)%s", "1024", "");
+		o->specs[o->nspecs++] = arg;
+		return 0;
+	case 'l': o->lib = arg; return 0;
+	case 'p': return parse_id_list("-p", arg, o->pids, &o->npids, 256, true);
+	case 'L': return parse_id_list("-L", arg, o->tids, &o->ntids, 256, true);
+	case 'c':
+		if (o->command)
+			return bad("give the command once (-c or --)%s%s", "", "");
+		return ft_command_split(arg, &o->command) < 0 ?
+		       bad("-c: cannot parse command '%s'%s", arg, "") : 0;
+	case 'C': return parse_cpus(arg, o);
+	case 'U': o->user_only = true; return 0;
+	case 'K': o->kernel_only = true; return 0;
+	case 'f': o->format = OUT_FOLDED; return 0;
+	case OPT_FORMAT:
+		if (out_format_parse(arg, &o->format) < 0)
+			return bad("--format: unknown format '%s' (text, folded, top, pprof, speedscope, svg)%s", arg, "");
+		return 0;
+	case 'o': o->output = arg; return 0;
+	case 'd': o->delimiter = true; return 0;
+	case 'a': o->annotate = true; return 0;
+	case 's': o->offsets = true; return 0;
+	case 'v': o->addresses = true; return 0;
+	case 'P': o->per_process = true; return 0;
+	case 'm':
+		if (parse_u64("-m", arg, &v) < 0)
+			return -EINVAL;
+		o->min_count = v;
+		o->min_block_us = v;
+		o->min_set = true;
+		return 0;
+	case OPT_MIN_BLOCK: return parse_u64("--min-block", arg, &o->min_block_us);
+	case 'M':
+	case OPT_MAX_BLOCK: return parse_u64("--max-block", arg, &o->max_block_us);
+	case OPT_MIN_TOTAL: return parse_u64("--min-total", arg, &o->min_total_us);
+	case 't':
+		if (parse_u64("-t", arg, &v) < 0)
+			return -EINVAL;
+		if (v == 0)
+			return bad("-t needs at least 1, got '%s'%s", arg, "");
+		o->top = v;
+		return 0;
+	case 'x':
+		if (o->nexcludes >= 63)
+			return bad("too many -x patterns%s%s", "", "");
+		/* "a,b" is two patterns, as kmalloc-top's -e takes them */
+		for (char *save = NULL, *dup = strdup(arg), *tok = strtok_r(dup, ",", &save);
+		     tok && o->nexcludes < 63; tok = strtok_r(NULL, ",", &save))
+			o->excludes[o->nexcludes++] = tok; /* the copy lives until exit */
+		return 0;
+	case 'r': o->regex = true; return 0;
+	case 'i': return parse_secs("-i", arg, &o->interval);
+	case 'T': o->timestamp = true; return 0;
+	case 'D': return parse_secs("-D", arg, &o->duration);
+	case 'F':
+		if (parse_u64("-F", arg, &v) < 0)
+			return -EINVAL;
+		if (v == 0)
+			return bad("-F needs a frequency of at least 1 Hz, got '%s'%s", arg, "");
+		o->freq = v;
+		return 0;
+	case OPT_PERIOD:
+		if (parse_u64("--period", arg, &v) < 0)
+			return -EINVAL;
+		if (v < 10000)
+			return bad("--period: at least 10000 ns, got '%s'%s", arg, "");
+		o->period_ns = v;
+		return 0;
+	case 'I': o->idle = true; return 0;
+	case 'u': o->user_threads = true; return 0;
+	case 'k': o->kernel_threads = true; return 0;
+	case OPT_STATE:
+		if (parse_u64("--state", arg, &v) < 0)
+			return -EINVAL;
+		if (v > 0xffff)
+			return bad("--state: '%s' is not a task state mask (0 running, 1 interruptible, 2 uninterruptible, ...)%s", arg, "");
+		o->state = (long)v;
+		return 0;
+	case OPT_BACKEND:
+		if (strcmp(arg, "perf") == 0)
+			o->backend = FT_BACKEND_PERF;
+		else if (strcmp(arg, "ftrace") == 0)
+			o->backend = FT_BACKEND_FTRACE;
+		else
+			return bad("--backend takes perf or ftrace, got '%s'%s", arg, "");
+		return 0;
+	case OPT_CALL_GRAPH: return parse_call_graph(arg, o);
+	case OPT_BUFFER_SIZE:
+		if (parse_u64("--buffer-size", arg, &v) < 0)
+			return -EINVAL;
+		if (v < 8 || v > 1024 * 1024)
+			return bad("--buffer-size: KB per CPU in 8..1048576, got '%s'%s", arg, "");
+		o->buffer_kb = v;
+		return 0;
+	case OPT_MAX_STACKS:
+		if (parse_u64("--max-stacks", arg, &v) < 0)
+			return -EINVAL;
+		if (v == 0)
+			return bad("--max-stacks needs at least 1, got '%s'%s", arg, "");
+		o->max_stacks = v;
+		return 0;
+	case OPT_THROUGH: o->through = arg; return 0;
+	case OPT_DEBUG: o->debug = true; return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+/* Positional words: count mode takes events and one number (the duration);
+ * profile/offcpu take the duration; report takes files. */
+static int apply_positional(const char *arg, struct ft_options *o)
+{
+	switch (o->cmd) {
+	case FT_REPORT:
+		if (o->nreport_files >= 64)
+			return bad("report: at most 64 files%s%s", "", "");
+		o->report_files[o->nreport_files++] = arg;
+		return 0;
+	case FT_COUNT:
+		if (!is_number(arg)) {
+			if (o->nspecs >= FT_MAX_EVENTS)
+				return bad("too many events%s%s", "", "");
+			o->specs[o->nspecs++] = arg;
+			return 0;
+		}
+		/* fall through: a number is the duration */
+	case FT_PROFILE:
+	case FT_OFFCPU:
+		if (o->duration > 0)
+			return bad("unexpected argument '%s': the duration was already given%s", arg, "");
+		return parse_secs("DURATION", arg, &o->duration);
+	default:
+		return bad("unexpected argument '%s'%s", arg, "");
+	}
+}
+
+/* Combinations that make no sense, refused before anything is opened. */
+static int check_combinations(struct ft_options *o)
+{
+	if (o->user_only && o->kernel_only)
+		return bad("-U (user stacks only) and -K (kernel stacks only) exclude each other; give one%s%s", "", "");
+	if (o->cmd == FT_COUNT && o->nspecs == 0)
+		return bad("count needs an event: -e t:SUBSYS:EVENT (see ftstack --help)%s%s", "", "");
+	if (o->cmd != FT_COUNT && o->cmd != FT_REPORT && o->nspecs > 0)
+		return bad("-e is for count mode; %s takes no events%s",
+			   o->cmd == FT_PROFILE ? "profile" : "this subcommand", "");
+	if (o->cmd == FT_OFFCPU) {
+		if (o->user_threads && o->kernel_threads)
+			return bad("-u (user threads only) and -k (kernel threads only) exclude each other%s%s", "", "");
+		if (o->user_only && o->kernel_threads)
+			return bad("Displaying user stacks for kernel threads doesn't make sense.%s%s", "", "");
+		if (o->max_block_us && o->max_block_us < o->min_block_us)
+			return bad("--max-block must not be below --min-block%s%s", "", "");
+	}
+	if (o->cmd == FT_REPORT && o->nreport_files == 0)
+		return bad("report needs a FILE (or - for standard input)%s%s", "", "");
+	if (o->freq && o->period_ns)
+		return bad("give -F or --period, not both%s%s", "", "");
+	if ((o->npids || o->ntids) && o->command)
+		return bad("-p/-L and a command (-c or --) exclude each other%s%s", "", "");
+	if (o->cmd == FT_PROFILE && !o->freq && !o->period_ns)
+		o->freq = 49;
+	if (o->cmd == FT_PROFILE || o->cmd == FT_OFFCPU)
+		o->per_process = true;
+	return 0;
+}
+
+int ft_options_parse(int argc, char **argv, struct ft_options *o)
+{
+	set_defaults(o);
+	int first = parse_subcommand(argc, argv, o);
+	int dashdash = argc;
+	for (int i = first; i < argc; i++) {
+		if (strcmp(argv[i], "--") == 0) {
+			dashdash = i;
+			break;
+		}
+	}
+	if (dashdash < argc) {
+		if (dashdash + 1 >= argc)
+			return bad("nothing after --: give the command to run%s%s", "", "");
+		o->command = &argv[dashdash + 1];
+	}
+	/* getopt sees only what comes before "--"; argv[first-1] is its argv[0] */
+	int gargc = dashdash - first + 1;
+	char **gargv = argv + first - 1;
+	char *saved0 = gargv[0];
+	gargv[0] = argv[0];
+	optind = 1;
+	opterr = 0;
+	int c, ret = 0;
+	const char *shorts = "+e:l:p:L:c:C:UKfo:dasvPm:M:t:x:ri:TD:F:Iukh";
+	while (ret == 0 && optind < gargc) {
+		c = getopt_long(gargc, gargv, shorts, long_opts, NULL);
+		if (c == -1) {
+			/* a positional word: take it and go on parsing options after it */
+			ret = apply_positional(gargv[optind++], o);
+			continue;
+		}
+		if (c == 'h' || c == OPT_HELP) {
+			ft_usage(stdout);
+			ret = 1;
+		} else if (c == OPT_VERSION) {
+			printf("ftstack %s\n", FTSTACK_VERSION);
+			ret = 1;
+		} else if (c == '?' || c == ':') {
+			const char *w = gargv[optind - 1];
+			if (optopt && strchr(shorts, optopt) && w[0] == '-' && w[1] == optopt)
+				ret = bad("option -%s needs a value (see ftstack --help)%s", (char[]){ (char)optopt, 0 }, "");
+			else
+				ret = bad("unknown option '%s' (see ftstack --help)%s", w, "");
+		} else {
+			ret = apply_option(c, optarg, o);
+		}
+	}
+	gargv[0] = saved0;
+	if (ret)
+		return ret;
+	return check_combinations(o);
+}

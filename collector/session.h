@@ -1,0 +1,86 @@
+/* One tracing run (count, profile, offcpu): what every part of collector/
+ * shares while the loop runs. Internal to collector/. */
+#ifndef FTSTACK_SESSION_H
+#define FTSTACK_SESSION_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "aggregate/aggregate.h"
+#include "collector/collector.h"
+#include "collector/command.h"
+#include "collector/kfilter.h"
+#include "perfev/perfev.h"
+#include "symbolize/symbolize.h"
+
+/* Why records were not counted; all of it goes into the summary. */
+struct ft_counters {
+	uint64_t samples;        /* samples decoded */
+	uint64_t counted;        /* records given to the aggregator */
+	uint64_t lost;           /* PERF_RECORD_LOST / LOST_SAMPLES */
+	uint64_t throttled;      /* THROTTLE records */
+	uint64_t self_events;    /* ftstack's own process */
+	uint64_t self_mmap;      /* caused by ftstack's mmap tracking */
+	uint64_t through_miss;   /* --through: stack did not pass through */
+	uint64_t idle;           /* profile: idle task samples left out */
+	uint64_t empty_stacks;   /* no frame could be walked */
+	uint64_t filtered;       /* offcpu filters (state, block time, thread kind) */
+	uint64_t open_at_end;    /* offcpu: threads still off CPU at the end */
+};
+
+struct ft_perf_source;
+struct ft_offcpu;
+
+struct ft_session {
+	const struct ft_options *opt;
+	struct ft_plan plan;
+	struct agg_table *agg;
+	struct sym_kernel *ksyms;
+	struct sym_procs *procs;
+	struct ft_kfilter kfilter;
+	struct ft_perf_source *perf;
+	struct ft_offcpu *offcpu;
+	struct ft_child child;
+	bool have_child;
+	bool want_user, want_kernel;
+	bool need_procs;         /* user stacks or comm shown: follow processes */
+	pid_t self;
+	struct ft_counters cnt;
+	uint64_t start_ns, end_ns; /* trace clock at arm / stop */
+	uint64_t scratch_k[AGG_MAX_DEPTH];
+};
+
+/* Handles one decoded perf record (sample or side band). Returns 0. */
+int ft_session_record(struct ft_session *s, const struct perfev_record *rec);
+/* Counts one sample's stacks (weight w) after the kernel-stack filters. */
+void ft_session_count(struct ft_session *s, const struct perfev_sample *smp, uint32_t event,
+		      uint64_t weight);
+
+/* ---- perf source ---- */
+/* Opens every event of the plan (per CPU, or per task with -p/-L/-c), maps
+ * one ring per CPU and registers it with the loop. Returns 0, or -errno after
+ * printing what to do. */
+int ft_perf_source_open(struct ft_session *s, int epfd);
+/* Drains every ring (end of run, -i interval). Returns 0 or -errno. */
+int ft_perf_source_drain_all(struct ft_session *s);
+/* Drains the ring behind an epoll cookie. */
+int ft_perf_source_ready(struct ft_session *s, void *cookie);
+int ft_perf_source_enable(struct ft_session *s);
+void ft_perf_source_disable(struct ft_session *s);
+void ft_perf_source_close(struct ft_session *s);
+/* True when cookie belongs to the perf source. */
+bool ft_perf_source_owns(const struct ft_session *s, const void *cookie);
+/* The trace clock now (CLOCK_MONOTONIC, what perf samples carry). */
+uint64_t ft_now_ns(void);
+
+/* ---- the loop ---- */
+/* Runs until the duration ends, a signal, or the command exits; prints every
+ * -i interval. Returns 0 or -errno. */
+int ft_loop_run(struct ft_session *s, int epfd);
+
+/* ---- printing ---- */
+/* Symbolizes, merges, filters and writes the result; then the summary on
+ * stderr. Returns 0, -EPIPE when the reader went away, or -errno. */
+int ft_print_result(struct ft_session *s, FILE *out);
+void ft_print_summary(struct ft_session *s, const struct agg_named_stats *ns);
+
+#endif

@@ -1,0 +1,50 @@
+/* output: the formats of DESIGN.md section 2, written from named stacks that
+ * aggregate has merged, filtered and ordered (least frequent first). Pure
+ * code writing to a FILE*: no kernel, no symbolization.
+ */
+#ifndef FTSTACK_OUTPUT_H
+#define FTSTACK_OUTPUT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "aggregate/aggregate.h"
+
+enum out_format { OUT_TEXT, OUT_FOLDED, OUT_TOP, OUT_PPROF, OUT_SPEEDSCOPE, OUT_SVG };
+
+enum out_mode { OUT_MODE_COUNT, OUT_MODE_PROFILE, OUT_MODE_OFFCPU };
+
+struct out_options {
+	enum out_format format;
+	enum out_mode mode;
+	bool delimiter;      /* -d: "--" (text) / "-" (folded) between kernel and user frames */
+	bool annotate;       /* -a: kernel frames end in _[k] (folded) */
+	bool per_process;    /* print "-  comm (pid)" lines (text) */
+	bool show_comm;      /* folded: comm as the root frame */
+	const char *const *event_names; /* indexed by agg_named_stack.event */
+	uint32_t nevents;
+	bool event_frame;    /* leaf-most frame "[event]" where the stack does not end in it */
+	const bool *event_in_stack; /* per event: the stack already ends in the event (functions) */
+	uint64_t period_ns;  /* profile: ns per sample, for pprof/speedscope weights */
+	const char *title;   /* svg title / speedscope name */
+};
+
+/* Summary numbers the `top` format prints (kmalloc-top's closing lines). */
+struct out_totals {
+	const struct agg_named_stats *named;
+	const char *event_label; /* e.g. "kmalloc" in "Total kmallocs" */
+};
+
+/* Writes STACKS[0..n) to F in o->format. Returns 0 or -errno (-EPIPE when the
+ * reader went away, -EIO on a write error). */
+int out_write(FILE *f, const struct out_options *o, const struct agg_named_stack *stacks,
+	      size_t n, const struct out_totals *totals);
+
+/* Parses a --format name. Returns 0 or -EINVAL. */
+int out_format_parse(const char *name, enum out_format *out);
+
+/* Copies NAME to buf with ';' and newlines replaced (folded frame rule).
+ * Returns buf. */
+char *out_folded_frame(const char *name, char *buf, size_t len);
+
+#endif

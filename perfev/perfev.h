@@ -1,0 +1,125 @@
+/* perfev: perf_event_open, mmap'd ring buffers read in place, and decoding
+ * of the records they carry. Decoding works on bytes, so captured rings are
+ * test input (tests/unit/perfev_test.c). Nothing here prints.
+ */
+#ifndef FTSTACK_PERFEV_H
+#define FTSTACK_PERFEV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/perf_event.h>
+
+/* What every ftstack sample carries; records are decoded against it. */
+#define PERFEV_SAMPLE_TYPE (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | \
+			    PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | \
+			    PERF_SAMPLE_CALLCHAIN)
+
+struct perfev_opts {
+	uint32_t type;          /* PERF_TYPE_TRACEPOINT, PERF_TYPE_SOFTWARE, or a PMU type */
+	uint64_t config;        /* tracepoint id, PERF_COUNT_SW_CPU_CLOCK, ... */
+	uint64_t config1, config2; /* kprobe/uprobe PMU: name or path pointer, offset */
+	uint64_t sample_period; /* 0 with freq set */
+	uint64_t sample_freq;   /* profile -F */
+	bool freq;
+	bool raw;               /* PERF_SAMPLE_RAW too (offcpu reads sched_switch fields) */
+	bool user_stack;        /* PERF_SAMPLE_STACK_USER + REGS_USER (--call-graph dwarf) */
+	uint32_t stack_dump;    /* bytes of user stack copied with user_stack */
+	bool exclude_user_chain;   /* -K: exclude_callchain_user */
+	bool exclude_kernel_chain; /* -U: exclude_callchain_kernel */
+	bool track;             /* mmap2 + comm(+exec) + task records (side band) */
+	bool inherit;           /* follow children (per-task events) */
+	bool disabled;          /* start disabled; perfev_enable() later */
+	uint16_t max_stack;     /* sample_max_stack; 0 = kernel default */
+	uint32_t wakeup_bytes;  /* wake the reader when this much is waiting */
+};
+
+/* Opens one event for (pid, cpu) as perf_event_open(2) takes them.
+ * Returns the fd (>= 0) or -errno. */
+int perfev_open(const struct perfev_opts *o, int pid, int cpu, int group_fd);
+/* Returns 0 and the kernel's id of the event (PERF_EVENT_IOC_ID), or -errno. */
+int perfev_id(int fd, uint64_t *id);
+/* Sends FD's records to OUTPUT_FD's ring (same CPU). Returns 0 or -errno. */
+int perfev_set_output(int fd, int output_fd);
+int perfev_enable(int fd);
+int perfev_disable(int fd);
+
+/* One mmap'd ring: the metadata page plus 2^n data pages. */
+struct perfev_ring {
+	int fd;
+	void *base;        /* metadata page */
+	uint8_t *data;
+	size_t data_size;  /* power of two */
+	size_t map_size;
+	uint8_t *scratch;  /* a record wrapping the end is copied here */
+};
+
+/* Maps DATA_BYTES (rounded up to a power-of-two number of pages) of ring for
+ * FD. Returns 0 or -errno (-EPERM: raise perf_event_mlock_kb or run as root). */
+int perfev_ring_map(struct perfev_ring *r, int fd, size_t data_bytes);
+void perfev_ring_unmap(struct perfev_ring *r);
+
+/* ---- decoded records ---- */
+enum perfev_kind {
+	PERFEV_SAMPLE = 1, PERFEV_MMAP2, PERFEV_COMM, PERFEV_FORK, PERFEV_EXIT,
+	PERFEV_LOST, PERFEV_THROTTLE, PERFEV_UNTHROTTLE, PERFEV_LOST_SAMPLES,
+	PERFEV_OTHER,
+};
+
+struct perfev_sample {
+	uint64_t id;
+	uint32_t pid, tid;
+	uint64_t time;
+	uint32_t cpu;
+	uint64_t period;
+	/* The callchain, split at PERF_CONTEXT_* markers; leaf first. */
+	const uint64_t *kips;
+	uint32_t nkips;
+	const uint64_t *uips;
+	uint32_t nuips;
+	const void *raw;       /* PERF_SAMPLE_RAW payload, or NULL */
+	uint32_t raw_size;
+	const uint8_t *ustack; /* PERF_SAMPLE_STACK_USER copy, or NULL */
+	uint64_t ustack_size;
+	const uint64_t *uregs; /* PERF_SAMPLE_REGS_USER values, or NULL */
+	uint64_t uregs_abi;
+};
+
+struct perfev_record {
+	enum perfev_kind kind;
+	uint16_t misc;
+	/* from the record or its sample_id trailer (sample_id_all) */
+	uint32_t pid, tid;
+	uint64_t time;
+	uint32_t cpu;
+	uint64_t id;
+	union {
+		struct perfev_sample sample;
+		struct { uint64_t start, len, pgoff; uint32_t prot, flags; const char *filename; } mmap2;
+		struct { const char *comm; bool exec; } comm;
+		struct { uint32_t ppid, ptid; } task; /* FORK and EXIT; pid/tid above */
+		struct { uint64_t lost; } lost;       /* LOST and LOST_SAMPLES */
+	};
+};
+
+/* Decodes one record of LEN bytes (header included) written by an event with
+ * SAMPLE_TYPE (and the regs mask used for REGS_USER, 0 if none). Pointers in
+ * *out point into BUF. Returns 0, or -EINVAL when the record is truncated or
+ * its sizes disagree (never reads past LEN). */
+int perfev_decode(const void *buf, size_t len, uint64_t sample_type,
+		  uint64_t regs_mask, struct perfev_record *out);
+
+/* Called for each record; return non-zero to stop the drain early. */
+typedef int (*perfev_record_fn)(void *ctx, const struct perfev_record *rec);
+
+/* Reads every complete record waiting in R, calls FN for each, and releases
+ * the space to the kernel. Returns the number of records read or -errno
+ * (-EINVAL for a corrupt ring). */
+long perfev_ring_drain(struct perfev_ring *r, uint64_t sample_type, uint64_t regs_mask,
+		       perfev_record_fn fn, void *ctx);
+
+/* The sample_regs_user mask ftstack asks for with --call-graph dwarf (x86-64:
+ * ip, sp, bp, and the callee-saved registers libunwind may need). */
+uint64_t perfev_user_regs_mask(void);
+
+#endif

@@ -1,0 +1,99 @@
+/* symbolize: names for addresses.
+ *  - sym_kernel: /proc/kallsyms (+ module names), loaded once, binary search.
+ *  - sym_procs: every traced process's history: comm changes, exec
+ *    generations and the mappings of each, from /proc/PID/maps snapshots and
+ *    the MMAP2/COMM/FORK/EXIT records that follow, so a process that exited
+ *    before the output is printed still symbolizes.
+ *  - sym_elf: ELF symbol tables (.symtab/.dynsym, build-id/debuglink
+ *    debuginfo, MiniDebugInfo), cached per file, PT_LOAD aware.
+ * Nothing here prints. Readers of the system take their root as a parameter.
+ */
+#ifndef FTSTACK_SYMBOLIZE_H
+#define FTSTACK_SYMBOLIZE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- kernel ---- */
+struct sym_kernel;
+
+/* Loads a kallsyms-format file (path, e.g. "/proc/kallsyms"). Returns 0, or
+ * -errno when it cannot be read, or -EPERM when every address is zero
+ * (kptr_restrict): then lookups fail and callers show raw addresses. */
+int sym_kernel_load(const char *kallsyms_path, struct sym_kernel **out);
+void sym_kernel_free(struct sym_kernel *k);
+/* Returns the name of the text symbol containing ADDR (NULL if none) and the
+ * offset into it in *off; *module is the module name or NULL for vmlinux. */
+const char *sym_kernel_lookup(const struct sym_kernel *k, uint64_t addr,
+			      uint64_t *off, const char **module);
+/* Returns 0 and the [start, end) range of text symbol NAME, or -ENOENT. */
+int sym_kernel_range(const struct sym_kernel *k, const char *name,
+		     uint64_t *start, uint64_t *end);
+/* Calls fn for every text symbol name (for globs over kernel functions).
+ * Stops and returns fn's value when it is non-zero; else returns 0. */
+int sym_kernel_foreach(const struct sym_kernel *k,
+		       int (*fn)(void *ctx, const char *name, uint64_t addr), void *ctx);
+
+/* ---- ELF files ---- */
+struct sym_elf;
+
+/* Opens and indexes ELF file PATH (function symbols from .symtab, .dynsym,
+ * separate debuginfo found by build-id or debuglink under debug_root
+ * (normally "/usr/lib/debug"), and .gnu_debugdata). Returns 0 or -errno
+ * (-ENOEXEC for a file that is not ELF). */
+int sym_elf_open(const char *path, const char *debug_root, struct sym_elf **out);
+void sym_elf_free(struct sym_elf *e);
+/* Translates a file offset to the ELF virtual address through the PT_LOAD
+ * segment containing it. Returns 0 or -ENOENT. */
+int sym_elf_offset_to_vaddr(const struct sym_elf *e, uint64_t off, uint64_t *vaddr);
+/* Returns the function containing ELF virtual address VADDR (NULL if none),
+ * with *off the offset into it. */
+const char *sym_elf_lookup(const struct sym_elf *e, uint64_t vaddr, uint64_t *off);
+/* Calls fn for every function symbol (name, vaddr, size). Stops early on a
+ * non-zero return and returns it. */
+int sym_elf_foreach(const struct sym_elf *e,
+		    int (*fn)(void *ctx, const char *name, uint64_t vaddr, uint64_t size),
+		    void *ctx);
+/* True when the file is a shared object or PIE (ET_DYN). */
+bool sym_elf_is_dyn(const struct sym_elf *e);
+
+/* ---- processes ---- */
+struct sym_procs;
+
+/* Creates an empty process history. proc_root is "/proc" (or a fixture
+ * directory laid out like it). Returns 0 or -ENOMEM. */
+int sym_procs_create(const char *proc_root, const char *debug_root, struct sym_procs **out);
+void sym_procs_free(struct sym_procs *p);
+/* Records PID as it is now: its comm and its /proc/PID/maps (executable
+ * mappings only), valid from TIME on. Returns 0, -ESRCH when it is gone. */
+int sym_procs_snapshot(struct sym_procs *p, uint32_t pid, uint64_t time);
+/* True when PID's history already starts at or before TIME (snapshot, fork
+ * or exec seen), so no snapshot is needed. */
+bool sym_procs_known(const struct sym_procs *p, uint32_t pid);
+/* Side-band records, in any order across CPUs (each carries its time). */
+void sym_procs_mmap(struct sym_procs *p, uint32_t pid, uint64_t time, uint64_t start,
+		    uint64_t len, uint64_t pgoff, bool exec, const char *filename);
+/* exec true for the COMM record an exec produces: a new address space. */
+void sym_procs_comm(struct sym_procs *p, uint32_t pid, uint64_t time,
+		    const char *comm, bool exec);
+/* A new process PID forked from PPID at TIME inherits PPID's mappings. */
+void sym_procs_fork(struct sym_procs *p, uint32_t pid, uint32_t ppid, uint64_t time);
+void sym_procs_exit(struct sym_procs *p, uint32_t pid, uint64_t time);
+/* Returns PID's comm at TIME ("[unknown]"-free: falls back to the newest,
+ * then NULL when nothing is known). Owned by p. */
+const char *sym_procs_comm_at(const struct sym_procs *p, uint32_t pid, uint64_t time);
+
+struct sym_frame {
+	const char *name;     /* function, or NULL when unknown (owned by p) */
+	uint64_t offset;      /* into the function */
+	const char *dso;      /* mapped file path, or NULL (owned by p) */
+	uint64_t dso_offset;  /* file offset of the address in dso */
+};
+/* Names user address ADDR of PID as its address space was at TIME.
+ * Returns 0 (name may still be NULL when the file has no symbol there),
+ * -ENOENT when no mapping covers ADDR. */
+int sym_procs_lookup(struct sym_procs *p, uint32_t pid, uint64_t time,
+		     uint64_t addr, struct sym_frame *out);
+
+#endif

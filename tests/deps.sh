@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs what building and testing ftstack needs on Debian 12 (as root).
+# Idempotent: only what is missing is installed.
+set -eu
+pkgs="build-essential pkg-config libtracefs-dev libtraceevent-dev libelf-dev
+      libdw-dev libunwind-dev liblzma-dev zlib1g-dev clang libclang-rt-14-dev
+      linux-perf cppcheck systemtap-sdt-dev busybox-static cpio qemu-system-x86
+      golang-go"
+missing=
+for p in $pkgs; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "missing packages:$missing (run as root: sudo make check)" >&2
+		exit 1
+	fi
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	apt-get install -y -qq --no-install-recommends $missing
+fi

@@ -1,0 +1,55 @@
+/* Test workload: N getppid system calls through two call paths,
+ * main -> caller_a -> do_getppid (N/4 times) and main -> caller_b ->
+ * do_getppid (3N/4 times). The syscall instruction is issued inline in
+ * do_getppid, a frame-pointer function, so a frame-pointer walk from the
+ * syscall names every caller exactly.
+ *   getppid_paths N            run now
+ *   getppid_paths N --wait F   block until file F exists, then run (for -p tests)
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+__attribute__((noinline)) long do_getppid(void)
+{
+	long ret;
+	__asm__ volatile("syscall" : "=a"(ret) : "0"((long)SYS_getppid)
+			 : "rcx", "r11", "memory");
+	return ret;
+}
+
+__attribute__((noinline)) long caller_a(long n)
+{
+	long sum = 0;
+	for (long i = 0; i < n; i++)
+		sum += do_getppid();
+	return sum;
+}
+
+__attribute__((noinline)) long caller_b(long n)
+{
+	long sum = 0;
+	for (long i = 0; i < n; i++)
+		sum += do_getppid();
+	return sum;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fprintf(stderr, "usage: getppid_paths N [--wait FILE]\n");
+		return 2;
+	}
+	long n = atol(argv[1]);
+	if (argc == 4 && strcmp(argv[2], "--wait") == 0) {
+		struct stat st;
+		while (stat(argv[3], &st) != 0)
+			usleep(1000);
+	}
+	long a = n / 4;
+	long sum = caller_a(a) + caller_b(n - a);
+	return sum == 0 ? 3 : 0;
+}

@@ -1,0 +1,31 @@
+/* A tiny test harness: each CHECK prints one TAP-style line that tests/run
+ * counts ("ok - ..." or "not ok - ..."); main returns the failure count. */
+#ifndef FTSTACK_TEST_CHECK_H
+#define FTSTACK_TEST_CHECK_H
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+static int check_failures;
+
+#define CHECK(cond, ...) do { \
+	if (cond) { printf("ok - "); } \
+	else { printf("not ok - %s:%d: ", __FILE__, __LINE__); check_failures++; } \
+	printf(__VA_ARGS__); printf("\n"); \
+} while (0)
+
+#define CHECK_EQ_U64(a, b, what) do { \
+	uint64_t a_ = (uint64_t)(a), b_ = (uint64_t)(b); \
+	CHECK(a_ == b_, "%s: %" PRIu64 " == %" PRIu64, what, a_, b_); \
+} while (0)
+
+#define CHECK_STR(a, b, what) do { \
+	const char *a_ = (a), *b_ = (b); \
+	CHECK(a_ && b_ && strcmp(a_, b_) == 0, "%s: \"%s\" == \"%s\"", what, \
+	      a_ ? a_ : "(null)", b_ ? b_ : "(null)"); \
+} while (0)
+
+#define CHECK_DONE() return check_failures ? 1 : 0
+
+#endif
