@@ -87,6 +87,10 @@ struct ft_event {
 	char filter[64];     /* perf filter (raw_syscalls id), "" = none */
 	uint32_t perf_type;
 	uint64_t perf_config;
+	uint64_t perf_config1, perf_config2; /* kprobe/uprobe PMU */
+	uint64_t sample_period;  /* 0 = every event */
+	uint64_t sample_freq;    /* profile -F */
+	bool raw;                /* needs PERF_SAMPLE_RAW (offcpu) */
 	bool in_stack;       /* the stack itself ends in the event (functions) */
 };
 

@@ -29,6 +29,7 @@ struct ft_counters {
 
 struct ft_perf_source;
 struct ft_offcpu;
+struct ft_symcache;
 
 struct ft_session {
 	const struct ft_options *opt;
@@ -43,10 +44,18 @@ struct ft_session {
 	bool have_child;
 	bool want_user, want_kernel;
 	bool need_procs;         /* user stacks or comm shown: follow processes */
+	bool track;              /* side-band records wanted (comm/task, mmap2 with user stacks) */
+	bool key_pid;            /* the aggregator keeps processes apart */
+	uint16_t max_stack;      /* kernel.perf_event_max_stack */
+	bool stop;               /* the loop ends after this round */
+	int exit_signal;         /* the signal that ended the run, 0 if none */
 	pid_t self;
 	struct ft_counters cnt;
 	uint64_t start_ns, end_ns; /* trace clock at arm / stop */
-	uint64_t scratch_k[AGG_MAX_DEPTH];
+	uint64_t period_ns;      /* profile: ns per sample */
+	const char *title;       /* svg/speedscope title */
+	FILE *out;               /* stdout or -o FILE */
+	struct ft_symcache *symcache; /* names of addresses, kept across -i intervals */
 };
 
 /* Handles one decoded perf record (sample or side band). Returns 0. */
@@ -67,6 +76,10 @@ int ft_perf_source_ready(struct ft_session *s, void *cookie);
 int ft_perf_source_enable(struct ft_session *s);
 void ft_perf_source_disable(struct ft_session *s);
 void ft_perf_source_close(struct ft_session *s);
+/* Returns the plan index of the event with kernel id ID, or -1. */
+int ft_perf_source_event(const struct ft_session *s, uint64_t id);
+/* Records the rings could not decode (counted, never silent). */
+uint64_t ft_perf_source_bad_records(const struct ft_session *s);
 /* True when cookie belongs to the perf source. */
 bool ft_perf_source_owns(const struct ft_session *s, const void *cookie);
 /* The trace clock now (CLOCK_MONOTONIC, what perf samples carry). */
@@ -82,5 +95,8 @@ int ft_loop_run(struct ft_session *s, int epfd);
  * stderr. Returns 0, -EPIPE when the reader went away, or -errno. */
 int ft_print_result(struct ft_session *s, FILE *out);
 void ft_print_summary(struct ft_session *s, const struct agg_named_stats *ns);
+/* -i: prints what was counted since the last interval and starts afresh.
+ * Returns 0 or -errno. */
+int ft_print_interval(struct ft_session *s);
 
 #endif

@@ -27,7 +27,8 @@ struct perfev_opts {
 	uint32_t stack_dump;    /* bytes of user stack copied with user_stack */
 	bool exclude_user_chain;   /* -K: exclude_callchain_user */
 	bool exclude_kernel_chain; /* -U: exclude_callchain_kernel */
-	bool track;             /* mmap2 + comm(+exec) + task records (side band) */
+	bool track;             /* comm(+exec) + task records (side band) */
+	bool track_mmap;        /* with track: mmap2 records too (user symbolization) */
 	bool inherit;           /* follow children (per-task events) */
 	bool disabled;          /* start disabled; perfev_enable() later */
 	uint16_t max_stack;     /* sample_max_stack; 0 = kernel default */

@@ -30,6 +30,10 @@ const char *sym_kernel_lookup(const struct sym_kernel *k, uint64_t addr,
 /* Returns 0 and the [start, end) range of text symbol NAME, or -ENOENT. */
 int sym_kernel_range(const struct sym_kernel *k, const char *name,
 		     uint64_t *start, uint64_t *end);
+/* Returns 0 and the [start, end) range of the text symbol containing ADDR
+ * (end = next symbol's address), or -ENOENT. */
+int sym_kernel_extent(const struct sym_kernel *k, uint64_t addr, uint64_t *start,
+		      uint64_t *end);
 /* Calls fn for every text symbol name (for globs over kernel functions).
  * Stops and returns fn's value when it is non-zero; else returns 0. */
 int sym_kernel_foreach(const struct sym_kernel *k,

@@ -20,7 +20,11 @@ folded_count() { awk -v re="$2" '$0 ~ re { n += $NF } END { print n + 0 }' "$1";
 tracefs_state() {
 	( cd $T && cat kprobe_events uprobe_events dynamic_events set_event trace_options current_tracer 2>/dev/null
 	  ls instances
-	  for f in events/*/*/trigger; do t=$(grep -v '^#' "$f" 2>/dev/null); [ -n "$t" ] && echo "$f: $t"; done
-	  for f in events/*/*/enable; do [ "$(cat "$f" 2>/dev/null)" = 1 ] && echo "$f"; done ) 2>/dev/null
+	  grep -H -v '^#' events/*/*/trigger
+	  grep -l '^1' events/*/*/enable ) 2>/dev/null
 }
+# mount tracefs the way ftstack would, so state can be compared
+[ -d $T/events ] || mount -t tracefs nodev $T 2>/dev/null
+# run_ft OUT ERR ARGS...: runs ftstack, stdout to OUT, stderr to ERR; returns its status
+run_ft() { local o=$1 e=$2; shift 2; "$FTSTACK" "$@" >"$o" 2>"$e"; }
 finish() { exit $((fails > 0)); }

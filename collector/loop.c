@@ -1,0 +1,132 @@
+/* The event loop: one epoll over every ring, a signalfd (INT, TERM, HUP,
+ * CHLD), a timerfd for the duration and one for -i intervals. Signals are
+ * blocked and read from the fd, so the result is printed from ordinary code,
+ * never from a handler. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+#include "collector/session.h"
+
+enum { TAG_SIGNAL = 1, TAG_DURATION, TAG_INTERVAL };
+static int tags[4]; /* their addresses are the epoll cookies */
+
+static int add_fd(int epfd, int fd, int tag)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &tags[tag] };
+	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) < 0 ? -errno : 0;
+}
+
+static int timer_open(double secs, bool repeat)
+{
+	int fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (fd < 0)
+		return -errno;
+	struct itimerspec its = { 0 };
+	its.it_value.tv_sec = (time_t)secs;
+	its.it_value.tv_nsec = (long)((secs - (double)(time_t)secs) * 1e9);
+	if (its.it_value.tv_sec == 0 && its.it_value.tv_nsec == 0)
+		its.it_value.tv_nsec = 1;
+	if (repeat)
+		its.it_interval = its.it_value;
+	if (timerfd_settime(fd, 0, &its, NULL) < 0) {
+		int e = -errno;
+		close(fd);
+		return e;
+	}
+	return fd;
+}
+
+/* Returns true when the run should end. */
+static bool on_signal(struct ft_session *s, int sfd)
+{
+	struct signalfd_siginfo si;
+	bool end = false;
+	while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		if (si.ssi_signo == SIGCHLD) {
+			if (s->have_child && ft_child_reap(&s->child)) {
+				ft_debug("command exited");
+				end = true;
+			}
+		} else {
+			s->exit_signal = (int)si.ssi_signo;
+			end = true;
+		}
+	}
+	return end;
+}
+
+static int on_interval(struct ft_session *s, int tfd)
+{
+	uint64_t n;
+	if (read(tfd, &n, sizeof(n)) < 0 && errno != EAGAIN)
+		return -errno;
+	int ret = ft_perf_source_drain_all(s);
+	if (ret == 0)
+		ret = ft_print_interval(s);
+	return ret;
+}
+
+int ft_loop_run(struct ft_session *s, int epfd)
+{
+	sigset_t mask;
+	int sfd = -1, dfd = -1, ifd = -1, ret = 0;
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGCHLD);
+	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (sfd < 0 || (ret = add_fd(epfd, sfd, TAG_SIGNAL)) < 0)
+		goto cleanup;
+	if (s->opt->duration > 0) {
+		if ((dfd = timer_open(s->opt->duration, false)) < 0 ||
+		    (ret = add_fd(epfd, dfd, TAG_DURATION)) < 0)
+			goto cleanup;
+	}
+	if (s->opt->interval > 0) {
+		if ((ifd = timer_open(s->opt->interval, true)) < 0 ||
+		    (ret = add_fd(epfd, ifd, TAG_INTERVAL)) < 0)
+			goto cleanup;
+	}
+	/* the command may have exited before the signalfd existed */
+	bool end = s->have_child && ft_child_reap(&s->child);
+	while (!end) {
+		struct epoll_event evs[64];
+		int n = epoll_wait(epfd, evs, 64, -1);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			ret = -errno;
+			break;
+		}
+		for (int i = 0; i < n && ret == 0; i++) {
+			void *c = evs[i].data.ptr;
+			if (c == &tags[TAG_SIGNAL])
+				end |= on_signal(s, sfd);
+			else if (c == &tags[TAG_DURATION])
+				end = true;
+			else if (c == &tags[TAG_INTERVAL])
+				ret = on_interval(s, ifd);
+			else if (ft_perf_source_owns(s, c))
+				ret = ft_perf_source_ready(s, c);
+		}
+		if (ret < 0)
+			break;
+	}
+cleanup:
+	if (sfd < 0 && ret == 0)
+		ret = -errno;
+	if (ifd >= 0)
+		close(ifd);
+	if (dfd >= 0)
+		close(dfd);
+	if (sfd >= 0)
+		close(sfd);
+	return ret;
+}

@@ -1,0 +1,372 @@
+/* The perf backend: every plan event opened with perf_event_open, one ring
+ * per CPU (other events on that CPU write into it through SET_OUTPUT), read in
+ * place from the loop. System-wide: one event per CPU. With -p/-L/-c: one
+ * event per (thread, CPU), inherited by children for -p and -c. */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <time.h>
+#include <unistd.h>
+#include "collector/session.h"
+
+struct ft_perf_ring {
+	struct perfev_ring ring;
+	int cpu;
+};
+
+struct ft_id_map {
+	uint64_t id;
+	uint32_t event;
+};
+
+struct ft_perf_source {
+	int *fds;
+	size_t nfds, capfds;
+	struct ft_perf_ring *rings; /* indexed by CPU */
+	int ncpus;
+	struct ft_id_map *ids;
+	size_t nids, capids;
+	uint64_t sample_type;
+	uint64_t regs_mask;
+	bool single_event;
+};
+
+uint64_t ft_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Online CPUs from sysfs ("0-1,4"), restricted by -C. Returns the count. */
+static int online_cpus(const struct ft_options *o, bool *online, int max)
+{
+	FILE *f = fopen("/sys/devices/system/cpu/online", "r");
+	int n = 0, hi_seen = -1;
+	char buf[4096];
+	if (f && fgets(buf, sizeof(buf), f)) {
+		for (char *save = NULL, *tok = strtok_r(buf, ",\n", &save); tok;
+		     tok = strtok_r(NULL, ",\n", &save)) {
+			int lo, hi;
+			if (sscanf(tok, "%d-%d", &lo, &hi) != 2)
+				hi = lo = atoi(tok);
+			for (int c = lo; c <= hi && c < max; c++)
+				online[c] = true;
+		}
+	} else {
+		long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+		for (int c = 0; c < ncpu && c < max; c++)
+			online[c] = true;
+	}
+	if (f)
+		fclose(f);
+	for (int c = 0; c < max; c++) {
+		if (online[c] && o->cpus_set && !o->cpus[c])
+			online[c] = false;
+		if (online[c]) {
+			n++;
+			hi_seen = c;
+		}
+	}
+	return hi_seen + 1 > n ? hi_seen + 1 : n;
+}
+
+static int push_fd(struct ft_perf_source *ps, int fd)
+{
+	if (ps->nfds == ps->capfds) {
+		size_t cap = ps->capfds ? ps->capfds * 2 : 64;
+		int *n = realloc(ps->fds, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		ps->fds = n;
+		ps->capfds = cap;
+	}
+	ps->fds[ps->nfds++] = fd;
+	return 0;
+}
+
+static int push_id(struct ft_perf_source *ps, uint64_t id, uint32_t event)
+{
+	if (ps->nids == ps->capids) {
+		size_t cap = ps->capids ? ps->capids * 2 : 64;
+		struct ft_id_map *n = realloc(ps->ids, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		ps->ids = n;
+		ps->capids = cap;
+	}
+	ps->ids[ps->nids++] = (struct ft_id_map){ id, event };
+	return 0;
+}
+
+static int id_cmp(const void *a, const void *b)
+{
+	const struct ft_id_map *x = a, *y = b;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+int ft_perf_source_event(const struct ft_session *s, uint64_t id)
+{
+	const struct ft_perf_source *ps = s->perf;
+	if (ps->single_event)
+		return 0;
+	size_t lo = 0, hi = ps->nids;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (ps->ids[mid].id == id)
+			return (int)ps->ids[mid].event;
+		if (ps->ids[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -1;
+}
+
+static void attr_for(const struct ft_session *s, const struct ft_event *e, struct perfev_opts *po)
+{
+	const struct ft_options *o = s->opt;
+	memset(po, 0, sizeof(*po));
+	po->type = e->perf_type;
+	po->config = e->perf_config;
+	po->config1 = e->perf_config1;
+	po->config2 = e->perf_config2;
+	po->sample_period = e->sample_period ? e->sample_period : 1;
+	po->sample_freq = e->sample_freq;
+	po->freq = e->sample_freq != 0;
+	po->raw = e->raw;
+	po->exclude_user_chain = !s->want_user;
+	/* --through reads the kernel stack even when only user stacks are shown */
+	po->exclude_kernel_chain = !s->want_kernel && !s->kfilter.through.n;
+	po->disabled = true;
+	po->inherit = s->have_child || o->npids > 0;
+	po->max_stack = s->max_stack;
+	po->user_stack = o->call_graph_dwarf && s->want_user;
+	po->stack_dump = o->dwarf_size;
+}
+
+/* Opens event E for (pid, cpu); the first fd on a CPU owns its ring. */
+static int open_one(struct ft_session *s, int ev, int pid, int cpu, bool track)
+{
+	struct ft_perf_source *ps = s->perf;
+	const struct ft_event *e = &s->plan.events[ev];
+	struct perfev_opts po;
+	attr_for(s, e, &po);
+	po.track = track;
+	po.track_mmap = track && s->want_user;
+	int fd = perfev_open(&po, pid, cpu, -1);
+	if (fd < 0)
+		return fd;
+	int ret = push_fd(ps, fd);
+	if (ret < 0) {
+		close(fd);
+		return ret;
+	}
+	uint64_t id;
+	if ((ret = perfev_id(fd, &id)) < 0 || (ret = push_id(ps, id, (uint32_t)ev)) < 0)
+		return ret;
+	if (e->filter[0] && ioctl(fd, PERF_EVENT_IOC_SET_FILTER, e->filter) < 0)
+		return -errno;
+	struct ft_perf_ring *r = &ps->rings[cpu];
+	if (r->ring.base)
+		return perfev_set_output(fd, r->ring.fd);
+	size_t bytes = s->opt->buffer_kb * 1024;
+	if ((ret = perfev_ring_map(&r->ring, fd, bytes)) < 0)
+		return ret;
+	r->cpu = cpu;
+	ft_debug("perf ring for CPU %d: %zu KB", cpu, r->ring.data_size / 1024);
+	return 0;
+}
+
+/* Threads of process PID from /proc/PID/task. Returns the count (>= 0). */
+static int process_threads(pid_t pid, pid_t *out, int max)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	DIR *d = opendir(path);
+	int n = 0;
+	if (!d)
+		return 0;
+	for (struct dirent *de; (de = readdir(d)) && n < max;) {
+		int tid = atoi(de->d_name);
+		if (tid > 0)
+			out[n++] = tid;
+	}
+	closedir(d);
+	return n;
+}
+
+/* The tasks to open per CPU: -1 (all) system-wide, else thread ids. */
+static int task_list(const struct ft_session *s, pid_t **out)
+{
+	const struct ft_options *o = s->opt;
+	int max = 65536, n = 0;
+	pid_t *t = calloc(max, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	if (s->have_child) {
+		t[n++] = s->child.pid;
+	} else if (o->npids) {
+		for (int i = 0; i < o->npids; i++)
+			n += process_threads(o->pids[i], t + n, max - n);
+	} else if (o->ntids) {
+		for (int i = 0; i < o->ntids; i++)
+			t[n++] = o->tids[i];
+	} else {
+		t[n++] = -1;
+	}
+	*out = t;
+	return n;
+}
+
+static int explain_open(int err, const struct ft_event *e)
+{
+	switch (err) {
+	case -EACCES:
+	case -EPERM:
+		fprintf(stderr, "ftstack: perf_event_open(%s) refused: run as root, or give "
+			"CAP_PERFMON and set kernel.perf_event_paranoid to -1\n", e->name);
+		break;
+	case -EMFILE:
+		fprintf(stderr, "ftstack: out of file descriptors opening %s: raise ulimit -n\n", e->name);
+		break;
+	case -ESRCH:
+		fprintf(stderr, "ftstack: the traced process exited before tracing started\n");
+		break;
+	default:
+		fprintf(stderr, "ftstack: cannot open %s: %s\n", e->name, strerror(-err));
+	}
+	return err;
+}
+
+int ft_perf_source_open(struct ft_session *s, int epfd)
+{
+	bool online[FT_MAX_CPUS] = { false };
+	struct ft_perf_source *ps = calloc(1, sizeof(*ps));
+	pid_t *tasks = NULL;
+	if (!ps)
+		return -ENOMEM;
+	s->perf = ps;
+	ps->ncpus = online_cpus(s->opt, online, FT_MAX_CPUS);
+	ps->rings = calloc(ps->ncpus, sizeof(*ps->rings));
+	ps->sample_type = PERFEV_SAMPLE_TYPE;
+	ps->single_event = s->plan.nevents == 1;
+	if (s->opt->call_graph_dwarf && s->want_user) {
+		ps->sample_type |= PERF_SAMPLE_STACK_USER | PERF_SAMPLE_REGS_USER;
+		ps->regs_mask = perfev_user_regs_mask();
+	}
+	for (int e = 0; e < s->plan.nevents; e++)
+		if (s->plan.events[e].raw)
+			ps->sample_type |= PERF_SAMPLE_RAW;
+	int ntasks = task_list(s, &tasks);
+	if (!ps->rings || ntasks < 0) {
+		free(tasks);
+		return -ENOMEM;
+	}
+	int ret = 0;
+	for (int cpu = 0; cpu < ps->ncpus && ret == 0; cpu++) {
+		if (!online[cpu])
+			continue;
+		for (int t = 0; t < ntasks && ret == 0; t++)
+			for (int e = 0; e < s->plan.nevents && ret == 0; e++) {
+				ret = open_one(s, e, tasks[t], cpu, s->track && t == 0 && e == 0);
+				if (ret == -ESRCH && tasks[t] > 0 && ntasks > 1)
+					ret = 0; /* a thread of -p that exited meanwhile */
+				else if (ret < 0)
+					explain_open(ret, &s->plan.events[e]);
+			}
+	}
+	free(tasks);
+	if (ret < 0)
+		return ret;
+	qsort(ps->ids, ps->nids, sizeof(*ps->ids), id_cmp);
+	for (int cpu = 0; cpu < ps->ncpus; cpu++) {
+		struct ft_perf_ring *r = &ps->rings[cpu];
+		if (!r->ring.base)
+			continue;
+		struct epoll_event ev = { .events = EPOLLIN, .data.ptr = r };
+		if (epoll_ctl(epfd, EPOLL_CTL_ADD, r->ring.fd, &ev) < 0)
+			return -errno;
+	}
+	ft_debug("perf: %zu events open on %d CPUs", ps->nfds, ps->ncpus);
+	return 0;
+}
+
+bool ft_perf_source_owns(const struct ft_session *s, const void *cookie)
+{
+	const struct ft_perf_source *ps = s->perf;
+	return ps && ps->rings && (const struct ft_perf_ring *)cookie >= ps->rings &&
+	       (const struct ft_perf_ring *)cookie < ps->rings + ps->ncpus;
+}
+
+static int on_record(void *ctx, const struct perfev_record *rec)
+{
+	return ft_session_record(ctx, rec);
+}
+
+int ft_perf_source_ready(struct ft_session *s, void *cookie)
+{
+	struct ft_perf_ring *r = cookie;
+	long n = perfev_ring_drain(&r->ring, s->perf->sample_type, s->perf->regs_mask, on_record, s);
+	return n < 0 ? (int)n : 0;
+}
+
+int ft_perf_source_drain_all(struct ft_session *s)
+{
+	struct ft_perf_source *ps = s->perf;
+	for (int cpu = 0; ps && cpu < ps->ncpus; cpu++) {
+		if (!ps->rings[cpu].ring.base)
+			continue;
+		int ret = ft_perf_source_ready(s, &ps->rings[cpu]);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
+int ft_perf_source_enable(struct ft_session *s)
+{
+	struct ft_perf_source *ps = s->perf;
+	for (size_t i = 0; i < ps->nfds; i++) {
+		int ret = perfev_enable(ps->fds[i]);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
+void ft_perf_source_disable(struct ft_session *s)
+{
+	struct ft_perf_source *ps = s->perf;
+	for (size_t i = 0; ps && i < ps->nfds; i++)
+		perfev_disable(ps->fds[i]);
+}
+
+uint64_t ft_perf_source_bad_records(const struct ft_session *s)
+{
+	uint64_t n = 0;
+	for (int cpu = 0; s->perf && cpu < s->perf->ncpus; cpu++)
+		n += s->perf->rings[cpu].ring.bad_records;
+	return n;
+}
+
+void ft_perf_source_close(struct ft_session *s)
+{
+	struct ft_perf_source *ps = s->perf;
+	if (!ps)
+		return;
+	for (int cpu = 0; ps->rings && cpu < ps->ncpus; cpu++)
+		if (ps->rings[cpu].ring.base)
+			perfev_ring_unmap(&ps->rings[cpu].ring);
+	for (size_t i = 0; i < ps->nfds; i++)
+		close(ps->fds[i]);
+	free(ps->fds);
+	free(ps->rings);
+	free(ps->ids);
+	free(ps);
+	s->perf = NULL;
+}

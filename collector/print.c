@@ -1,0 +1,195 @@
+/* From counted address stacks to what a person reads: name every frame
+ * (once per distinct address), merge stacks that name the same path, filter
+ * and order them, write the format, then the summary on stderr. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "collector/session.h"
+#include "collector/symcache.h"
+
+static const char *entry_comm(struct ft_session *s, const struct agg_entry *e)
+{
+	const char *comm = NULL;
+	if (e->pid && s->procs)
+		comm = sym_procs_comm_at(s->procs, e->pid, e->first_time);
+	if (!comm)
+		comm = e->pid ? "[unknown]" : "[all]";
+	return comm;
+}
+
+/* Names one entry's frames into FRAMES (room for both stacks). */
+static void name_frames(struct ft_session *s, const struct agg_entry *e, const char **frames)
+{
+	for (uint32_t i = 0; i < e->nkstack; i++)
+		frames[i] = ft_symcache_name(s->symcache, 0, e->first_time, e->kstack[i], true);
+	for (uint32_t i = 0; i < e->nustack; i++)
+		frames[e->nkstack + i] = ft_symcache_name(s->symcache, e->pid, e->first_time,
+							  e->ustack[i], i == 0);
+}
+
+static bool format_shows_comm(enum out_format f)
+{
+	return f != OUT_TEXT && f != OUT_TOP;
+}
+
+static int build_named(struct ft_session *s, struct agg_named *named)
+{
+	const struct ft_options *o = s->opt;
+	const struct agg_entry *ents;
+	size_t n = agg_table_entries(s->agg, &ents);
+	const char **frames = malloc(2 * AGG_MAX_DEPTH * sizeof(*frames));
+	int ret = frames ? 0 : -ENOMEM;
+	bool comm = o->per_process || format_shows_comm(o->format);
+	for (size_t i = 0; i < n && ret == 0; i++) {
+		const struct agg_entry *e = &ents[i];
+		name_frames(s, e, frames);
+		struct agg_named_stack ns = {
+			.event = e->event,
+			.pid = o->per_process ? e->pid : 0,
+			.comm = comm ? entry_comm(s, e) : NULL,
+			.frames = frames,
+			.nkframes = e->nkstack,
+			.nuframes = e->nustack,
+			.count = e->count,
+			.weight = e->weight,
+		};
+		ret = agg_named_add(named, &ns);
+	}
+	free(frames);
+	return ret;
+}
+
+static void out_options_for(const struct ft_session *s, struct out_options *oo,
+			    const char **names, bool *in_stack)
+{
+	const struct ft_options *o = s->opt;
+	for (int i = 0; i < s->plan.nevents; i++) {
+		names[i] = s->plan.events[i].name;
+		in_stack[i] = s->plan.events[i].in_stack;
+	}
+	*oo = (struct out_options){
+		.format = o->format,
+		.mode = o->cmd == FT_PROFILE ? OUT_MODE_PROFILE :
+			o->cmd == FT_OFFCPU ? OUT_MODE_OFFCPU : OUT_MODE_COUNT,
+		.delimiter = o->delimiter,
+		.annotate = o->annotate,
+		.per_process = o->per_process,
+		.show_comm = format_shows_comm(o->format),
+		.event_names = names,
+		.nevents = (uint32_t)s->plan.nevents,
+		.event_frame = s->plan.nevents > 1,
+		.event_in_stack = in_stack,
+		.period_ns = s->period_ns,
+		.title = s->title,
+	};
+}
+
+static int write_result(struct ft_session *s, struct agg_named_stats *st)
+{
+	const struct ft_options *o = s->opt;
+	struct agg_named *named = NULL;
+	const char **names = calloc(s->plan.nevents + 1, sizeof(*names));
+	bool *in_stack = calloc(s->plan.nevents + 1, sizeof(*in_stack));
+	const char *excl[65] = { NULL };
+	int ret = names && in_stack ? agg_named_create(&named) : -ENOMEM;
+	if (ret == 0)
+		ret = build_named(s, named);
+	if (ret == 0) {
+		for (int i = 0; i < o->nexcludes; i++)
+			excl[i] = o->excludes[i];
+		struct agg_filter f = {
+			.min_count = o->cmd == FT_OFFCPU ? 0 : o->min_count,
+			.min_weight = o->cmd == FT_OFFCPU ? o->min_total_us : 0,
+			.top = o->top,
+			.by_weight = o->cmd == FT_OFFCPU,
+			.exclude = excl,
+		};
+		const struct agg_named_stack *stacks;
+		size_t n = agg_named_finish(named, &f, &stacks, st);
+		struct out_options oo;
+		out_options_for(s, &oo, names, in_stack);
+		struct out_totals tot = {
+			.named = st,
+			.event_label = s->plan.nevents == 1 ? s->plan.events[0].label : "event",
+		};
+		ret = out_write(s->out, &oo, stacks, n, &tot);
+	}
+	agg_named_destroy(named);
+	free(names);
+	free(in_stack);
+	return ret;
+}
+
+int ft_print_result(struct ft_session *s, FILE *out)
+{
+	struct agg_named_stats st = { 0 };
+	s->out = out;
+	int ret = write_result(s, &st);
+	if (ret == 0 && fflush(out) != 0)
+		ret = -errno;
+	ft_print_summary(s, &st);
+	return ret;
+}
+
+int ft_print_interval(struct ft_session *s)
+{
+	if (s->opt->timestamp) {
+		time_t now = time(NULL);
+		struct tm tm;
+		char buf[32];
+		strftime(buf, sizeof(buf), "%H:%M:%S", localtime_r(&now, &tm));
+		fprintf(s->out, "%s\n", buf);
+	}
+	struct agg_named_stats st = { 0 };
+	int ret = write_result(s, &st);
+	if (ret == 0)
+		ret = fflush(s->out) == 0 ? 0 : -errno;
+	if (ret == 0 && s->opt->format == OUT_TEXT)
+		fputc('\n', s->out);
+	agg_table_reset(s->agg);
+	return ret;
+}
+
+void ft_print_summary(struct ft_session *s, const struct agg_named_stats *ns)
+{
+	const struct ft_counters *c = &s->cnt;
+	struct agg_stats as;
+	agg_table_stats(s->agg, &as);
+	fprintf(stderr, "ftstack: %" PRIu64 " events counted in %zu distinct stacks (%zu printed)",
+		c->counted, ns->stacks_before, ns->stacks_after);
+	fprintf(stderr, ", %" PRIu64 " lost%s\n", c->lost,
+		c->lost ? " (ring buffer full: raise --buffer-size)" : "");
+	if (c->throttled)
+		fprintf(stderr, "ftstack: the kernel throttled sampling %" PRIu64 " times "
+			"(kernel.perf_event_max_sample_rate)\n", c->throttled);
+	if (as.dropped)
+		fprintf(stderr, "ftstack: %" PRIu64 " events not counted: --max-stacks %zu distinct "
+			"stacks reached\n", as.dropped, s->opt->max_stacks);
+	if (c->self_mmap || c->self_events)
+		fprintf(stderr, "ftstack: left out %" PRIu64 " events caused by ftstack's mmap "
+			"tracking (perf_event_mmap) and %" PRIu64 " of ftstack itself\n",
+			c->self_mmap, c->self_events);
+	if (c->through_miss)
+		fprintf(stderr, "ftstack: left out %" PRIu64 " events whose kernel stack does not "
+			"pass through %s\n", c->through_miss, s->plan.through_name);
+	if (c->idle)
+		fprintf(stderr, "ftstack: left out %" PRIu64 " samples of the idle task (-I keeps "
+			"them)\n", c->idle);
+	if (c->empty_stacks)
+		fprintf(stderr, "ftstack: %" PRIu64 " events had no stack the kernel could walk\n",
+			c->empty_stacks);
+	if (c->filtered)
+		fprintf(stderr, "ftstack: %" PRIu64 " off-CPU intervals filtered out "
+			"(--state, --min-block, --max-block, -u/-k)\n", c->filtered);
+	if (c->open_at_end)
+		fprintf(stderr, "ftstack: %" PRIu64 " threads were still off CPU at the end; "
+			"counted up to it\n", c->open_at_end);
+	uint64_t bad = s->perf ? ft_perf_source_bad_records(s) : 0;
+	if (bad)
+		fprintf(stderr, "ftstack: %" PRIu64 " records could not be decoded\n", bad);
+	if (ns->excluded)
+		fprintf(stderr, "ftstack: %zu stacks excluded by -x\n", ns->excluded);
+}

@@ -1,0 +1,203 @@
+/* count, profile and offcpu: set up in order, loop, print, and release in
+ * reverse order through one cleanup label. Bad input is refused before
+ * anything exists in the kernel. Returns the exit status. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+#include "collector/session.h"
+#include "collector/symcache.h"
+
+/* Whether this process may open system-wide perf events and read tracefs:
+ * root, or CAP_PERFMON (38) / CAP_SYS_ADMIN (21) with tracefs readable. */
+static bool privileged(void)
+{
+	if (geteuid() == 0)
+		return true;
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	unsigned long long eff = 0;
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "CapEff: %llx", &eff) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return (eff & (1ull << 21)) || (eff & (1ull << 38));
+}
+
+static uint16_t max_stack(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/perf_event_max_stack", "r");
+	unsigned v = 127;
+	if (f) {
+		if (fscanf(f, "%u", &v) != 1)
+			v = 127;
+		fclose(f);
+	}
+	return (uint16_t)(v > AGG_MAX_DEPTH ? AGG_MAX_DEPTH : v);
+}
+
+/* What this run wants from the kernel and keeps per record. */
+static void configure(struct ft_session *s)
+{
+	const struct ft_options *o = s->opt;
+	s->self = getpid();
+	s->want_user = !o->kernel_only;
+	s->want_kernel = !o->user_only;
+	bool comm = o->per_process || (o->format != OUT_TEXT && o->format != OUT_TOP);
+	s->need_procs = s->want_user || comm;
+	s->track = s->need_procs;
+	s->key_pid = comm;
+	s->max_stack = max_stack();
+	s->plan.track_mmaps = s->track && s->want_user;
+}
+
+static int load_kernel_symbols(struct ft_session *s)
+{
+	int ret = sym_kernel_load("/proc/kallsyms", &s->ksyms);
+	if (ret == -EPERM) {
+		ft_warn("kernel addresses are hidden (kernel.kptr_restrict): kernel frames print "
+			"as [unknown]; run as root or set kernel.kptr_restrict=0");
+		s->ksyms = NULL;
+		ret = 0;
+	} else if (ret < 0) {
+		fprintf(stderr, "ftstack: cannot read /proc/kallsyms: %s\n", strerror(-ret));
+		return ret;
+	}
+	ret = ft_kfilter_init(&s->kfilter, s->ksyms, s->plan.track_mmaps);
+	if (ret == 0 && s->plan.through_name) {
+		ret = s->ksyms ? ft_kfilter_add_through(&s->kfilter, s->ksyms, s->plan.through_name)
+			       : -ENOENT;
+		if (ret == -ENOENT)
+			fprintf(stderr, "ftstack: --through %s: no such kernel function in "
+				"/proc/kallsyms\n", s->plan.through_name);
+	}
+	return ret;
+}
+
+static void announce(const struct ft_session *s)
+{
+	const struct ft_options *o = s->opt;
+	const char *what = o->user_only ? "user" : o->kernel_only ? "kernel" : "user + kernel";
+	if (s->plan.nevents == 1)
+		fprintf(stderr, "Tracing %s stacks of %s", what, s->plan.events[0].name);
+	else
+		fprintf(stderr, "Tracing %s stacks of %d events", what, s->plan.nevents);
+	if (o->duration > 0)
+		fprintf(stderr, " for %g s", o->duration);
+	fprintf(stderr, s->have_child ? " while the command runs...\n" :
+		"... Hit Ctrl-C to end.\n");
+}
+
+static int open_output(const struct ft_options *o, FILE **out)
+{
+	*out = stdout;
+	if (!o->output)
+		return 0;
+	*out = fopen(o->output, "w");
+	if (!*out) {
+		fprintf(stderr, "ftstack: cannot write %s: %s\n", o->output, strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+/* Plan and symbols: everything that can fail for bad input. Exit status. */
+static int prepare(struct ft_session *s)
+{
+	int ret = ft_plan_build(s->opt, &s->plan);
+	if (ret < 0)
+		return ret == -EINVAL ? 2 : 1;
+	configure(s);
+	if (s->opt->through)
+		s->plan.through_name = s->opt->through;
+	if (load_kernel_symbols(s) < 0)
+		return 2;
+	struct agg_config ac = { .key_pid = s->key_pid, .max_stacks = s->opt->max_stacks };
+	if (sym_procs_create("/proc", "/usr/lib/debug", &s->procs) < 0 ||
+	    agg_table_create(&ac, &s->agg) < 0 ||
+	    ft_symcache_create(s->ksyms, s->procs, s->opt->offsets, s->opt->addresses,
+			       &s->symcache) < 0) {
+		fprintf(stderr, "ftstack: out of memory\n");
+		return 1;
+	}
+	return 0;
+}
+
+int ft_cmd_record(const struct ft_options *o)
+{
+	struct ft_session s = { .opt = o };
+	int epfd = -1, status = 1, ret;
+	FILE *out = NULL;
+	sigset_t mask;
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	if (!privileged()) {
+		fprintf(stderr, "ftstack: needs root, or CAP_PERFMON and CAP_SYS_ADMIN (tracefs, "
+			"system-wide perf events); try sudo ftstack ...\n");
+		return 2;
+	}
+	if ((status = prepare(&s)) != 0)
+		goto cleanup;
+	status = 1;
+	if (open_output(o, &out) < 0)
+		goto cleanup;
+	if ((epfd = epoll_create1(EPOLL_CLOEXEC)) < 0)
+		goto cleanup;
+	if (o->command) {
+		if ((ret = ft_child_start(o->command, &s.child)) < 0) {
+			status = ret == -EINVAL ? 2 : 1;
+			goto cleanup;
+		}
+		s.have_child = true;
+		sym_procs_snapshot(s.procs, (uint32_t)s.child.pid, ft_now_ns());
+	}
+	if (ft_perf_source_open(&s, epfd) < 0 || ft_perf_source_enable(&s) < 0)
+		goto cleanup;
+	s.start_ns = ft_now_ns();
+	announce(&s);
+	if (s.have_child && (ret = ft_child_release(&s.child)) < 0) {
+		fprintf(stderr, "ftstack: cannot run %s: %s\n", o->command[0], strerror(-ret));
+		goto cleanup;
+	}
+	ret = ft_loop_run(&s, epfd);
+	ft_perf_source_disable(&s);
+	s.end_ns = ft_now_ns();
+	if (ret == 0)
+		ret = ft_perf_source_drain_all(&s);
+	if (ret < 0) {
+		fprintf(stderr, "ftstack: reading the ring buffers failed: %s\n", strerror(-ret));
+		goto cleanup;
+	}
+	ret = ft_print_result(&s, out);
+	if (ret < 0 && ret != -EPIPE) {
+		fprintf(stderr, "ftstack: writing the result failed: %s\n", strerror(-ret));
+		goto cleanup;
+	}
+	status = 0;
+cleanup:
+	if (s.have_child)
+		ft_child_stop(&s.child);
+	ft_perf_source_close(&s);
+	if (epfd >= 0)
+		close(epfd);
+	if (out && out != stdout)
+		fclose(out);
+	ft_symcache_free(s.symcache);
+	agg_table_destroy(s.agg);
+	sym_procs_free(s.procs);
+	ft_kfilter_free(&s.kfilter);
+	sym_kernel_free(s.ksyms);
+	ft_plan_free(&s.plan);
+	return status;
+}

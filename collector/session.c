@@ -1,0 +1,110 @@
+/* What happens to each decoded record: side band goes to the process history,
+ * samples are filtered (ftstack's own, tracing machinery, --through) and
+ * counted. The hot path: no allocation, no I/O except the first sight of a
+ * process that existed before tracing started. */
+#include <string.h>
+#include <sys/mman.h>
+#include "collector/session.h"
+
+/* A process seen for the first time that was not born under tracing: read
+ * its maps now, while it most likely still runs. */
+static void know_process(struct ft_session *s, uint32_t pid, uint64_t time)
+{
+	if (!s->need_procs || pid == 0 || sym_procs_known(s->procs, pid))
+		return;
+	sym_procs_snapshot(s->procs, pid, time);
+}
+
+void ft_session_count(struct ft_session *s, const struct perfev_sample *smp, uint32_t event,
+		      uint64_t weight)
+{
+	struct agg_record r = {
+		.time = smp->time, .pid = smp->pid, .tid = smp->tid, .cpu = smp->cpu,
+		.event = event, .weight = weight,
+	};
+	uint32_t start = 0;
+	if (smp->nkips) {
+		switch (ft_kfilter_apply(&s->kfilter, smp->kips, smp->nkips, &start)) {
+		case FT_DROP_SELF:
+			s->cnt.self_mmap++;
+			return;
+		case FT_DROP_THROUGH:
+			s->cnt.through_miss++;
+			return;
+		case FT_KEEP:
+			break;
+		}
+	} else if (s->kfilter.through.n) {
+		s->cnt.through_miss++; /* no kernel stack cannot pass through FUNC */
+		return;
+	}
+	if (s->want_kernel) {
+		r.kstack = smp->kips + start;
+		r.nkstack = smp->nkips - start;
+		if (r.nkstack > AGG_MAX_DEPTH)
+			r.nkstack = AGG_MAX_DEPTH;
+	}
+	if (s->want_user) {
+		r.ustack = smp->uips;
+		r.nustack = smp->nuips > AGG_MAX_DEPTH ? AGG_MAX_DEPTH : smp->nuips;
+	}
+	if (!r.nkstack && !r.nustack)
+		s->cnt.empty_stacks++;
+	know_process(s, smp->pid, smp->time);
+	if (agg_add(s->agg, &r) == 0)
+		s->cnt.counted++;
+}
+
+static void on_sample(struct ft_session *s, const struct perfev_record *rec)
+{
+	const struct perfev_sample *smp = &rec->sample;
+	s->cnt.samples++;
+	if (smp->pid == (uint32_t)s->self) {
+		s->cnt.self_events++;
+		return;
+	}
+	int ev = ft_perf_source_event(s, smp->id);
+	if (ev < 0)
+		return;
+	if (s->opt->cmd == FT_PROFILE && smp->pid == 0 && !s->opt->idle) {
+		s->cnt.idle++;
+		return;
+	}
+	ft_session_count(s, smp, (uint32_t)ev, s->opt->cmd == FT_PROFILE ? smp->period : 1);
+}
+
+int ft_session_record(struct ft_session *s, const struct perfev_record *rec)
+{
+	switch (rec->kind) {
+	case PERFEV_SAMPLE:
+		on_sample(s, rec);
+		break;
+	case PERFEV_MMAP2:
+		if (s->need_procs && (rec->mmap2.prot & PROT_EXEC))
+			sym_procs_mmap(s->procs, rec->pid, rec->time, rec->mmap2.start,
+				       rec->mmap2.len, rec->mmap2.pgoff, true, rec->mmap2.filename);
+		break;
+	case PERFEV_COMM:
+		if (s->need_procs && rec->pid == rec->tid)
+			sym_procs_comm(s->procs, rec->pid, rec->time, rec->comm.comm, rec->comm.exec);
+		break;
+	case PERFEV_FORK:
+		if (s->need_procs && rec->pid != rec->task.ppid)
+			sym_procs_fork(s->procs, rec->pid, rec->task.ppid, rec->time);
+		break;
+	case PERFEV_EXIT:
+		if (s->need_procs && rec->pid == rec->tid)
+			sym_procs_exit(s->procs, rec->pid, rec->time);
+		break;
+	case PERFEV_LOST:
+	case PERFEV_LOST_SAMPLES:
+		s->cnt.lost += rec->lost.lost;
+		break;
+	case PERFEV_THROTTLE:
+		s->cnt.throttled++;
+		break;
+	default:
+		break;
+	}
+	return 0;
+}

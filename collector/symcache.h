@@ -1,0 +1,25 @@
+/* Address → frame name, each distinct address resolved once (collector/). */
+#ifndef FTSTACK_SYMCACHE_H
+#define FTSTACK_SYMCACHE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "symbolize/symbolize.h"
+
+struct ft_symcache;
+
+/* Returns 0 and a cache naming kernel addresses through K and user addresses
+ * through PROCS (either may be NULL: names are then "[unknown]"), or -ENOMEM.
+ * offsets/addresses are -s and -v. */
+int ft_symcache_create(const struct sym_kernel *k, struct sym_procs *procs, bool offsets,
+		       bool addresses, struct ft_symcache **out);
+void ft_symcache_free(struct ft_symcache *c);
+/* Returns the frame name of ADDR: a kernel address when PID is 0, else a user
+ * address of PID at TIME (LEAF: the sampled instruction itself, not a return
+ * address). Never NULL; owned by the cache. */
+const char *ft_symcache_name(struct ft_symcache *c, uint32_t pid, uint64_t time, uint64_t addr,
+			     bool leaf);
+/* Returns how many distinct addresses were resolved. */
+uint64_t ft_symcache_resolved(const struct ft_symcache *c);
+
+#endif

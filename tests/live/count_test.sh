@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Count mode on a tracepoint, exact: getppid_paths N makes N/4 getppid calls
+# through caller_a and 3N/4 through caller_b; every format and option must
+# give exactly those counts, with zero lost and nothing left in tracefs.
+cd "$(dirname "$0")/../.." && . tests/live/lib.sh
+N=${N:-1000000}
+A=$((N / 4)) B=$((N - N / 4))
+W="$BIN/getppid_paths"
+EV=t:syscalls:sys_enter_getppid
+before=$(tracefs_state)
+
+# folded, the headline check
+run_ft $TMP/f $TMP/e -e $EV -f -c "$W $N"; expect_eq "folded: exit status" $? 0
+expect_eq "folded: two stacks" "$(wc -l < $TMP/f)" 2
+expect_eq "folded: caller_a path" "$(folded_count $TMP/f '^getppid_paths;.*main;caller_a;do_getppid;.*do_syscall_64')" $A
+expect_eq "folded: caller_b path" "$(folded_count $TMP/f '^getppid_paths;.*main;caller_b;do_getppid;.*do_syscall_64')" $B
+check "folded: kernel frames end at the syscall entry, no tracing machinery" \
+	grep -q 'do_getppid;entry_SYSCALL_64[a-z_]*;do_syscall_64;[a-z_0-9]* [0-9]*$' $TMP/f
+check "folded: no perf/ftrace frames" bash -c "! grep -Eq 'perf_|trace_event_raw|ftrace_' $TMP/f"
+check "summary: zero lost" grep -q ' 0 lost' $TMP/e
+check "summary: events counted" grep -q "^ftstack: $N events counted" $TMP/e
+
+# text (bcc style): the count follows each stack
+run_ft $TMP/t $TMP/e -e $EV -c "$W $N"; expect_eq "text: exit status" $? 0
+textcount() { awk -v re="$1" '/^    [^ ]/ && $0 ~ re { hit = 1 } /^        [0-9]+$/ { if (hit) n += $1; hit = 0 } END { print n + 0 }' "$2"; }
+expect_eq "text: caller_a" "$(textcount '^    caller_a$' $TMP/t)" $A
+expect_eq "text: caller_b" "$(textcount '^    caller_b$' $TMP/t)" $B
+check "text: least frequent first" bash -c "grep -n caller_ $TMP/t | head -1 | grep -q caller_a"
+check "text: kernel leaf first" bash -c "head -1 $TMP/t | grep -q '^    [a-z_]'"
+
+# top (kmalloc-top style)
+run_ft $TMP/p $TMP/e -e $EV --format top -c "$W $N"; expect_eq "top: exit status" $? 0
+check "top: caller_b path seen $B times" grep -q "^This path seen $B times:" $TMP/p
+check "top: caller_a path seen $A times" grep -q "^This path seen $A times:" $TMP/p
+check "top: totals" grep -q "^Total sys_enter_getppids (after filtering): $N" $TMP/p
+
+# options against the same exact counts (smaller N: the counts are as exact)
+n=200000; a=$((n / 4)); b=$((n - n / 4))
+run_ft $TMP/o $TMP/e -e $EV -f -m $((a + 1)) -c "$W $n"
+expect_eq "-m: only the frequent path" "$(wc -l < $TMP/o):$(folded_count $TMP/o caller_b)" "1:$b"
+run_ft $TMP/o $TMP/e -e $EV -f -t 1 -c "$W $n"
+expect_eq "-t 1: the top path" "$(wc -l < $TMP/o):$(folded_count $TMP/o caller_b)" "1:$b"
+run_ft $TMP/o $TMP/e -e $EV -f -x 'caller_b,nothing*' -c "$W $n"
+expect_eq "-x: caller_b excluded" "$(wc -l < $TMP/o):$(folded_count $TMP/o caller_a)" "1:$a"
+run_ft $TMP/o $TMP/e -e $EV -f -U -c "$W $n"
+expect_eq "-U: both paths, no kernel frames" \
+	"$(folded_count $TMP/o 'caller_a;do_getppid [0-9]+$'):$(folded_count $TMP/o 'caller_b;do_getppid [0-9]+$')" "$a:$b"
+run_ft $TMP/o $TMP/e -e $EV -f -K -c "$W $n"
+expect_eq "-K: one kernel stack" "$(wc -l < $TMP/o):$(folded_count $TMP/o '^getppid_paths;entry_SYSCALL_64.*do_syscall_64')" "1:$n"
+check "-K: no user frames" bash -c "! grep -q main $TMP/o"
+run_ft $TMP/o $TMP/e -e $EV -f -d -c "$W $n"
+expect_eq "-d: delimiter between user and kernel" "$(folded_count $TMP/o 'do_getppid;-;entry_SYSCALL')" $n
+run_ft $TMP/o $TMP/e -e $EV -f -a -c "$W $n"
+expect_eq "-a: kernel frames annotated" "$(folded_count $TMP/o 'do_getppid;entry_SYSCALL_64[a-z_]*_\[k\];do_syscall_64_\[k\]')" $n
+run_ft $TMP/o $TMP/e -e $EV -d -c "$W $n"
+check "-d text: -- line" grep -q '^    --$' $TMP/o
+run_ft $TMP/o $TMP/e -e $EV -P -c "$W $n"
+check "-P text: comm (pid) line" grep -Eq '^    -                getppid_paths \([0-9]+\)$' $TMP/o
+
+# -p: attach to a running process, end with SIGINT (prints, exits 0)
+rm -f $TMP/go
+"$W" $n --wait $TMP/go & wpid=$!
+"$FTSTACK" -e $EV -f -p $wpid >$TMP/o 2>$TMP/e & fpid=$!
+for i in $(seq 100); do grep -q Tracing $TMP/e 2>/dev/null && break; sleep 0.05; done
+touch $TMP/go; wait $wpid
+kill -INT $fpid; wait $fpid; expect_eq "-p: SIGINT exits 0" $? 0
+expect_eq "-p: caller_a:caller_b" "$(folded_count $TMP/o caller_a):$(folded_count $TMP/o caller_b)" "$a:$b"
+
+# several events never merge: each stack ends in its event's name
+run_ft $TMP/o $TMP/e -e $EV -e t:syscalls:sys_exit_getppid -f -K -c "$W $n"
+expect_eq "two events: enter stacks" "$(folded_count $TMP/o ';\[t:syscalls:sys_enter_getppid\] ')" $n
+expect_eq "two events: exit stacks" "$(folded_count $TMP/o ';\[t:syscalls:sys_exit_getppid\] ')" $n
+
+# SIGPIPE on the output ends quietly
+"$FTSTACK" -e $EV -c "$W 1000" 2>$TMP/e | head -c 1 >/dev/null; st=${PIPESTATUS[0]}
+check "SIGPIPE: exits without a crash ($st)" test "$st" -lt 128
+
+after=$(tracefs_state)
+expect_eq "tracefs left as found" "$after" "$before"
+finish
