@@ -12,6 +12,8 @@
 #include <linux/perf_event.h>
 #include "aggregate/aggregate.h"
 #include "output/output.h"
+#include "symbolize/symbolize.h"
+#include "tracefs/tracefs.h"
 
 #define FTSTACK_VERSION "0.1.0"
 #define FT_MAX_EVENTS 1024
@@ -58,6 +60,7 @@ struct ft_options {
 	size_t buffer_kb;        /* per-CPU ring size */
 	size_t max_stacks;
 	const char *through;     /* --through FUNC */
+	uint64_t max_probes;     /* --max-probes N, 0 = default */
 	bool debug;
 	const char *report_files[64];
 	int nreport_files;
@@ -76,7 +79,13 @@ int ft_command_split(const char *s, char ***out);
 
 /* ---- the plan: what to open ---- */
 
-enum ft_event_kind { FT_EV_TRACEPOINT, FT_EV_CPU_CLOCK, FT_EV_SCHED_SWITCH };
+enum ft_event_kind {
+	FT_EV_TRACEPOINT,    /* by tracefs id (also kprobe/uprobe events made in tracefs) */
+	FT_EV_CPU_CLOCK,
+	FT_EV_SCHED_SWITCH,
+	FT_EV_KPROBE_PMU,    /* kprobe PMU: config1 = function name */
+	FT_EV_UPROBE_PMU,    /* uprobe PMU: config1 = path, config2 = offset */
+};
 
 struct ft_event {
 	enum ft_event_kind kind;
@@ -92,6 +101,13 @@ struct ft_event {
 	uint64_t sample_freq;    /* profile -F */
 	bool raw;                /* needs PERF_SAMPLE_RAW (offcpu) */
 	bool in_stack;       /* the stack itself ends in the event (functions) */
+	char path[256];      /* uprobe: the ELF file; kprobe PMU: unused */
+	uint64_t offset;     /* uprobe: file offset of the probe */
+	uint64_t ref_ctr;    /* USDT semaphore file offset, 0 = none */
+	bool entry_fix;      /* uprobe at a function's entry: add the caller from [sp] */
+	char dyn_file[16];   /* "kprobe_events"/"uprobe_events" when made in tracefs */
+	char dyn_def[640];   /* the definition line written there */
+	uint32_t pid_only;   /* uprobe -p resolution: only this process's hits */
 };
 
 struct ft_plan {
@@ -101,7 +117,17 @@ struct ft_plan {
 	bool track_mmaps;    /* side-band records for user symbolization */
 	uint64_t through_start, through_end; /* --through range, 0 = none */
 	const char *through_name;
+	char through_buf[128];
+	const struct sym_kernel *ksyms; /* loaded before the plan: names are resolved against it */
+	struct tracefs_log log;         /* every change made to tracefs, undone at exit */
+	char group[32];                 /* ftstack_<pid>: dynamic events made by this run */
+	const char *mechanism;          /* what kernel functions use, said on stderr */
 };
+
+/* Creates what the plan needs in tracefs (dynamic events), recording each
+ * change in p->log, and fills in their ids. Returns 0, or -errno after printing
+ * the kernel's complaint. */
+int ft_plan_create(struct ft_plan *p);
 
 /* Resolves o's event specs into plan events. Returns 0, or -errno after
  * printing one line (with suggestions) saying what is wrong. */

@@ -13,7 +13,7 @@
 enum {
 	OPT_FORMAT = 256, OPT_BACKEND, OPT_CALL_GRAPH, OPT_BUFFER_SIZE, OPT_MAX_STACKS,
 	OPT_THROUGH, OPT_DEBUG, OPT_PERIOD, OPT_MIN_BLOCK, OPT_MAX_BLOCK, OPT_STATE,
-	OPT_MIN_TOTAL, OPT_HELP, OPT_VERSION,
+	OPT_MIN_TOTAL, OPT_HELP, OPT_VERSION, OPT_MAX_PROBES,
 };
 
 static const struct option long_opts[] = {
@@ -23,6 +23,7 @@ static const struct option long_opts[] = {
 	{ "buffer-size", required_argument, NULL, OPT_BUFFER_SIZE },
 	{ "max-stacks", required_argument, NULL, OPT_MAX_STACKS },
 	{ "through", required_argument, NULL, OPT_THROUGH },
+	{ "max-probes", required_argument, NULL, OPT_MAX_PROBES },
 	{ "debug", no_argument, NULL, OPT_DEBUG },
 	{ "period", required_argument, NULL, OPT_PERIOD },
 	{ "min-block", required_argument, NULL, OPT_MIN_BLOCK },
@@ -297,6 +298,13 @@ static int apply_option(int c, const char *arg, struct ft_options *o)
 		o->max_stacks = v;
 		return 0;
 	case OPT_THROUGH: o->through = arg; return 0;
+	case OPT_MAX_PROBES:
+		if (parse_u64("--max-probes", arg, &v) < 0)
+			return -EINVAL;
+		if (v == 0)
+			return bad("--max-probes needs at least 1, got '%s'%s", arg, "");
+		o->max_probes = v;
+		return 0;
 	case OPT_DEBUG: o->debug = true; return 0;
 	default:
 		return -EINVAL;

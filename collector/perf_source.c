@@ -135,6 +135,14 @@ static void attr_for(const struct ft_session *s, const struct ft_event *e, struc
 	po->config = e->perf_config;
 	po->config1 = e->perf_config1;
 	po->config2 = e->perf_config2;
+	if (e->kind == FT_EV_KPROBE_PMU) {
+		po->config1 = (uint64_t)(uintptr_t)e->event; /* kprobe_func */
+		po->config2 = 0;                             /* probe_offset */
+	} else if (e->kind == FT_EV_UPROBE_PMU) {
+		po->config1 = (uint64_t)(uintptr_t)e->path;  /* uprobe_path */
+		po->config2 = e->offset;
+		po->config = e->ref_ctr << 32;              /* ref_ctr_offset: config:32-63 */
+	}
 	po->sample_period = e->sample_period ? e->sample_period : 1;
 	po->sample_freq = e->sample_freq;
 	po->freq = e->sample_freq != 0;
@@ -143,10 +151,11 @@ static void attr_for(const struct ft_session *s, const struct ft_event *e, struc
 	/* --through reads the kernel stack even when only user stacks are shown */
 	po->exclude_kernel_chain = !s->want_kernel && !s->kfilter.through.n;
 	po->disabled = true;
-	po->inherit = s->have_child || o->npids > 0;
+	po->inherit = !s->offcpu && (s->have_child || o->npids > 0);
 	po->max_stack = s->max_stack;
-	po->user_stack = o->call_graph_dwarf && s->want_user;
-	po->stack_dump = o->dwarf_size;
+	/* uprobes at a function's entry need [sp], the caller the walk skips */
+	po->user_stack = s->perf->regs_mask != 0;
+	po->stack_dump = o->call_graph_dwarf ? o->dwarf_size : 8;
 }
 
 /* Opens event E for (pid, cpu); the first fd on a CPU owns its ring. */
@@ -208,7 +217,11 @@ static int task_list(const struct ft_session *s, pid_t **out)
 	pid_t *t = calloc(max, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
-	if (s->have_child) {
+	if (s->offcpu) {
+		/* switch-ins are sampled in the context of another task: every
+		 * CPU is watched and threads are picked in user space */
+		t[n++] = -1;
+	} else if (s->have_child) {
 		t[n++] = s->child.pid;
 	} else if (o->npids) {
 		for (int i = 0; i < o->npids; i++)
@@ -255,7 +268,10 @@ int ft_perf_source_open(struct ft_session *s, int epfd)
 	ps->rings = calloc(ps->ncpus, sizeof(*ps->rings));
 	ps->sample_type = PERFEV_SAMPLE_TYPE;
 	ps->single_event = s->plan.nevents == 1;
-	if (s->opt->call_graph_dwarf && s->want_user) {
+	bool entry_fix = false;
+	for (int e = 0; e < s->plan.nevents; e++)
+		entry_fix |= s->plan.events[e].entry_fix;
+	if ((s->opt->call_graph_dwarf || entry_fix) && s->want_user) {
 		ps->sample_type |= PERF_SAMPLE_STACK_USER | PERF_SAMPLE_REGS_USER;
 		ps->regs_mask = perfev_user_regs_mask();
 	}

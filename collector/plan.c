@@ -5,8 +5,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "collector/collector.h"
 #include "collector/spec.h"
+#include "collector/plan.h"
 #include "tracefs/tracefs.h"
 
 static const struct { const char *name; int nr; } syscall_names[] = {
@@ -22,7 +24,7 @@ static int syscall_nr(const char *name)
 	return -1;
 }
 
-static int plan_add(struct ft_plan *p, const struct ft_event *e)
+int ft_plan_add(struct ft_plan *p, const struct ft_event *e)
 {
 	struct ft_event *n = realloc(p->events, (p->nevents + 1) * sizeof(*n));
 	if (!n)
@@ -93,7 +95,7 @@ static int plan_tracepoints(const struct ft_options *o, const struct ft_spec *sp
 		e.perf_config = evs[i].id;
 		int ret = syscall_redirect(p->tracefs, &evs[i], &e);
 		if (ret == 0)
-			ret = plan_add(p, &e);
+			ret = ft_plan_add(p, &e);
 		if (ret < 0) {
 			free(evs);
 			return ret;
@@ -128,6 +130,90 @@ static int plan_spec(const struct ft_options *o, const char *text, struct ft_pla
 	return -EINVAL;
 }
 
+/* profile: cpu-clock samples at -F HZ (or every --period ns of CPU time). */
+static int plan_profile(const struct ft_options *o, struct ft_plan *p)
+{
+	unsigned long max = 0;
+	FILE *f = fopen("/proc/sys/kernel/perf_event_max_sample_rate", "r");
+	if (f) {
+		if (fscanf(f, "%lu", &max) != 1)
+			max = 0;
+		fclose(f);
+	}
+	if (o->freq && max && o->freq > max) {
+		fprintf(stderr, "ftstack: -F %llu is above this kernel's limit of %lu Hz "
+			"(kernel.perf_event_max_sample_rate)\n", (unsigned long long)o->freq, max);
+		return -EINVAL;
+	}
+	struct ft_event e = {
+		.kind = FT_EV_CPU_CLOCK, .perf_type = PERF_TYPE_SOFTWARE,
+		.perf_config = PERF_COUNT_SW_CPU_CLOCK, .in_stack = true,
+		.sample_freq = o->period_ns ? 0 : o->freq, .sample_period = o->period_ns,
+	};
+	snprintf(e.name, sizeof(e.name), "cpu-clock");
+	snprintf(e.label, sizeof(e.label), "sample");
+	return ft_plan_add(p, &e);
+}
+
+/* offcpu: sched_switch with its fields (prev_pid, prev_state, next_pid). */
+static int plan_offcpu(struct ft_plan *p)
+{
+	struct tracefs_event *ev = NULL;
+	if (tracefs_events_match(p->tracefs, "sched", "sched_switch", false, &ev) != 1) {
+		free(ev);
+		fprintf(stderr, "ftstack: offcpu needs the sched:sched_switch tracepoint, which "
+			"this kernel lacks\n");
+		return -ENOENT;
+	}
+	struct ft_event e = {
+		.kind = FT_EV_SCHED_SWITCH, .perf_type = PERF_TYPE_TRACEPOINT,
+		.perf_config = ev->id, .in_stack = true, .raw = true,
+	};
+	free(ev);
+	snprintf(e.name, sizeof(e.name), "t:sched:sched_switch");
+	snprintf(e.label, sizeof(e.label), "switch");
+	snprintf(e.system, sizeof(e.system), "sched");
+	snprintf(e.event, sizeof(e.event), "sched_switch");
+	return ft_plan_add(p, &e);
+}
+
+int ft_pmu_type(const char *name)
+{
+	char path[128];
+	int type = -1;
+	snprintf(path, sizeof(path), "/sys/bus/event_source/devices/%s/type", name);
+	FILE *f = fopen(path, "r");
+	if (f) {
+		if (fscanf(f, "%d", &type) != 1)
+			type = -1;
+		fclose(f);
+	}
+	return type;
+}
+
+int ft_plan_create(struct ft_plan *p)
+{
+	for (int i = 0; i < p->nevents; i++) {
+		struct ft_event *e = &p->events[i];
+		if (!e->dyn_file[0])
+			continue;
+		char err[256] = "";
+		int ret = tracefs_dynevent_add(&p->log, e->dyn_file, e->system, e->event, e->dyn_def,
+					       err, sizeof(err));
+		uint32_t id = 0;
+		if (ret == 0)
+			ret = tracefs_event_id(p->tracefs, e->system, e->event, &id);
+		if (ret < 0) {
+			fprintf(stderr, "ftstack: the kernel refused '%s' in %s: %s%s%s\n", e->dyn_def,
+				e->dyn_file, strerror(-ret), *err ? ": " : "", err);
+			return ret;
+		}
+		e->perf_config = id;
+		ft_debug("%s: %s/%s id %u", e->dyn_file, e->system, e->event, id);
+	}
+	return 0;
+}
+
 int ft_plan_build(const struct ft_options *o, struct ft_plan *p)
 {
 	int ret = tracefs_find_root(p->tracefs, sizeof(p->tracefs));
@@ -137,6 +223,12 @@ int ft_plan_build(const struct ft_options *o, struct ft_plan *p)
 			"this kernel has none");
 		return ret;
 	}
+	tracefs_owned_name(getpid(), p->group, sizeof(p->group));
+	tracefs_log_init(&p->log, p->tracefs);
+	if (o->cmd == FT_PROFILE)
+		return plan_profile(o, p);
+	if (o->cmd == FT_OFFCPU)
+		return plan_offcpu(p);
 	for (int i = 0; i < o->nspecs; i++) {
 		if ((ret = plan_spec(o, o->specs[i], p)) < 0)
 			return ret;
@@ -151,6 +243,8 @@ int ft_plan_build(const struct ft_options *o, struct ft_plan *p)
 
 void ft_plan_free(struct ft_plan *p)
 {
+	tracefs_log_undo(&p->log);
+	tracefs_log_free(&p->log);
 	free(p->events);
 	p->events = NULL;
 	p->nevents = 0;

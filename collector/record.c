@@ -49,13 +49,14 @@ static void configure(struct ft_session *s)
 	s->want_kernel = !o->user_only;
 	bool comm = o->per_process || (o->format != OUT_TEXT && o->format != OUT_TOP);
 	s->need_procs = s->want_user || comm;
-	s->track = s->need_procs;
+	/* offcpu -c follows the command's children through FORK records */
+	s->track = s->need_procs || (o->cmd == FT_OFFCPU && o->command);
 	s->key_pid = comm;
 	s->max_stack = max_stack();
 	s->plan.track_mmaps = s->track && s->want_user;
 }
 
-static int load_kernel_symbols(struct ft_session *s)
+static int load_kallsyms(struct ft_session *s)
 {
 	int ret = sym_kernel_load("/proc/kallsyms", &s->ksyms);
 	if (ret == -EPERM) {
@@ -65,9 +66,14 @@ static int load_kernel_symbols(struct ft_session *s)
 		ret = 0;
 	} else if (ret < 0) {
 		fprintf(stderr, "ftstack: cannot read /proc/kallsyms: %s\n", strerror(-ret));
-		return ret;
 	}
-	ret = ft_kfilter_init(&s->kfilter, s->ksyms, s->plan.track_mmaps);
+	s->plan.ksyms = s->ksyms;
+	return ret;
+}
+
+static int load_kernel_filters(struct ft_session *s)
+{
+	int ret = ft_kfilter_init(&s->kfilter, s->ksyms, s->plan.track_mmaps);
 	if (ret == 0 && s->plan.through_name) {
 		ret = s->ksyms ? ft_kfilter_add_through(&s->kfilter, s->ksyms, s->plan.through_name)
 			       : -ENOENT;
@@ -78,18 +84,30 @@ static int load_kernel_symbols(struct ft_session *s)
 	return ret;
 }
 
+/* bcc's opening line, on stderr so folded stdout stays clean. */
 static void announce(const struct ft_session *s)
 {
 	const struct ft_options *o = s->opt;
 	const char *what = o->user_only ? "user" : o->kernel_only ? "kernel" : "user + kernel";
-	if (s->plan.nevents == 1)
+	const char *who = s->have_child ? "the command" : o->npids ? "the given processes" :
+			  o->ntids ? "the given threads" : "all threads";
+	if (o->cmd == FT_PROFILE && o->period_ns)
+		fprintf(stderr, "Sampling every %llu ns of %s by %s stack",
+			(unsigned long long)o->period_ns, who, what);
+	else if (o->cmd == FT_PROFILE)
+		fprintf(stderr, "Sampling at %llu Hertz of %s by %s stack",
+			(unsigned long long)o->freq, who, what);
+	else if (o->cmd == FT_OFFCPU)
+		fprintf(stderr, "Tracing off-CPU time (us) of %s by %s stack", who, what);
+	else if (s->plan.nevents == 1)
 		fprintf(stderr, "Tracing %s stacks of %s", what, s->plan.events[0].name);
 	else
 		fprintf(stderr, "Tracing %s stacks of %d events", what, s->plan.nevents);
 	if (o->duration > 0)
-		fprintf(stderr, " for %g s", o->duration);
-	fprintf(stderr, s->have_child ? " while the command runs...\n" :
-		"... Hit Ctrl-C to end.\n");
+		fprintf(stderr, " for %g secs.\n", o->duration);
+	else
+		fprintf(stderr, s->have_child ? " while the command runs.\n" :
+			"... Hit Ctrl-C to end.\n");
 }
 
 static int open_output(const struct ft_options *o, FILE **out)
@@ -108,13 +126,26 @@ static int open_output(const struct ft_options *o, FILE **out)
 /* Plan and symbols: everything that can fail for bad input. Exit status. */
 static int prepare(struct ft_session *s)
 {
+	if (load_kallsyms(s) < 0)
+		return 1;
 	int ret = ft_plan_build(s->opt, &s->plan);
 	if (ret < 0)
 		return ret == -EINVAL ? 2 : 1;
 	configure(s);
-	if (s->opt->through)
+	if (s->opt->cmd == FT_OFFCPU && (ret = ft_offcpu_create(s)) < 0) {
+		fprintf(stderr, "ftstack: cannot read sched:sched_switch's format: %s\n",
+			strerror(-ret));
+		return 1;
+	}
+	if (s->opt->cmd == FT_PROFILE) {
+		s->period_ns = s->opt->period_ns ? s->opt->period_ns : 1000000000ull / s->opt->freq;
+		s->title = "ftstack profile";
+	} else {
+		s->title = s->opt->cmd == FT_OFFCPU ? "ftstack offcpu" : "ftstack count";
+	}
+	if (s->opt->through && !s->plan.through_name)
 		s->plan.through_name = s->opt->through;
-	if (load_kernel_symbols(s) < 0)
+	if (load_kernel_filters(s) < 0)
 		return 2;
 	struct agg_config ac = { .key_pid = s->key_pid, .max_stacks = s->opt->max_stacks };
 	if (sym_procs_create("/proc", "/usr/lib/debug", &s->procs) < 0 ||
@@ -154,6 +185,10 @@ int ft_cmd_record(const struct ft_options *o)
 		goto cleanup;
 	if ((epfd = epoll_create1(EPOLL_CLOEXEC)) < 0)
 		goto cleanup;
+	if (ft_plan_create(&s.plan) < 0)
+		goto cleanup;
+	if (s.plan.mechanism)
+		fprintf(stderr, "ftstack: kernel functions through: %s\n", s.plan.mechanism);
 	if (o->command) {
 		if ((ret = ft_child_start(o->command, &s.child)) < 0) {
 			status = ret == -EINVAL ? 2 : 1;
@@ -161,6 +196,7 @@ int ft_cmd_record(const struct ft_options *o)
 		}
 		s.have_child = true;
 		sym_procs_snapshot(s.procs, (uint32_t)s.child.pid, ft_now_ns());
+		ft_offcpu_follow(&s, (uint32_t)s.child.pid, 0);
 	}
 	if (ft_perf_source_open(&s, epfd) < 0 || ft_perf_source_enable(&s) < 0)
 		goto cleanup;
@@ -175,6 +211,8 @@ int ft_cmd_record(const struct ft_options *o)
 	s.end_ns = ft_now_ns();
 	if (ret == 0)
 		ret = ft_perf_source_drain_all(&s);
+	if (ret == 0 && s.offcpu)
+		ft_offcpu_finish(&s, s.end_ns);
 	if (ret < 0) {
 		fprintf(stderr, "ftstack: reading the ring buffers failed: %s\n", strerror(-ret));
 		goto cleanup;
@@ -193,6 +231,7 @@ cleanup:
 		close(epfd);
 	if (out && out != stdout)
 		fclose(out);
+	ft_offcpu_free(&s);
 	ft_symcache_free(s.symcache);
 	agg_table_destroy(s.agg);
 	sym_procs_free(s.procs);

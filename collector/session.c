@@ -15,6 +15,28 @@ static void know_process(struct ft_session *s, uint32_t pid, uint64_t time)
 	sym_procs_snapshot(s->procs, pid, time);
 }
 
+/* A uprobe at a function's first instruction runs before the function has
+ * pushed its frame pointer, so the frame-pointer walk goes from the
+ * function straight to its caller's caller. The return address at [sp] is
+ * the missing caller; kernels that already add it (6.13+) have it at [1]. */
+static void add_entry_caller(struct ft_session *s, const struct perfev_sample *smp,
+			     struct agg_record *r)
+{
+	uint64_t ret;
+	if (!smp->ustack || smp->ustack_size < sizeof(ret) || r->nustack == 0)
+		return;
+	memcpy(&ret, smp->ustack, sizeof(ret));
+	if (r->nustack > 1 && r->ustack[1] == ret)
+		return;
+	uint32_t n = r->nustack < AGG_MAX_DEPTH ? r->nustack : AGG_MAX_DEPTH - 1;
+	s->scratch_u[0] = r->ustack[0];
+	s->scratch_u[1] = ret;
+	memcpy(&s->scratch_u[2], &r->ustack[1], (n - 1) * sizeof(uint64_t));
+	r->ustack = s->scratch_u;
+	r->nustack = n + 1;
+	s->cnt.entry_callers++;
+}
+
 void ft_session_count(struct ft_session *s, const struct perfev_sample *smp, uint32_t event,
 		      uint64_t weight)
 {
@@ -47,6 +69,8 @@ void ft_session_count(struct ft_session *s, const struct perfev_sample *smp, uin
 	if (s->want_user) {
 		r.ustack = smp->uips;
 		r.nustack = smp->nuips > AGG_MAX_DEPTH ? AGG_MAX_DEPTH : smp->nuips;
+		if (s->plan.events[event].entry_fix)
+			add_entry_caller(s, smp, &r);
 	}
 	if (!r.nkstack && !r.nustack)
 		s->cnt.empty_stacks++;
@@ -59,6 +83,13 @@ static void on_sample(struct ft_session *s, const struct perfev_record *rec)
 {
 	const struct perfev_sample *smp = &rec->sample;
 	s->cnt.samples++;
+	if (s->offcpu) {
+		/* every switch matters: it may switch a traced thread back in */
+		int ev = ft_perf_source_event(s, smp->id);
+		if (ev >= 0)
+			ft_offcpu_sample(s, smp, (uint32_t)ev);
+		return;
+	}
 	if (smp->pid == (uint32_t)s->self) {
 		s->cnt.self_events++;
 		return;
@@ -89,6 +120,8 @@ int ft_session_record(struct ft_session *s, const struct perfev_record *rec)
 			sym_procs_comm(s->procs, rec->pid, rec->time, rec->comm.comm, rec->comm.exec);
 		break;
 	case PERFEV_FORK:
+		if (s->offcpu && s->have_child && rec->pid != rec->task.ppid)
+			ft_offcpu_follow(s, rec->pid, rec->task.ppid);
 		if (s->need_procs && rec->pid != rec->task.ppid)
 			sym_procs_fork(s->procs, rec->pid, rec->task.ppid, rec->time);
 		break;

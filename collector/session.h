@@ -25,6 +25,7 @@ struct ft_counters {
 	uint64_t empty_stacks;   /* no frame could be walked */
 	uint64_t filtered;       /* offcpu filters (state, block time, thread kind) */
 	uint64_t open_at_end;    /* offcpu: threads still off CPU at the end */
+	uint64_t entry_callers;  /* uprobe entry: callers added from [sp] */
 };
 
 struct ft_perf_source;
@@ -55,6 +56,7 @@ struct ft_session {
 	uint64_t period_ns;      /* profile: ns per sample */
 	const char *title;       /* svg/speedscope title */
 	FILE *out;               /* stdout or -o FILE */
+	uint64_t scratch_u[AGG_MAX_DEPTH + 1];
 	struct ft_symcache *symcache; /* names of addresses, kept across -i intervals */
 };
 
@@ -84,6 +86,17 @@ uint64_t ft_perf_source_bad_records(const struct ft_session *s);
 bool ft_perf_source_owns(const struct ft_session *s, const void *cookie);
 /* The trace clock now (CLOCK_MONOTONIC, what perf samples carry). */
 uint64_t ft_now_ns(void);
+
+/* ---- offcpu (offcpu.c) ---- */
+/* Reads sched_switch's field offsets. Returns 0 or -errno. */
+int ft_offcpu_create(struct ft_session *s);
+/* Handles one sched_switch sample (switch-out of smp->tid, switch-in of next_pid). */
+void ft_offcpu_sample(struct ft_session *s, const struct perfev_sample *smp, uint32_t event);
+/* -c: PID is followed when PPID is (PPID 0: the command itself). */
+void ft_offcpu_follow(struct ft_session *s, uint32_t pid, uint32_t ppid);
+/* Counts threads still off CPU at END up to it. */
+void ft_offcpu_finish(struct ft_session *s, uint64_t end);
+void ft_offcpu_free(struct ft_session *s);
 
 /* ---- the loop ---- */
 /* Runs until the duration ends, a signal, or the command exits; prints every

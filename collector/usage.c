@@ -28,6 +28,7 @@ void ft_usage(FILE *f)
 "  -C CPU[,CPU]        only these CPUs           -D SECS        duration\n"
 "  -l LIB              library for a bare FUNC   -r             EVENT patterns are regexes\n"
 "  --through FUNC      keep events whose kernel stack passes through FUNC, cut there\n"
+"  --max-probes N      at most N kernel functions from one pattern (default 1000)\n"
 "  --backend perf|ftrace     where records come from (default perf)\n"
 "  --call-graph fp|dwarf[,SIZE]  user-stack unwinding (default fp)\n"
 "  --buffer-size KB    per-CPU ring size (default 1024)\n"

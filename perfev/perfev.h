@@ -35,8 +35,11 @@ struct perfev_opts {
 	uint32_t wakeup_bytes;  /* wake the reader when this much is waiting */
 };
 
-/* Opens one event for (pid, cpu) as perf_event_open(2) takes them.
- * Returns the fd (>= 0) or -errno. */
+/* Opens one event for (pid, cpu) as perf_event_open(2) takes them, with
+ * sample_id_all set and use_clockid = CLOCK_MONOTONIC, so record times compare
+ * with clock_gettime(CLOCK_MONOTONIC). The wakeup is every record unless
+ * wakeup_bytes is set (then a watermark). Returns the fd (>= 0, close-on-exec)
+ * or -errno. */
 int perfev_open(const struct perfev_opts *o, int pid, int cpu, int group_fd);
 /* Returns 0 and the kernel's id of the event (PERF_EVENT_IOC_ID), or -errno. */
 int perfev_id(int fd, uint64_t *id);
@@ -53,10 +56,12 @@ struct perfev_ring {
 	size_t data_size;  /* power of two */
 	size_t map_size;
 	uint8_t *scratch;  /* a record wrapping the end is copied here */
+	uint64_t bad_records; /* records perfev_ring_drain skipped: undecodable */
 };
 
 /* Maps DATA_BYTES (rounded up to a power-of-two number of pages) of ring for
- * FD. Returns 0 or -errno (-EPERM: raise perf_event_mlock_kb or run as root). */
+ * FD. Returns 0 or -errno (-EPERM: raise perf_event_mlock_kb or run as root).
+ * R does not own FD: perfev_ring_unmap() releases the mapping and scratch only. */
 int perfev_ring_map(struct perfev_ring *r, int fd, size_t data_bytes);
 void perfev_ring_unmap(struct perfev_ring *r);
 
@@ -104,9 +109,12 @@ struct perfev_record {
 };
 
 /* Decodes one record of LEN bytes (header included) written by an event with
- * SAMPLE_TYPE (and the regs mask used for REGS_USER, 0 if none). Pointers in
- * *out point into BUF. Returns 0, or -EINVAL when the record is truncated or
- * its sizes disagree (never reads past LEN). */
+ * SAMPLE_TYPE (and the regs mask used for REGS_USER, 0 if none) and
+ * sample_id_all: non-sample records end in a sample_id trailer. BUF should be
+ * 8-byte aligned (as ring records are), since the address arrays in *out
+ * point into BUF. Returns 0, or -EINVAL when the record is truncated or its
+ * sizes disagree, or SAMPLE_TYPE has READ or BRANCH_STACK (never reads past
+ * LEN). Record types not listed in perfev_kind decode as PERFEV_OTHER. */
 int perfev_decode(const void *buf, size_t len, uint64_t sample_type,
 		  uint64_t regs_mask, struct perfev_record *out);
 
@@ -114,8 +122,10 @@ int perfev_decode(const void *buf, size_t len, uint64_t sample_type,
 typedef int (*perfev_record_fn)(void *ctx, const struct perfev_record *rec);
 
 /* Reads every complete record waiting in R, calls FN for each, and releases
- * the space to the kernel. Returns the number of records read or -errno
- * (-EINVAL for a corrupt ring). */
+ * the space to the kernel (only up to the record where FN asked to stop).
+ * Records that do not decode are skipped and counted in R->bad_records.
+ * Returns the number of records passed to FN, or -EINVAL for a corrupt ring
+ * (a record header with size < 8 or beyond the data written). */
 long perfev_ring_drain(struct perfev_ring *r, uint64_t sample_type, uint64_t regs_mask,
 		       perfev_record_fn fn, void *ctx);
 

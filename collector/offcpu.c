@@ -1,0 +1,287 @@
+/* offcpu: time each thread spends switched out, by the stack it was switched
+ * out with (bcc offcputime without BPF). Every sched:sched_switch sample is
+ * taken in the context of the task leaving the CPU, so it carries that task's
+ * stack; the task's time off CPU ends at the later switch whose next_pid is
+ * it, usually on another CPU. Rings are drained CPU by CPU, so a thread's
+ * switch-in can be read before its switch-out: each thread keeps a few
+ * unmatched switches sorted by time, and a switch-out is paired with the
+ * switch-in that directly follows it in time, whichever arrives first. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "collector/session.h"
+#include "tracefs/tracefs.h"
+
+#define OFFCPU_PENDING 8
+
+struct switch_ev {
+	uint64_t time;
+	bool out;
+	uint32_t pid;        /* tgid of a switch-out */
+	uint64_t *ips;       /* switch-out: kernel then user addresses */
+	uint32_t nk, nu;
+};
+
+struct thread {
+	uint32_t tid;
+	uint8_t n;
+	struct switch_ev ev[OFFCPU_PENDING];
+};
+
+struct ft_offcpu {
+	struct thread *t;
+	size_t cap, n;
+	uint32_t off_prev_pid, off_prev_state, off_next_pid;
+	uint32_t size_prev_state;
+	uint32_t *follow;    /* -c: the command and its descendants */
+	size_t nfollow, capfollow;
+	uint32_t event;
+};
+
+static struct thread *thread_get(struct ft_offcpu *oc, uint32_t tid, bool create)
+{
+	if (create && (oc->n + 1) * 2 > oc->cap) {
+		size_t cap = oc->cap ? oc->cap * 2 : 1024;
+		struct thread *nt = calloc(cap, sizeof(*nt));
+		if (!nt)
+			return NULL;
+		for (size_t i = 0; i < oc->cap; i++) {
+			if (!oc->t[i].tid)
+				continue;
+			size_t j = (oc->t[i].tid * 2654435761u) & (cap - 1);
+			while (nt[j].tid)
+				j = (j + 1) & (cap - 1);
+			nt[j] = oc->t[i];
+		}
+		free(oc->t);
+		oc->t = nt;
+		oc->cap = cap;
+	}
+	if (!oc->cap)
+		return NULL;
+	size_t i = (tid * 2654435761u) & (oc->cap - 1);
+	while (oc->t[i].tid) {
+		if (oc->t[i].tid == tid)
+			return &oc->t[i];
+		i = (i + 1) & (oc->cap - 1);
+	}
+	if (!create)
+		return NULL;
+	oc->t[i].tid = tid;
+	oc->n++;
+	return &oc->t[i];
+}
+
+static uint64_t field(const void *raw, uint32_t raw_size, uint32_t off, uint32_t size)
+{
+	uint64_t v = 0;
+	if (off + size > raw_size || size > 8)
+		return 0;
+	memcpy(&v, (const uint8_t *)raw + off, size); /* little-endian: low bytes first */
+	return v;
+}
+
+int ft_offcpu_create(struct ft_session *s)
+{
+	struct tracefs_field *f = NULL;
+	int n = tracefs_event_fields(s->plan.tracefs, "sched", "sched_switch", &f);
+	struct ft_offcpu *oc = calloc(1, sizeof(*oc));
+	if (!oc || n < 0) {
+		free(f);
+		free(oc);
+		return n < 0 ? n : -ENOMEM;
+	}
+	const struct tracefs_field *pp = tracefs_field_find(f, n, "prev_pid");
+	const struct tracefs_field *ps = tracefs_field_find(f, n, "prev_state");
+	const struct tracefs_field *np = tracefs_field_find(f, n, "next_pid");
+	if (!pp || !ps || !np) {
+		free(f);
+		free(oc);
+		return -ENOENT;
+	}
+	oc->off_prev_pid = pp->offset;
+	oc->off_prev_state = ps->offset;
+	oc->size_prev_state = ps->size;
+	oc->off_next_pid = np->offset;
+	free(f);
+	s->offcpu = oc;
+	return 0;
+}
+
+static bool follows(const struct ft_offcpu *oc, uint32_t pid)
+{
+	for (size_t i = 0; i < oc->nfollow; i++)
+		if (oc->follow[i] == pid)
+			return true;
+	return false;
+}
+
+void ft_offcpu_follow(struct ft_session *s, uint32_t pid, uint32_t ppid)
+{
+	struct ft_offcpu *oc = s->offcpu;
+	if (!oc || (ppid && !follows(oc, ppid)) || follows(oc, pid))
+		return;
+	if (oc->nfollow == oc->capfollow) {
+		size_t cap = oc->capfollow ? oc->capfollow * 2 : 16;
+		uint32_t *n = realloc(oc->follow, cap * sizeof(*n));
+		if (!n)
+			return;
+		oc->follow = n;
+		oc->capfollow = cap;
+	}
+	oc->follow[oc->nfollow++] = pid;
+}
+
+/* Whether thread TID of process PID is one the options ask for. */
+static bool wanted(const struct ft_session *s, uint32_t pid, uint32_t tid)
+{
+	const struct ft_options *o = s->opt;
+	if (pid == 0 || pid == (uint32_t)s->self)
+		return false; /* the idle task is not blocked; ftstack is not traced */
+	if (s->have_child)
+		return follows(s->offcpu, pid);
+	if (o->npids) {
+		for (int i = 0; i < o->npids; i++)
+			if ((uint32_t)o->pids[i] == pid)
+				return true;
+		return false;
+	}
+	if (o->ntids) {
+		for (int i = 0; i < o->ntids; i++)
+			if ((uint32_t)o->tids[i] == tid)
+				return true;
+		return false;
+	}
+	return true;
+}
+
+/* Kernel threads have PF_KTHREAD (0x00200000) in /proc/PID/stat's flags. */
+static bool is_kthread(uint32_t tid)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof(path), "/proc/%u/stat", tid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return false;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	char *p = strrchr(buf, ')');
+	unsigned long flags = 0;
+	if (p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %lu", &flags) == 1)
+		return flags & 0x00200000;
+	return false;
+}
+
+static void count_interval(struct ft_session *s, uint32_t tid, const struct switch_ev *o,
+			   uint64_t end, bool open)
+{
+	uint64_t us = (end - o->time) / 1000;
+	const struct ft_options *opt = s->opt;
+	if (us < opt->min_block_us || (opt->max_block_us && us > opt->max_block_us)) {
+		s->cnt.filtered++;
+		return;
+	}
+	struct perfev_sample smp = {
+		.pid = o->pid, .tid = tid, .time = o->time,
+		.kips = o->ips, .nkips = o->nk, .uips = o->ips + o->nk, .nuips = o->nu,
+	};
+	if (open)
+		s->cnt.open_at_end++;
+	ft_session_count(s, &smp, s->offcpu->event, us);
+}
+
+static void drop(struct thread *t, int i)
+{
+	free(t->ev[i].ips);
+	memmove(&t->ev[i], &t->ev[i + 1], (size_t)(t->n - i - 1) * sizeof(t->ev[0]));
+	t->n--;
+}
+
+/* Inserts E in time order and pairs it with its neighbour when they form
+ * (switch-out, switch-in). */
+static void add_switch(struct ft_session *s, struct thread *t, struct switch_ev *e)
+{
+	if (t->n == OFFCPU_PENDING)
+		drop(t, 0); /* the oldest lost its partner */
+	int i = t->n;
+	while (i > 0 && t->ev[i - 1].time > e->time)
+		i--;
+	memmove(&t->ev[i + 1], &t->ev[i], (size_t)(t->n - i) * sizeof(t->ev[0]));
+	t->ev[i] = *e;
+	t->n++;
+	int o = -1, in = -1;
+	if (e->out && i + 1 < t->n && !t->ev[i + 1].out)
+		o = i, in = i + 1;
+	else if (!e->out && i > 0 && t->ev[i - 1].out)
+		o = i - 1, in = i;
+	if (o < 0)
+		return;
+	count_interval(s, t->tid, &t->ev[o], t->ev[in].time, false);
+	drop(t, in);
+	drop(t, o);
+}
+
+void ft_offcpu_sample(struct ft_session *s, const struct perfev_sample *smp, uint32_t event)
+{
+	struct ft_offcpu *oc = s->offcpu;
+	const struct ft_options *o = s->opt;
+	uint32_t prev = (uint32_t)field(smp->raw, smp->raw_size, oc->off_prev_pid, 4);
+	uint32_t next = (uint32_t)field(smp->raw, smp->raw_size, oc->off_next_pid, 4);
+	uint64_t state = field(smp->raw, smp->raw_size, oc->off_prev_state, oc->size_prev_state);
+	oc->event = event;
+	struct thread *t = next ? thread_get(oc, next, false) : NULL;
+	if (t) {
+		struct switch_ev in = { .time = smp->time, .out = false };
+		add_switch(s, t, &in);
+	} else if (next) {
+		/* its switch-out may still be in another CPU's ring */
+		t = thread_get(oc, next, true);
+		struct switch_ev in = { .time = smp->time, .out = false };
+		if (t)
+			add_switch(s, t, &in);
+	}
+	if (prev != smp->tid || !wanted(s, smp->pid, prev))
+		return;
+	if ((o->state >= 0 && state != (uint64_t)o->state) ||
+	    ((o->user_threads || o->kernel_threads) && is_kthread(prev) != o->kernel_threads)) {
+		s->cnt.filtered++;
+		return;
+	}
+	struct switch_ev out = { .time = smp->time, .out = true, .pid = smp->pid,
+				 .nk = smp->nkips, .nu = smp->nuips };
+	out.ips = malloc((out.nk + out.nu + 1) * sizeof(uint64_t));
+	if (!out.ips || !(t = thread_get(oc, prev, true))) {
+		free(out.ips);
+		return;
+	}
+	memcpy(out.ips, smp->kips, out.nk * sizeof(uint64_t));
+	memcpy(out.ips + out.nk, smp->uips, out.nu * sizeof(uint64_t));
+	add_switch(s, t, &out);
+}
+
+void ft_offcpu_finish(struct ft_session *s, uint64_t end)
+{
+	struct ft_offcpu *oc = s->offcpu;
+	for (size_t i = 0; oc && i < oc->cap; i++) {
+		struct thread *t = &oc->t[i];
+		/* a switch-out with nothing after it: still off CPU now */
+		if (t->tid && t->n && t->ev[t->n - 1].out && t->ev[t->n - 1].time < end)
+			count_interval(s, t->tid, &t->ev[t->n - 1], end, true);
+	}
+}
+
+void ft_offcpu_free(struct ft_session *s)
+{
+	struct ft_offcpu *oc = s->offcpu;
+	if (!oc)
+		return;
+	for (size_t i = 0; i < oc->cap; i++)
+		for (int j = 0; j < oc->t[i].n; j++)
+			free(oc->t[i].ev[j].ips);
+	free(oc->t);
+	free(oc->follow);
+	free(oc);
+	s->offcpu = NULL;
+}

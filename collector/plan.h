@@ -1,0 +1,12 @@
+/* Internals shared by plan.c, plan_kfunc.c and plan_uprobe.c. */
+#ifndef FTSTACK_PLAN_H
+#define FTSTACK_PLAN_H
+
+#include "collector/collector.h"
+
+/* Appends a copy of E to the plan. Returns 0 or -ENOMEM. */
+int ft_plan_add(struct ft_plan *p, const struct ft_event *e);
+/* Returns the perf PMU type number of /sys/bus/event_source/devices/NAME, or -1. */
+int ft_pmu_type(const char *name);
+
+#endif

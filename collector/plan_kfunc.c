@@ -1,0 +1,281 @@
+/* Kernel functions as events: `func`, `p::func`, `kprobe:func`, globs and
+ * regexes. Mechanism, best first: the kprobe PMU (nothing to clean up); a
+ * kprobe event in tracefs kprobe_events (group ftstack_<pid>, undone at exit);
+ * and where kprobes are missing, a tracepoint that fires inside the function,
+ * kept only when its kernel stack passes through the function and cut there
+ * (doc/KFUNC.md says when that is exact). */
+#include <errno.h>
+#include <fnmatch.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "collector/plan.h"
+#include "collector/spec.h"
+
+#define FT_MAX_PROBES_DEFAULT 1000
+
+/* Tracepoints that fire once inside each call of these functions, on the
+ * call's own stack. 6.10+ names (_noprof) and older ones side by side. */
+static const struct { const char *func, *system, *event; } fallback[] = {
+	{ "__kmalloc", "kmem", "kmalloc" },
+	{ "__kmalloc_noprof", "kmem", "kmalloc" },
+	{ "__kmalloc_node", "kmem", "kmalloc" },
+	{ "__kmalloc_node_noprof", "kmem", "kmalloc" },
+	{ "__kmalloc_cache_noprof", "kmem", "kmalloc" },
+	{ "__kmalloc_cache_node_noprof", "kmem", "kmalloc" },
+	{ "__kmalloc_node_track_caller", "kmem", "kmalloc" },
+	{ "__kmalloc_node_track_caller_noprof", "kmem", "kmalloc" },
+	{ "__kvmalloc_node_noprof", "kmem", "kmalloc" },
+	{ "kmalloc_trace", "kmem", "kmalloc" },
+	{ "kmalloc_node_trace", "kmem", "kmalloc" },
+	{ "kmem_cache_alloc", "kmem", "kmem_cache_alloc" },
+	{ "kmem_cache_alloc_noprof", "kmem", "kmem_cache_alloc" },
+	{ "kmem_cache_alloc_node", "kmem", "kmem_cache_alloc" },
+	{ "kmem_cache_alloc_node_noprof", "kmem", "kmem_cache_alloc" },
+	{ "kmem_cache_alloc_lru", "kmem", "kmem_cache_alloc" },
+	{ "kmem_cache_alloc_lru_noprof", "kmem", "kmem_cache_alloc" },
+	{ "kfree", "kmem", "kfree" },
+	{ "kmem_cache_free", "kmem", "kmem_cache_free" },
+	{ "__alloc_pages", "kmem", "mm_page_alloc" },
+	{ "__alloc_pages_noprof", "kmem", "mm_page_alloc" },
+	{ "__alloc_frozen_pages_noprof", "kmem", "mm_page_alloc" },
+	{ "__free_pages", "kmem", "mm_page_free" },
+	{ "free_pages", "kmem", "mm_page_free" },
+	{ "__schedule", "sched", "sched_switch" },
+	{ "schedule", "sched", "sched_switch" },
+	{ "try_to_wake_up", "sched", "sched_waking" },
+	{ "wake_up_new_task", "sched", "sched_wakeup_new" },
+};
+
+struct func_list {
+	char **names;
+	int n, cap;
+	const char *pattern;
+	regex_t re;
+	bool regex;
+};
+
+static int list_add(struct func_list *l, const char *name)
+{
+	if (l->n == l->cap) {
+		int cap = l->cap ? l->cap * 2 : 16;
+		char **n = realloc(l->names, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		l->names = n;
+		l->cap = cap;
+	}
+	for (int i = 0; i < l->n; i++)
+		if (strcmp(l->names[i], name) == 0)
+			return 0; /* same-named statics: one probe by name */
+	return (l->names[l->n] = strdup(name)) ? (l->n++, 0) : -ENOMEM;
+}
+
+static void list_free(struct func_list *l)
+{
+	for (int i = 0; i < l->n; i++)
+		free(l->names[i]);
+	free(l->names);
+	if (l->regex)
+		regfree(&l->re);
+}
+
+static bool list_match(const struct func_list *l, const char *name)
+{
+	if (l->regex)
+		return regexec(&l->re, name, 0, NULL, 0) == 0;
+	return fnmatch(l->pattern, name, 0) == 0;
+}
+
+static int collect_ksym(void *ctx, const char *name, uint64_t addr)
+{
+	(void)addr;
+	struct func_list *l = ctx;
+	return list_match(l, name) ? list_add(l, name) : 0;
+}
+
+/* Functions the kernel lets us probe: available_filter_functions when it can
+ * be read, else kallsyms' text symbols. */
+static int find_functions(const struct ft_plan *p, struct func_list *l)
+{
+	char *text = NULL;
+	if (tracefs_read_file(p->tracefs, "available_filter_functions", &text) > 0) {
+		for (char *save = NULL, *line = strtok_r(text, "\n", &save); line;
+		     line = strtok_r(NULL, "\n", &save)) {
+			line[strcspn(line, " \t")] = '\0'; /* "name [module]" */
+			if (list_match(l, line) && list_add(l, line) < 0)
+				break;
+		}
+		free(text);
+		return 0;
+	}
+	free(text);
+	return p->ksyms ? sym_kernel_foreach(p->ksyms, collect_ksym, l) : -ENOENT;
+}
+
+/* 6.10+ renamed the allocators (__kmalloc → __kmalloc_noprof). */
+static void follow_rename(const struct ft_plan *p, char *name, size_t len)
+{
+	uint64_t a, b;
+	char alt[160];
+	if (!p->ksyms || sym_kernel_range(p->ksyms, name, &a, &b) == 0)
+		return;
+	snprintf(alt, sizeof(alt), "%s_noprof", name);
+	if (sym_kernel_range(p->ksyms, alt, &a, &b) == 0) {
+		fprintf(stderr, "ftstack: %s is called %s in this kernel; tracing that\n", name, alt);
+		snprintf(name, len, "%s", alt);
+	}
+}
+
+static int add_kprobe(const struct ft_spec *sp, struct ft_plan *p, const char *func, int pmu)
+{
+	struct ft_event e = { .in_stack = true };
+	snprintf(e.name, sizeof(e.name), "%s", func);
+	snprintf(e.label, sizeof(e.label), "%s", func);
+	snprintf(e.event, sizeof(e.event), "%s", func);
+	if (pmu >= 0) {
+		e.kind = FT_EV_KPROBE_PMU;
+		e.perf_type = (uint32_t)pmu;
+	} else {
+		/* made in tracefs by ft_plan_create; event names allow [A-Za-z0-9_] */
+		char ev[128];
+		snprintf(ev, sizeof(ev), "%.100s", func);
+		for (char *c = ev; *c; c++)
+			if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+			      (*c >= '0' && *c <= '9') || *c == '_'))
+				*c = '_';
+		e.kind = FT_EV_TRACEPOINT;
+		e.perf_type = PERF_TYPE_TRACEPOINT;
+		snprintf(e.system, sizeof(e.system), "%s", p->group);
+		snprintf(e.event, sizeof(e.event), "%s", ev);
+		snprintf(e.dyn_file, sizeof(e.dyn_file), "kprobe_events");
+		snprintf(e.dyn_def, sizeof(e.dyn_def), "p:%s/%s %s", p->group, ev, func);
+	}
+	(void)sp;
+	return ft_plan_add(p, &e);
+}
+
+static bool kprobe_events_present(const struct ft_plan *p)
+{
+	char path[512];
+	snprintf(path, sizeof(path), "%s/kprobe_events", p->tracefs);
+	return access(path, W_OK) == 0;
+}
+
+/* No kprobes: a tracepoint inside the function, filtered by --through. */
+static int plan_fallback(const struct ft_spec *sp, struct ft_plan *p, const char *func)
+{
+	for (size_t i = 0; i < sizeof(fallback) / sizeof(*fallback); i++) {
+		if (strcmp(fallback[i].func, func) != 0)
+			continue;
+		struct tracefs_event *te = NULL;
+		if (tracefs_events_match(p->tracefs, fallback[i].system, fallback[i].event, false,
+					 &te) != 1) {
+			free(te);
+			continue;
+		}
+		if (p->through_name && strcmp(p->through_name, func) != 0) {
+			fprintf(stderr, "ftstack: without kprobes only one kernel function can be "
+				"traced at a time (%s and %s)\n", p->through_name, func);
+			free(te);
+			return -EINVAL;
+		}
+		struct ft_event e = { .kind = FT_EV_TRACEPOINT, .perf_type = PERF_TYPE_TRACEPOINT,
+				      .perf_config = te->id, .in_stack = true };
+		free(te);
+		snprintf(e.name, sizeof(e.name), "%s", func);
+		snprintf(e.label, sizeof(e.label), "%s", func);
+		snprintf(e.system, sizeof(e.system), "%s", fallback[i].system);
+		snprintf(e.event, sizeof(e.event), "%s", fallback[i].event);
+		snprintf(p->through_buf, sizeof(p->through_buf), "%s", func);
+		p->through_name = p->through_buf;
+		fprintf(stderr, "ftstack: no kprobes in this kernel: counting t:%s:%s events whose "
+			"kernel stack passes through %s (--through %s)\n", fallback[i].system,
+			fallback[i].event, func, func);
+		p->mechanism = "tracepoint + --through";
+		return ft_plan_add(p, &e);
+	}
+	/* say which tracepoints share the function's words */
+	char sugg[512] = "";
+	char word[128];
+	snprintf(word, sizeof(word), "%s", sp->name);
+	for (char *c = word; *c; c++)
+		if (*c == '_')
+			*c = ' ';
+	char *w = strtok(word, " ");
+	while (w && strlen(w) < 3)
+		w = strtok(NULL, " ");
+	if (w) {
+		char pat[140];
+		snprintf(pat, sizeof(pat), "*%s*", w);
+		struct tracefs_event *te = NULL;
+		int n = tracefs_events_match(p->tracefs, "*", pat, false, &te);
+		for (int i = 0; i < n && i < 6; i++) {
+			size_t l = strlen(sugg);
+			snprintf(sugg + l, sizeof(sugg) - l, "%st:%s:%s", l ? ", " : "", te[i].system,
+				 te[i].name);
+		}
+		free(te);
+	}
+	fprintf(stderr, "ftstack: cannot trace kernel function %s: this kernel has no kprobes and "
+		"no tracepoint known to fire inside it%s%s%s\n", func, *sugg ? " (try " : "", sugg,
+		*sugg ? " with --through)" : "");
+	return -EINVAL;
+}
+
+int ft_plan_kfunc(const struct ft_options *o, const struct ft_spec *sp, struct ft_plan *p)
+{
+	struct func_list l = { .pattern = sp->name, .regex = o->regex };
+	bool pattern = o->regex || strpbrk(sp->name, "*?[");
+	char func[160];
+	int ret = 0;
+	if (o->regex) {
+		char anchored[300];
+		snprintf(anchored, sizeof(anchored), "^(%s)$", sp->name);
+		if (regcomp(&l.re, anchored, REG_EXTENDED | REG_NOSUB) != 0) {
+			fprintf(stderr, "ftstack: '%s': not a valid regular expression\n", sp->name);
+			return -EINVAL;
+		}
+	}
+	int pmu = ft_pmu_type("kprobe");
+	bool kprobes = pmu >= 0 || kprobe_events_present(p);
+	if (!pattern) {
+		snprintf(func, sizeof(func), "%s", sp->name);
+		follow_rename(p, func, sizeof(func));
+		uint64_t a, b;
+		if (p->ksyms && sym_kernel_range(p->ksyms, func, &a, &b) < 0) {
+			fprintf(stderr, "ftstack: no kernel function %s (see /proc/kallsyms)\n", func);
+			ret = -EINVAL;
+		} else if (!kprobes) {
+			ret = plan_fallback(sp, p, func);
+		} else {
+			ret = add_kprobe(sp, p, func, pmu);
+			p->mechanism = pmu >= 0 ? "kprobe PMU" : "kprobe_events";
+		}
+		list_free(&l);
+		return ret;
+	}
+	if (!kprobes) {
+		fprintf(stderr, "ftstack: '%s': this kernel has no kprobes, so function patterns "
+			"cannot be traced; name one function (e.g. -e __kmalloc) or a tracepoint\n",
+			sp->name);
+		list_free(&l);
+		return -EINVAL;
+	}
+	if ((ret = find_functions(p, &l)) < 0 || l.n == 0) {
+		fprintf(stderr, "ftstack: '%s' matches no kernel function\n", sp->name);
+		list_free(&l);
+		return -EINVAL;
+	}
+	int max = o->max_probes ? (int)o->max_probes : FT_MAX_PROBES_DEFAULT;
+	if (l.n > max)
+		fprintf(stderr, "ftstack: '%s' matches %d functions; tracing the first %d "
+			"(--max-probes), skipping %d\n", sp->name, l.n, max, l.n - max);
+	for (int i = 0; i < l.n && i < max && ret == 0; i++)
+		ret = add_kprobe(sp, p, l.names[i], pmu);
+	p->mechanism = pmu >= 0 ? "kprobe PMU" : "kprobe_events";
+	list_free(&l);
+	return ret;
+}

@@ -1,0 +1,123 @@
+/* perfev: opening events and the ioctls ftstack uses on them. */
+#include <errno.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "perfev/perfev.h"
+
+#if defined(__x86_64__)
+#include <asm/perf_regs.h>
+#endif
+
+/* Sampling and record-selection bits, from the options. */
+static void fill_sampling(struct perf_event_attr *a, const struct perfev_opts *o)
+{
+	a->sample_type = PERFEV_SAMPLE_TYPE;
+	if (o->raw)
+		a->sample_type |= PERF_SAMPLE_RAW;
+	if (o->user_stack) {
+		a->sample_type |= PERF_SAMPLE_STACK_USER | PERF_SAMPLE_REGS_USER;
+		a->sample_regs_user = perfev_user_regs_mask();
+		a->sample_stack_user = o->stack_dump;
+	}
+	if (o->freq) {
+		a->freq = 1;
+		a->sample_freq = o->sample_freq;
+	} else {
+		a->sample_period = o->sample_period;
+	}
+	a->exclude_callchain_user = o->exclude_user_chain;
+	a->exclude_callchain_kernel = o->exclude_kernel_chain;
+	if (o->max_stack)
+		a->sample_max_stack = o->max_stack;
+}
+
+/* Side-band records: who is who (comm, exec, fork, exit) and, for user
+ * symbolization, what is mapped where. */
+static void fill_tracking(struct perf_event_attr *a, const struct perfev_opts *o)
+{
+	if (!o->track)
+		return;
+	a->comm = 1;
+	a->comm_exec = 1;
+	a->task = 1;
+	if (o->track_mmap) {
+		/* the kernel sends MMAP2 only for events that ask for mmap too */
+		a->mmap = 1;
+		a->mmap2 = 1;
+	}
+}
+
+int perfev_open(const struct perfev_opts *o, int pid, int cpu, int group_fd)
+{
+	struct perf_event_attr a;
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = o->type;
+	a.config = o->config;
+	a.config1 = o->config1;
+	a.config2 = o->config2;
+	fill_sampling(&a, o);
+	fill_tracking(&a, o);
+	/* every record carries pid/tid/time/cpu/id, so side-band records sort
+	 * and attribute like samples */
+	a.sample_id_all = 1;
+	a.inherit = o->inherit;
+	a.disabled = o->disabled;
+	/* times comparable with clock_gettime(CLOCK_MONOTONIC) in collector/ */
+	a.use_clockid = 1;
+	a.clockid = CLOCK_MONOTONIC;
+	if (o->wakeup_bytes) {
+		a.watermark = 1;
+		a.wakeup_watermark = o->wakeup_bytes;
+	} else {
+		a.wakeup_events = 1;
+	}
+	long fd = syscall(__NR_perf_event_open, &a, pid, cpu, group_fd, PERF_FLAG_FD_CLOEXEC);
+	return fd < 0 ? -errno : (int)fd;
+}
+
+int perfev_id(int fd, uint64_t *id)
+{
+	return ioctl(fd, PERF_EVENT_IOC_ID, id) < 0 ? -errno : 0;
+}
+
+int perfev_set_output(int fd, int output_fd)
+{
+	return ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, output_fd) < 0 ? -errno : 0;
+}
+
+int perfev_enable(int fd)
+{
+	return ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) < 0 ? -errno : 0;
+}
+
+int perfev_disable(int fd)
+{
+	return ioctl(fd, PERF_EVENT_IOC_DISABLE, 0) < 0 ? -errno : 0;
+}
+
+uint64_t perfev_user_regs_mask(void)
+{
+#if defined(__x86_64__)
+	/* The general-purpose registers: ip/sp/bp to start the unwind, the
+	 * callee-saved ones (bx, r12-r15) that DWARF CFI may restore, and the
+	 * rest because they are cheap and libunwind accepts them. */
+	static const int regs[] = {
+		PERF_REG_X86_AX, PERF_REG_X86_BX, PERF_REG_X86_CX, PERF_REG_X86_DX,
+		PERF_REG_X86_SI, PERF_REG_X86_DI, PERF_REG_X86_BP, PERF_REG_X86_SP,
+		PERF_REG_X86_IP, PERF_REG_X86_R8, PERF_REG_X86_R9, PERF_REG_X86_R10,
+		PERF_REG_X86_R11, PERF_REG_X86_R12, PERF_REG_X86_R13, PERF_REG_X86_R14,
+		PERF_REG_X86_R15,
+	};
+	uint64_t mask = 0;
+	for (size_t i = 0; i < sizeof(regs) / sizeof(regs[0]); i++)
+		mask |= 1ULL << regs[i];
+	return mask;
+#else
+	return 0;
+#endif
+}

@@ -1,0 +1,74 @@
+/* report: the one table of tracing-machinery frames. A stack taken from
+ * inside a tracer (a stacktrace trigger, the function tracer's
+ * func_stack_trace, a kprobe handler) starts with the tracer's own
+ * functions; these names say which leading frames to drop. Shared with the
+ * live collector through report_is_machinery(). */
+#include "report/internal.h"
+
+#include <string.h>
+
+/* Exact names. */
+static const char *const machinery_names[] = {
+	/* kprobes: ftrace-based, int3-based and optimized dispatch */
+	"kprobe_trace_func", "kprobe_perf_func", "kprobe_dispatcher",
+	"kretprobe_trace_func", "kretprobe_perf_func", "kretprobe_dispatcher",
+	"kprobe_ftrace_handler", "aggr_pre_handler", "aggr_post_handler",
+	"kprobe_int3_handler", "kprobe_handler", "do_int3", "exc_int3", "asm_exc_int3",
+	"optimized_callback", "opt_pre_handler", "__kprobes_text_start",
+	"__kretprobe_trampoline_handler", "kretprobe_trampoline_handler",
+	"__kretprobe_trampoline", "kretprobe_trampoline", "trampoline_handler",
+	"kretprobe_rethook_handler", "rethook_trampoline_handler",
+	"arch_rethook_trampoline", "arch_rethook_trampoline_callback",
+	"fprobe_handler", "fprobe_exit_handler", "fprobe_entry",
+	"uprobe_dispatcher", "uretprobe_dispatcher", "uprobe_trace_func",
+	"uprobe_perf_func", "__uprobe_perf_func", "handler_chain",
+	/* ftrace callers and trampolines */
+	"ftrace_call", "ftrace_caller", "ftrace_regs_call", "ftrace_regs_caller",
+	"ftrace_graph_call", "ftrace_stub", "ftrace_ops_list_func",
+	"arch_ftrace_ops_list_func", "ftrace_ops_assist_func",
+	"function_trace_call", "function_stack_trace_call",
+	"function_no_repeats_trace_call", "function_stack_no_repeats_trace_call",
+	"[FTRACE TRAMPOLINE]",
+	/* syscall tracepoints */
+	"ftrace_syscall_enter", "ftrace_syscall_exit",
+	"perf_syscall_enter", "perf_syscall_exit",
+	/* triggers, stack capture, ring buffer */
+	"event_triggers_call", "event_triggers_post_call", "stacktrace_trigger",
+	"stacktrace_count_trigger", "__ftrace_trace_stack", "ftrace_trace_stack",
+	"__trace_stack", "trace_dump_stack", "trace_function",
+	"trace_event_buffer_commit", "trace_event_buffer_reserve",
+	"trace_event_buffer_lock_reserve", "trace_buffer_unlock_commit_regs",
+	"trace_buffer_unlock_commit_nostack", "__buffer_unlock_commit",
+	"trace_call_bpf", "perf_tp_event", "perf_trace_run_bpf_submit",
+	"perf_trace_buf_submit", "perf_callchain", "get_perf_callchain",
+	"event_hist_trigger", "hist_trigger_elt_update",
+	"stack_trace_save", "stack_trace_save_regs", "arch_stack_walk",
+};
+
+/* Prefixes: generated per-event functions. */
+static const char *const machinery_prefixes[] = {
+	"trace_event_raw_event_", /* TRACE_EVENT probe that records the event */
+	"perf_trace_",            /* the perf side of the same */
+	"__bpf_trace_",           /* raw tracepoint BPF glue */
+	"bpf_trace_run",
+	"__traceiter_",           /* tracepoint iterator calling the probes */
+	"trace_event_buffer_",
+	"ftrace_trampoline",
+};
+
+bool report_is_machinery(const char *name)
+{
+	if (!name)
+		return false;
+	size_t n = strlen(name);
+
+	if (report_is_hexaddr(name, n))
+		return true;
+	for (size_t i = 0; i < sizeof(machinery_names) / sizeof(*machinery_names); i++)
+		if (strcmp(name, machinery_names[i]) == 0)
+			return true;
+	for (size_t i = 0; i < sizeof(machinery_prefixes) / sizeof(*machinery_prefixes); i++)
+		if (report_starts(name, n, machinery_prefixes[i]))
+			return true;
+	return false;
+}

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Kernel functions without kprobes (the tracepoint + --through fallback),
+# uprobes and USDT on this kernel, with exact counts; nothing left behind.
+cd "$(dirname "$0")/../.." && . tests/live/lib.sh
+before=$(tracefs_state)
+W="$BIN/getppid_paths" U="$BIN/usdt_paths"
+n=100000; a=$((n / 4)); b=$((n - n / 4))
+
+# the headline command: __kmalloc means __kmalloc_noprof on 6.10+
+run_ft $TMP/o $TMP/e -e __kmalloc -m 10 -t 3 1; expect_eq "__kmalloc: exit status" $? 0
+if grep -q ' T __kmalloc_noprof$' /proc/kallsyms; then
+	check "__kmalloc: rename said on stderr" grep -q '__kmalloc is called __kmalloc_noprof' $TMP/e
+	leaf=__kmalloc_noprof
+else
+	leaf=__kmalloc
+fi
+if [ ! -e /sys/bus/event_source/devices/kprobe ]; then
+	check "__kmalloc: mechanism said on stderr" grep -q 'tracepoint + --through' $TMP/e
+fi
+blocks=$(awk 'BEGIN { first = 1 } /^$/ { first = 1; next } first { print; first = 0 }' $TMP/o)
+check "__kmalloc: at most 3 stacks" test "$(echo "$blocks" | grep -c .)" -le 3
+expect_eq "__kmalloc: every stack's leaf is $leaf" "$(echo "$blocks" | sort -u)" "    $leaf"
+check "__kmalloc: every count >= 10" awk '/^        [0-9]+$/ && $1 < 10 { exit 1 }' $TMP/o
+
+# --through on a tracepoint: the kept stacks are exactly those through FUNC
+run_ft $TMP/o $TMP/e -e t:kmem:kmalloc -K -f --through $leaf -c "$W 1000"
+expect_eq "--through: exit status" $? 0
+check "--through: every stack ends in $leaf" awk -v l=";$leaf" '{ sub(/ [0-9]+$/, ""); if (substr($0, length($0) - length(l) + 1) != l) exit 1 }' $TMP/o
+check "--through: summary counts what was left out" grep -q 'do not pass through\|events counted' $TMP/e
+
+# uprobes on a function of the workload, every spelling, exact per caller
+for spec in "$W:do_getppid" "p:$W:do_getppid" "uprobe:$W:do_getppid"; do
+	run_ft $TMP/o $TMP/e -e "$spec" -f -U -c "$W $n"
+	expect_eq "uprobe $spec: caller_a:caller_b" \
+		"$(folded_count $TMP/o 'main;caller_a;do_getppid [0-9]+$'):$(folded_count $TMP/o 'main;caller_b;do_getppid [0-9]+$')" "$a:$b"
+done
+run_ft $TMP/o $TMP/e -l "$W" do_getppid -f -U -c "$W $n"
+expect_eq "uprobe -l LIB FUNC: total" "$(folded_count $TMP/o 'do_getppid [0-9]+$')" $n
+run_ft $TMP/o $TMP/e -e "$W:caller_*" -f -U -c "$W $n"
+expect_eq "uprobe glob: caller_a + caller_b entries" "$(folded_count $TMP/o 'main;caller_a [0-9]+$'):$(folded_count $TMP/o 'main;caller_b [0-9]+$')" "1:1"
+
+# -p: only that process's hits count
+rm -f $TMP/go
+"$W" $n --wait $TMP/go & p1=$!
+"$W" $n --wait $TMP/go & p2=$!
+"$FTSTACK" -e "$W:do_getppid" -f -U -p $p1 >$TMP/o 2>$TMP/e & fpid=$!
+for i in $(seq 100); do grep -q Tracing $TMP/e 2>/dev/null && break; sleep 0.05; done
+touch $TMP/go; wait $p1 $p2
+kill -INT $fpid; wait $fpid
+expect_eq "uprobe -p: only the one process" "$(folded_count $TMP/o 'do_getppid [0-9]+$')" $n
+
+# USDT: probe, provider:probe, usdt: form, and the semaphore raised
+run_ft $TMP/o $TMP/e -e "u:$U:tick" -f -U -c "$U $n"
+expect_eq "usdt u:PATH:tick: path_a:path_b" \
+	"$(folded_count $TMP/o 'main;path_a;fire [0-9]+$'):$(folded_count $TMP/o 'main;path_b;fire [0-9]+$')" "$a:$b"
+run_ft $TMP/o $TMP/e -e "usdt:$U:ftstack_test:gated" -f -U -c "$U $n"
+expect_eq "usdt semaphore: gated probe fired $n times" "$(folded_count $TMP/o 'fire [0-9]+$')" $n
+run_ft $TMP/o $TMP/e -e "u:$U:ftstack_test:*" -f -U -c "$U $n"
+expect_eq "usdt glob: two probes, events kept apart" "$(folded_count $TMP/o 'fire;\[u:[^]]*:tick\] [0-9]+$'):$(folded_count $TMP/o 'fire;\[u:[^]]*:gated\] [0-9]+$')" "$n:$n"
+run_ft $TMP/o $TMP/e -e "u:$U:path_a" -f -U -c "$U $n"
+check "u:PATH:func without such probe: said on stderr" grep -q 'has no USDT probe' $TMP/e
+expect_eq "u:PATH:func: a uprobe on path_a" "$(folded_count $TMP/o 'main;path_a [0-9]+$')" 1
+
+# bad input for probes exits 2
+"$FTSTACK" -e no_such_function_xyz 1 >/dev/null 2>$TMP/e; expect_eq "unknown kernel function: exit 2" $? 2
+"$FTSTACK" -e "$W:no_such_fn" 1 >/dev/null 2>$TMP/e; expect_eq "unknown user function: exit 2" $? 2
+"$FTSTACK" -e "nosuchlib_xyz:malloc" 1 >/dev/null 2>$TMP/e; expect_eq "unknown library: exit 2" $? 2
+
+expect_eq "tracefs left as found" "$(tracefs_state)" "$before"
+finish
