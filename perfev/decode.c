@@ -293,7 +293,8 @@ int perfev_decode(const void *buf, size_t len, uint64_t sample_type,
 	if (!buf || len < sizeof(h))
 		return -EINVAL;
 	memcpy(&h, buf, sizeof(h));
-	if (h.size != len)
+	/* the kernel writes whole u64s: a size that is not is a damaged record */
+	if (h.size != len || len % 8)
 		return -EINVAL;
 	struct cur c = { (const uint8_t *)buf + sizeof(h), (const uint8_t *)buf + len, false };
 	out->misc = h.misc;

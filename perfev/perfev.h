@@ -61,6 +61,7 @@ struct perfev_ring {
 
 /* Maps DATA_BYTES (rounded up to a power-of-two number of pages) of ring for
  * FD. Returns 0 or -errno (-EPERM: raise perf_event_mlock_kb or run as root).
+ * The kernel refuses (-EINVAL) to map an inherit event opened with cpu == -1.
  * R does not own FD: perfev_ring_unmap() releases the mapping and scratch only. */
 int perfev_ring_map(struct perfev_ring *r, int fd, size_t data_bytes);
 void perfev_ring_unmap(struct perfev_ring *r);

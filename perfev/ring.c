@@ -1,0 +1,115 @@
+/* perfev: the mmap'd ring buffer, read in place.
+ *
+ * The kernel writes records at data_head and never past data_tail; we own
+ * data_tail. data_head is loaded with acquire so the record bytes it covers
+ * are visible before we read them; data_tail is stored with release so the
+ * kernel does not overwrite bytes we are still reading. Records are 8-byte
+ * aligned; one that runs past the end of the data area is copied whole into
+ * the scratch buffer so decoders see contiguous bytes. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "perfev/perfev.h"
+
+/* A record's size is a u16, so no record is larger than this. */
+#define PERFEV_MAX_RECORD 65536
+
+int perfev_ring_map(struct perfev_ring *r, int fd, size_t data_bytes)
+{
+	long ps = sysconf(_SC_PAGESIZE);
+	memset(r, 0, sizeof(*r));
+	r->fd = -1;
+	if (ps <= 0)
+		return -EINVAL;
+	size_t page = (size_t)ps, size = page;
+	while (size < data_bytes) {
+		if (size > ((size_t)1 << 40))
+			return -EINVAL;
+		size <<= 1;
+	}
+	uint8_t *scratch = malloc(PERFEV_MAX_RECORD);
+	if (!scratch)
+		return -ENOMEM;
+	void *base = mmap(NULL, page + size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (base == MAP_FAILED) {
+		int err = errno;
+		free(scratch);
+		return -err;
+	}
+	r->fd = fd;
+	r->base = base;
+	r->data = (uint8_t *)base + page;
+	r->data_size = size;
+	r->map_size = page + size;
+	r->scratch = scratch;
+	return 0;
+}
+
+void perfev_ring_unmap(struct perfev_ring *r)
+{
+	if (r->base)
+		munmap(r->base, r->map_size);
+	free(r->scratch);
+	memset(r, 0, sizeof(*r));
+	r->fd = -1;
+}
+
+/* Copies N bytes at ring offset POS (any value; it wraps) into DST. */
+static void ring_copy(const struct perfev_ring *r, uint64_t pos, void *dst, size_t n)
+{
+	size_t off = (size_t)(pos & (r->data_size - 1));
+	size_t first = r->data_size - off < n ? r->data_size - off : n;
+	memcpy(dst, r->data + off, first);
+	memcpy((uint8_t *)dst + first, r->data, n - first);
+}
+
+/* The record at TAIL, contiguous: in place, or copied into scratch when it
+ * wraps. SIZE was checked against what is available. */
+static const void *record_at(const struct perfev_ring *r, uint64_t tail, size_t size)
+{
+	size_t off = (size_t)(tail & (r->data_size - 1));
+	if (off + size <= r->data_size)
+		return r->data + off;
+	ring_copy(r, tail, r->scratch, size);
+	return r->scratch;
+}
+
+long perfev_ring_drain(struct perfev_ring *r, uint64_t sample_type, uint64_t regs_mask,
+		       perfev_record_fn fn, void *ctx)
+{
+	struct perf_event_mmap_page *meta = r->base;
+	if (!meta)
+		return -EINVAL;
+	uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
+	uint64_t tail = meta->data_tail; /* only we write it */
+	long n = 0;
+	int ret = 0;
+	while (tail < head && !ret) {
+		struct perf_event_header h;
+		if (head - tail < sizeof(h)) {
+			ret = -EINVAL;
+			break;
+		}
+		ring_copy(r, tail, &h, sizeof(h));
+		if (h.size < sizeof(h) || h.size > head - tail || h.size > r->data_size) {
+			ret = -EINVAL;
+			break;
+		}
+		const void *rec = record_at(r, tail, h.size);
+		struct perfev_record out;
+		if (perfev_decode(rec, h.size, sample_type, regs_mask, &out) < 0) {
+			r->bad_records++;
+		} else {
+			n++;
+			if (fn && fn(ctx, &out))
+				ret = 1;
+		}
+		tail += h.size;
+	}
+	/* hand the consumed space back only after we are done reading it */
+	__atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
+	return ret < 0 ? ret : n;
+}

@@ -1,0 +1,629 @@
+/* perfev: record decoding from hand-built bytes, the drain loop on a fake
+ * ring, and (as root) live rings fed by raw_syscalls:sys_enter. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "perfev/perfev.h"
+#include "tests/unit/check.h"
+
+/* ---- building records ---- */
+struct bld {
+	uint64_t w[512]; /* u64 storage keeps records aligned like the ring */
+	size_t n;
+};
+
+static uint8_t *bytes_of(struct bld *b) { return (uint8_t *)b->w; }
+
+static void put(struct bld *b, const void *p, size_t n)
+{
+	memcpy(bytes_of(b) + b->n, p, n);
+	b->n += n;
+}
+
+static void p64(struct bld *b, uint64_t v) { put(b, &v, 8); }
+#define P64S(b, ...) do { const uint64_t v_[] = { __VA_ARGS__ }; \
+	for (size_t i_ = 0; i_ < sizeof(v_) / 8; i_++) p64(b, v_[i_]); } while (0)
+
+static void p32x2(struct bld *b, uint32_t x, uint32_t y)
+{
+	uint32_t v[2] = { x, y };
+	put(b, v, 8);
+}
+
+static void begin(struct bld *b)
+{
+	memset(b, 0, sizeof(*b));
+	b->n = 8;
+}
+
+static size_t finish(struct bld *b, uint32_t type, uint16_t misc)
+{
+	struct perf_event_header h = { .type = type, .misc = misc, .size = (uint16_t)b->n };
+	memcpy(b->w, &h, 8);
+	return b->n;
+}
+
+/* The sample_id trailer for PERFEV_SAMPLE_TYPE: tid, time, cpu, identifier. */
+static void trailer(struct bld *b, uint32_t pid, uint32_t tid, uint64_t time, uint32_t cpu,
+		    uint64_t id)
+{
+	p32x2(b, pid, tid);
+	p64(b, time);
+	p32x2(b, cpu, 0);
+	p64(b, id);
+}
+
+static size_t build_sample(struct bld *b, const uint64_t *chain, size_t n)
+{
+	begin(b);
+	p64(b, 77);          /* identifier */
+	p32x2(b, 10, 11);    /* pid, tid */
+	p64(b, 123456789);   /* time */
+	p32x2(b, 1, 0);      /* cpu, res */
+	p64(b, 3);           /* period */
+	p64(b, n);
+	for (size_t i = 0; i < n; i++)
+		p64(b, chain[i]);
+	return b->n;
+}
+
+/* Every shorter length fails: with the header still claiming the full size,
+ * and with the header rewritten to the short size (the parser's own checks). */
+static void check_truncations(const struct bld *full, size_t len, uint64_t type,
+			      uint64_t mask, const char *what)
+{
+	int bad = 0;
+	for (size_t l = 0; l < len; l++) {
+		struct bld t = *full;
+		struct perfev_record r;
+		if (perfev_decode(t.w, l, type, mask, &r) != -EINVAL)
+			bad++;
+		uint16_t sz = (uint16_t)l;
+		memcpy(bytes_of(&t) + 6, &sz, 2);
+		if (perfev_decode(t.w, l, type, mask, &r) != -EINVAL)
+			bad++;
+	}
+	CHECK(bad == 0, "%s: all %zu truncations give -EINVAL (%d did not)", what, len, bad);
+}
+
+static void test_sample_chain(void)
+{
+	const uint64_t k1 = 0xffffffff81000010ULL, k2 = 0xffffffff81000020ULL;
+	const uint64_t chain[] = { PERF_CONTEXT_KERNEL, k1, k2, PERF_CONTEXT_USER, 0x401000, 0x401100, 0x401200 };
+	struct bld b;
+	size_t len = build_sample(&b, chain, 7);
+	finish(&b, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_KERNEL);
+	struct perfev_record r;
+	CHECK_EQ_U64(perfev_decode(b.w, len, PERFEV_SAMPLE_TYPE, 0, &r), 0, "sample decodes");
+	CHECK_EQ_U64(r.kind, PERFEV_SAMPLE, "kind");
+	CHECK_EQ_U64(r.misc, PERF_RECORD_MISC_KERNEL, "misc");
+	CHECK(r.sample.id == 77 && r.id == 77 && r.sample.pid == 10 && r.sample.tid == 11 &&
+	      r.pid == 10 && r.tid == 11 && r.sample.time == 123456789 && r.time == 123456789 &&
+	      r.sample.cpu == 1 && r.cpu == 1 && r.sample.period == 3,
+	      "id 77, pid/tid 10/11, time, cpu 1, period 3");
+	CHECK_EQ_U64(r.sample.nkips, 2, "nkips");
+	CHECK(r.sample.kips == &b.w[8] && r.sample.kips[0] == k1 && r.sample.kips[1] == k2,
+	      "kips point at k1, k2 in the buffer");
+	CHECK_EQ_U64(r.sample.nuips, 3, "nuips");
+	CHECK(r.sample.uips == &b.w[11] && r.sample.uips[0] == 0x401000 && r.sample.uips[2] == 0x401200,
+	      "uips point at u1..u3 in the buffer");
+	CHECK(!r.sample.raw && !r.sample.ustack && !r.sample.uregs, "no raw, stack, regs");
+	check_truncations(&b, len, PERFEV_SAMPLE_TYPE, 0, "sample with callchain");
+
+	/* guest entries are dropped; a missing kernel part is NULL/0 */
+	const uint64_t g[] = { PERF_CONTEXT_KERNEL, k1, PERF_CONTEXT_GUEST_KERNEL, 0x1234,
+			       PERF_CONTEXT_USER, 0x401000 };
+	len = build_sample(&b, g, 6);
+	finish(&b, PERF_RECORD_SAMPLE, 0);
+	CHECK(perfev_decode(b.w, len, PERFEV_SAMPLE_TYPE, 0, &r) == 0 && r.sample.nkips == 1 &&
+	      r.sample.kips[0] == k1 && r.sample.nuips == 1 && r.sample.uips[0] == 0x401000,
+	      "guest segment skipped");
+	const uint64_t u[] = { PERF_CONTEXT_USER, 0x401000, 0x402000 };
+	len = build_sample(&b, u, 3);
+	finish(&b, PERF_RECORD_SAMPLE, 0);
+	CHECK(perfev_decode(b.w, len, PERFEV_SAMPLE_TYPE, 0, &r) == 0 && r.sample.nkips == 0 &&
+	      !r.sample.kips && r.sample.nuips == 2, "user-only chain");
+	/* a count larger than the record */
+	len = build_sample(&b, u, 3);
+	b.w[6] = 4;
+	finish(&b, PERF_RECORD_SAMPLE, 0);
+	CHECK_EQ_U64(perfev_decode(b.w, len, PERFEV_SAMPLE_TYPE, 0, &r), -EINVAL, "callchain nr too big");
+	b.w[6] = UINT64_MAX / 4;
+	CHECK_EQ_U64(perfev_decode(b.w, len, PERFEV_SAMPLE_TYPE, 0, &r), -EINVAL, "callchain nr overflow");
+	CHECK_EQ_U64(perfev_decode(b.w, len, PERFEV_SAMPLE_TYPE | PERF_SAMPLE_READ, 0, &r), -EINVAL,
+		     "PERF_SAMPLE_READ refused");
+	CHECK_EQ_U64(perfev_decode(b.w, len - 8, PERFEV_SAMPLE_TYPE, 0, &r), -EINVAL,
+		     "len disagrees with header");
+}
+
+/* RAW (10 bytes + 2 of padding), REGS_USER and STACK_USER after the chain. */
+static void test_sample_raw_user(void)
+{
+	const uint64_t chain[] = { PERF_CONTEXT_USER, 0x401000 };
+	const uint64_t type = PERFEV_SAMPLE_TYPE | PERF_SAMPLE_RAW | PERF_SAMPLE_REGS_USER |
+			      PERF_SAMPLE_STACK_USER;
+	const uint64_t mask = perfev_user_regs_mask();
+	struct bld b;
+	build_sample(&b, chain, 2);
+	uint32_t rs = 10;
+	put(&b, &rs, 4);
+	put(&b, "0123456789\0\0", 12);
+	p64(&b, PERF_SAMPLE_REGS_ABI_64);
+	for (int i = 0; i < __builtin_popcountll(mask); i++)
+		p64(&b, 1000 + (uint64_t)i);
+	p64(&b, 64);
+	size_t stack_at = b.n;
+	for (int i = 0; i < 8; i++)
+		p64(&b, 0x5555000000000000ULL + (uint64_t)i);
+	p64(&b, 40);
+	size_t len = finish(&b, PERF_RECORD_SAMPLE, 0);
+	struct perfev_record r;
+	CHECK_EQ_U64(perfev_decode(b.w, len, type, mask, &r), 0, "raw+user sample decodes");
+	CHECK(r.sample.raw_size == 10 && r.sample.raw && memcmp(r.sample.raw, "0123456789", 10) == 0,
+	      "raw payload");
+	CHECK_EQ_U64(r.sample.uregs_abi, PERF_SAMPLE_REGS_ABI_64, "regs abi");
+	CHECK(r.sample.uregs && r.sample.uregs[0] == 1000 && r.sample.uregs[16] == 1016,
+	      "17 user regs in mask order");
+	CHECK(r.sample.ustack == bytes_of(&b) + stack_at && r.sample.ustack_size == 40,
+	      "user stack: dyn_size bytes in place");
+	CHECK_EQ_U64(r.sample.nuips, 1, "chain before raw");
+	check_truncations(&b, len, type, mask, "raw+regs+stack sample");
+	/* dyn_size larger than the copy */
+	b.w[len / 8 - 1] = 65;
+	CHECK_EQ_U64(perfev_decode(b.w, len, type, mask, &r), -EINVAL, "dyn_size > size");
+	CHECK_EQ_U64(perfev_user_regs_mask(), 0xff01ffULL, "x86-64 regs mask: ax..ip, r8..r15");
+}
+
+static size_t build_mmap2(struct bld *b, bool build_id)
+{
+	begin(b);
+	p32x2(b, 200, 201);
+	P64S(b, 0x7f0000001000, 0x2000, 0x1000); /* start, len, pgoff */
+	if (build_id) {
+		uint8_t id[24] = { 20, 0, 0, 0, 0xab, 0xcd };
+		put(b, id, 24);
+	} else {
+		p32x2(b, 8, 1);
+		P64S(b, 4242, 1);
+	}
+	p32x2(b, 5, 2); /* PROT_READ|PROT_EXEC, MAP_PRIVATE */
+	put(b, "/usr/lib/libc.so.6\0\0\0\0\0", 24);
+	trailer(b, 200, 201, 999, 1, 88);
+	return finish(b, PERF_RECORD_MMAP2, build_id ? PERF_RECORD_MISC_MMAP_BUILD_ID : 0);
+}
+
+static void test_side_band(void)
+{
+	struct bld b;
+	struct perfev_record r;
+	for (int bid = 0; bid < 2; bid++) {
+		size_t len = build_mmap2(&b, bid);
+		CHECK(perfev_decode(b.w, len, PERFEV_SAMPLE_TYPE, 0, &r) == 0 && r.kind == PERFEV_MMAP2,
+		      "mmap2 (build-id form %d) decodes", bid);
+		CHECK(r.pid == 200 && r.tid == 201 && r.mmap2.start == 0x7f0000001000 &&
+		      r.mmap2.len == 0x2000 && r.mmap2.pgoff == 0x1000 && r.mmap2.prot == 5 &&
+		      r.mmap2.flags == 2, "mmap2 fields");
+		CHECK_STR(r.mmap2.filename, "/usr/lib/libc.so.6", "mmap2 filename");
+		CHECK(r.time == 999 && r.cpu == 1 && r.id == 88, "mmap2 trailer: time, cpu, id");
+		check_truncations(&b, len, PERFEV_SAMPLE_TYPE, 0, "mmap2");
+	}
+	/* a filename without its NUL inside the record */
+	build_mmap2(&b, false);
+	memset(bytes_of(&b) + 72, 'x', 24);
+	CHECK_EQ_U64(perfev_decode(b.w, b.n, PERFEV_SAMPLE_TYPE, 0, &r), -EINVAL, "unterminated filename");
+
+	begin(&b);
+	p32x2(&b, 300, 301);
+	put(&b, "bash\0\0\0\0", 8);
+	trailer(&b, 300, 301, 1000, 0, 88);
+	size_t len = finish(&b, PERF_RECORD_COMM, PERF_RECORD_MISC_COMM_EXEC);
+	CHECK(perfev_decode(b.w, len, PERFEV_SAMPLE_TYPE, 0, &r) == 0 && r.kind == PERFEV_COMM &&
+	      r.comm.exec && r.pid == 300 && r.tid == 301 && r.time == 1000, "comm exec");
+	CHECK_STR(r.comm.comm, "bash", "comm");
+	check_truncations(&b, len, PERFEV_SAMPLE_TYPE, 0, "comm");
+	finish(&b, PERF_RECORD_COMM, 0);
+	CHECK(perfev_decode(b.w, len, PERFEV_SAMPLE_TYPE, 0, &r) == 0 && !r.comm.exec, "comm, no exec");
+
+	for (int exit = 0; exit < 2; exit++) {
+		begin(&b);
+		p32x2(&b, 400, 1);   /* pid, ppid */
+		p32x2(&b, 402, 401); /* tid, ptid */
+		p64(&b, 5000);
+		trailer(&b, 1, 401, 5001, 1, 66);
+		len = finish(&b, exit ? PERF_RECORD_EXIT : PERF_RECORD_FORK, 0);
+		CHECK(perfev_decode(b.w, len, PERFEV_SAMPLE_TYPE, 0, &r) == 0 &&
+		      r.kind == (exit ? PERFEV_EXIT : PERFEV_FORK), "%s decodes", exit ? "exit" : "fork");
+		CHECK(r.pid == 400 && r.task.ppid == 1 && r.tid == 402 && r.task.ptid == 401 &&
+		      r.time == 5000 && r.cpu == 1 && r.id == 66, "task fields, trailer cpu/id");
+		check_truncations(&b, len, PERFEV_SAMPLE_TYPE, 0, exit ? "exit" : "fork");
+	}
+
+	begin(&b);
+	P64S(&b, 66, 42);
+	trailer(&b, 0, 0, 7000, 1, 66);
+	len = finish(&b, PERF_RECORD_LOST, 0);
+	CHECK(perfev_decode(b.w, len, PERFEV_SAMPLE_TYPE, 0, &r) == 0 && r.kind == PERFEV_LOST &&
+	      r.lost.lost == 42 && r.id == 66 && r.time == 7000, "lost 42");
+	check_truncations(&b, len, PERFEV_SAMPLE_TYPE, 0, "lost");
+
+	begin(&b);
+	P64S(&b, 8000, 66, 66);
+	trailer(&b, 0, 0, 8000, 0, 66);
+	len = finish(&b, PERF_RECORD_THROTTLE, 0);
+	CHECK(perfev_decode(b.w, len, PERFEV_SAMPLE_TYPE, 0, &r) == 0 && r.kind == PERFEV_THROTTLE &&
+	      r.time == 8000 && r.id == 66, "throttle");
+	finish(&b, PERF_RECORD_UNTHROTTLE, 0);
+	CHECK(perfev_decode(b.w, len, PERFEV_SAMPLE_TYPE, 0, &r) == 0 && r.kind == PERFEV_UNTHROTTLE,
+	      "unthrottle");
+	finish(&b, PERF_RECORD_SWITCH, 0);
+	CHECK(perfev_decode(b.w, len, PERFEV_SAMPLE_TYPE, 0, &r) == 0 && r.kind == PERFEV_OTHER &&
+	      r.id == 66 && r.time == 8000, "other record type, trailer read");
+}
+
+/* ---- bytes captured from this kernel's rings (fixtures/perfev_*.bin):
+ * 5 getppid sys_enter samples with RAW; a cpu-clock --call-graph dwarf
+ * ring with MMAP2 of /bin/true, COMM "pevtest" and 4 samples ---- */
+static void test_fixtures(void)
+{
+	static const char *const files[] = { "tests/unit/fixtures/perfev_getppid.bin",
+					      "tests/unit/fixtures/perfev_dwarf.bin" };
+	const uint64_t types[] = { PERFEV_SAMPLE_TYPE | PERF_SAMPLE_RAW,
+		PERFEV_SAMPLE_TYPE | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER };
+	static uint64_t buf[1024];
+	for (int f = 0; f < 2; f++) {
+		FILE *fp = fopen(files[f], "rb");
+		size_t n = fp ? fread(buf, 1, sizeof(buf), fp) : 0;
+		if (fp)
+			fclose(fp);
+		long kinds[PERFEV_OTHER + 1] = { 0 }, good = 0, bad = 0;
+		uint64_t last = 0;
+		for (size_t off = 0; off + 8 <= n;) {
+			uint16_t size;
+			memcpy(&size, (uint8_t *)buf + off + 6, 2);
+			struct perfev_record r;
+			if (size < 8 || off + size > n ||
+			    perfev_decode((uint8_t *)buf + off, size, types[f], perfev_user_regs_mask(), &r)) {
+				bad++;
+				break;
+			}
+			kinds[r.kind]++;
+			const struct perfev_sample *s = &r.sample;
+			int64_t nr = 0;
+			if (f == 0 && s->raw_size == 68)
+				memcpy(&nr, (const uint8_t *)s->raw + 8, 8);
+			good += r.pid == 7684 && r.tid == 7684 && r.time > last && r.id == 103 + (uint64_t)f &&
+				(r.kind != PERFEV_SAMPLE ||
+				 (f == 0 ? nr == 110 && s->nkips == 3 && s->nuips == 2 :
+				  s->uregs_abi == 2 && s->ustack_size == 256 && s->nkips == 0 &&
+				  s->nuips == 3 && s->uregs[8] == s->uips[0])) &&
+				(r.kind != PERFEV_MMAP2 || (r.mmap2.start == 0x7ff79a582000 && r.mmap2.prot == 5 &&
+				 strcmp(r.mmap2.filename, "/usr/bin/true") == 0)) &&
+				(r.kind != PERFEV_COMM || (!r.comm.exec && strcmp(r.comm.comm, "pevtest") == 0));
+			last = r.time;
+			off += size;
+		}
+		CHECK(bad == 0 && (f == 0 ? kinds[PERFEV_SAMPLE] == 5 && good == 5 :
+				   kinds[PERFEV_SAMPLE] == 4 && kinds[PERFEV_MMAP2] == 1 &&
+				   kinds[PERFEV_COMM] == 1 && good == 6),
+		      "%s: %ld records as captured", files[f], good);
+	}
+}
+
+/* Random bytes and mutated valid records: decode must only ever say yes or
+ * -EINVAL (ASan/UBSan watch the reads). */
+static void test_fuzz(void)
+{
+	static const uint64_t types[] = { PERFEV_SAMPLE_TYPE, PERFEV_SAMPLE_TYPE | PERF_SAMPLE_RAW,
+		PERFEV_SAMPLE_TYPE | PERF_SAMPLE_RAW | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER,
+		PERF_SAMPLE_IP | PERF_SAMPLE_ADDR | PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID, 0 };
+	uint64_t mask = perfev_user_regs_mask();
+	unsigned seed = 12345;
+	long odd = 0, ok = 0;
+	struct bld b;
+	for (int i = 0; i < 200000; i++) {
+		size_t len = (size_t)(rand_r(&seed) % 40) * 8;
+		if (i & 1) {
+			memset(&b, 0, sizeof(b));
+			for (size_t j = 0; j < len; j++)
+				bytes_of(&b)[j] = (uint8_t)rand_r(&seed);
+			if (rand_r(&seed) % 4) /* small type and counts, so parsers get deep */
+				bytes_of(&b)[0] = (uint8_t)(rand_r(&seed) % 15), bytes_of(&b)[1] = 0;
+		} else {
+			len = i % 4 ? build_mmap2(&b, i % 8 == 2) : 0;
+			if (!len) {
+				const uint64_t c[] = { PERF_CONTEXT_KERNEL, 1, PERF_CONTEXT_USER, 2 };
+				len = build_sample(&b, c, 4);
+				finish(&b, PERF_RECORD_SAMPLE, 0);
+			}
+			for (int k = 0; k < 3; k++)
+				bytes_of(&b)[rand_r(&seed) % (unsigned)len] = (uint8_t)rand_r(&seed);
+		}
+		if (len >= 8 && rand_r(&seed) % 2) {
+			uint16_t sz = (uint16_t)len;
+			memcpy(bytes_of(&b) + 6, &sz, 2);
+		}
+		struct perfev_record r;
+		int ret = perfev_decode(b.w, len, types[i % 5], mask, &r);
+		if (ret == 0)
+			ok++;
+		else if (ret != -EINVAL)
+			odd++;
+	}
+	CHECK(odd == 0 && ok > 0, "fuzz: 200000 decodes, %ld accepted, %ld odd returns", ok, odd);
+}
+
+struct tally {
+	long samples, lost, other, in_scratch, stop_after;
+	uint64_t lost_sum;
+	const struct perfev_ring *ring;
+	uint32_t pid;
+	long bad_pid, no_kips, no_uips, raw_ok;
+	uint64_t t0, t1, id; /* with t1: every sample in [t0, t1] with this id */
+	long bad_time, dwarf, mmap2, comm;
+};
+
+static int count_cb(void *ctx, const struct perfev_record *rec)
+{
+	struct tally *t = ctx;
+	if (rec->kind == PERFEV_SAMPLE) {
+		t->samples++;
+		const uint8_t *k = (const uint8_t *)rec->sample.uips;
+		if (t->ring && k >= t->ring->scratch && k < t->ring->scratch + 65536)
+			t->in_scratch++;
+		t->bad_pid += rec->pid != t->pid;
+		t->no_kips += rec->sample.nkips == 0;
+		t->no_uips += rec->sample.nuips == 0;
+		/* sys_enter's raw payload: 8 bytes of common fields, then the id */
+		int64_t nr = -1;
+		if (rec->sample.raw && rec->sample.raw_size >= 16)
+			memcpy(&nr, (const uint8_t *)rec->sample.raw + 8, 8);
+		t->raw_ok += nr == SYS_getppid;
+		t->bad_time += t->t1 && (rec->time < t->t0 || rec->time > t->t1 || rec->id != t->id);
+		t->dwarf += rec->sample.uregs_abi == PERF_SAMPLE_REGS_ABI_64 && rec->sample.uregs &&
+			    rec->sample.ustack_size > 0 && rec->sample.ustack_size <= 8192;
+	} else if (rec->kind == PERFEV_LOST) {
+		t->lost++;
+		t->lost_sum += rec->lost.lost;
+	} else {
+		t->other++;
+		if (rec->kind == PERFEV_MMAP2)
+			t->mmap2 += rec->mmap2.filename && strstr(rec->mmap2.filename, "/true") != NULL;
+		else if (rec->kind == PERFEV_COMM)
+			t->comm += !rec->comm.exec && strcmp(rec->comm.comm, "pevtest") == 0;
+	}
+	return t->stop_after && t->samples + t->lost + t->other >= t->stop_after;
+}
+
+/* ---- the drain loop on a ring we fill ourselves ---- */
+static void ring_put(struct perfev_ring *r, uint64_t *pos, const void *rec, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		r->data[(*pos + i) & (r->data_size - 1)] = ((const uint8_t *)rec)[i];
+	*pos += n;
+}
+
+static void test_fake_ring(void)
+{
+	struct perfev_ring r = { .fd = -1, .data_size = 4096 };
+	struct perf_event_mmap_page *meta = aligned_alloc(4096, 4096);
+	r.data = aligned_alloc(4096, 4096);
+	r.scratch = malloc(65536);
+	r.base = meta;
+	memset(meta, 0, 4096);
+	const uint64_t chain[] = { PERF_CONTEXT_KERNEL, 1, 2, PERF_CONTEXT_USER, 3 };
+	struct bld smp, bad, lost;
+	size_t slen = build_sample(&smp, chain, 5);
+	finish(&smp, PERF_RECORD_SAMPLE, 0);
+	bad = smp;
+	bad.w[6] = 99; /* callchain longer than the record */
+	begin(&lost);
+	P64S(&lost, 66, 5);
+	trailer(&lost, 0, 0, 1, 0, 66);
+	size_t llen = finish(&lost, PERF_RECORD_LOST, 0);
+	/* start near the end so the second sample wraps */
+	uint64_t start = 3 * 4096 + 4096 - slen - 16, pos = start;
+	ring_put(&r, &pos, smp.w, slen);
+	ring_put(&r, &pos, smp.w, slen);
+	ring_put(&r, &pos, bad.w, slen);
+	ring_put(&r, &pos, lost.w, llen);
+	ring_put(&r, &pos, smp.w, slen);
+	meta->data_head = pos;
+	meta->data_tail = start;
+
+	struct tally t = { .ring = &r, .pid = 10, .stop_after = 2 };
+	CHECK_EQ_U64(perfev_ring_drain(&r, PERFEV_SAMPLE_TYPE, 0, count_cb, &t), 2, "stops after 2");
+	CHECK_EQ_U64(meta->data_tail, start + 2 * slen, "tail released up to the stop");
+	CHECK_EQ_U64(t.in_scratch, 1, "wrapping sample read from scratch");
+	t.stop_after = 0;
+	CHECK_EQ_U64(perfev_ring_drain(&r, PERFEV_SAMPLE_TYPE, 0, count_cb, &t), 2, "2 more records");
+	CHECK(t.samples == 3 && t.lost == 1 && t.lost_sum == 5 && t.bad_pid == 0, "3 samples, lost 5");
+	CHECK_EQ_U64(r.bad_records, 1, "undecodable record skipped and counted");
+	CHECK_EQ_U64(meta->data_tail, pos, "tail == head");
+	CHECK_EQ_U64(perfev_ring_drain(&r, PERFEV_SAMPLE_TYPE, 0, count_cb, &t), 0, "empty ring");
+
+	/* corruption: a zero size, then a size beyond head */
+	uint64_t zero = 0, before = pos;
+	ring_put(&r, &pos, smp.w, slen);
+	ring_put(&r, &pos, &zero, 8);
+	meta->data_head = pos;
+	CHECK_EQ_U64(perfev_ring_drain(&r, PERFEV_SAMPLE_TYPE, 0, count_cb, &t), -EINVAL, "size 0: -EINVAL");
+	CHECK_EQ_U64(meta->data_tail, before + slen, "tail kept at the good record");
+	pos = meta->data_tail;
+	ring_put(&r, &pos, smp.w, 8);
+	meta->data_head = pos;
+	CHECK_EQ_U64(perfev_ring_drain(&r, PERFEV_SAMPLE_TYPE, 0, count_cb, &t), -EINVAL,
+		     "size beyond head: -EINVAL");
+	free(r.scratch);
+	free(r.data);
+	free(meta);
+}
+
+/* ---- live rings (root): raw_syscalls:sys_enter filtered to getppid ---- */
+static int sys_enter_id(void)
+{
+	struct stat st;
+	if (stat("/sys/kernel/tracing/events", &st) < 0)
+		mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL);
+	int fd = open("/sys/kernel/tracing/events/raw_syscalls/sys_enter/id", O_RDONLY);
+	char buf[32] = "";
+	if (fd < 0)
+		return -errno;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	return n > 0 ? atoi(buf) : -EIO;
+}
+
+static int open_getppid(int tp, size_t ring_bytes, bool raw, struct perfev_ring *r)
+{
+	struct perfev_opts o = { .type = PERF_TYPE_TRACEPOINT, .config = (uint64_t)tp,
+				 .sample_period = 1, .disabled = true, .raw = raw };
+	int fd = perfev_open(&o, 0, -1, -1);
+	if (fd < 0)
+		return fd;
+	char filter[32];
+	snprintf(filter, sizeof(filter), "id == %d", SYS_getppid);
+	int ret = ioctl(fd, PERF_EVENT_IOC_SET_FILTER, filter) < 0 ? -errno : 0;
+	if (!ret)
+		ret = perfev_ring_map(r, fd, ring_bytes);
+	if (ret < 0)
+		close(fd);
+	return ret < 0 ? ret : fd;
+}
+
+static void getppids(int fd, long n)
+{
+	perfev_enable(fd);
+	for (long i = 0; i < n; i++)
+		syscall(SYS_getppid);
+	perfev_disable(fd);
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* cpu-clock with every option ftstack uses: real MMAP2, COMM and dwarf
+ * samples decode (the bytes come from this kernel, not from us). */
+
+static void test_live_side_band(void)
+{
+	struct perfev_opts o = { .type = PERF_TYPE_SOFTWARE, .config = PERF_COUNT_SW_CPU_CLOCK,
+		.freq = true, .sample_freq = 999, .user_stack = true, .stack_dump = 8192,
+		.track = true, .track_mmap = true, .disabled = true,
+		.max_stack = 32, .wakeup_bytes = 4096 };
+	struct perfev_ring r;
+	int fd = perfev_open(&o, 0, -1, -1), ret = fd < 0 ? fd : perfev_ring_map(&r, fd, 1 << 20);
+	CHECK(ret == 0, "cpu-clock dwarf+track event (%d)", ret);
+	if (ret < 0) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	perfev_enable(fd);
+	int bin = open("/bin/true", O_RDONLY);
+	void *m = bin >= 0 ? mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, bin, 0) : MAP_FAILED;
+	char old[16] = "";
+	prctl(PR_GET_NAME, old);
+	prctl(PR_SET_NAME, "pevtest");
+	for (uint64_t end = mono_ns() + 100000000; mono_ns() < end;)
+		;
+	perfev_disable(fd);
+	prctl(PR_SET_NAME, old);
+	struct tally sd = { .pid = 0 };
+	uint64_t type = PERFEV_SAMPLE_TYPE | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+	long n = perfev_ring_drain(&r, type, perfev_user_regs_mask(), count_cb, &sd);
+	CHECK(n > 0 && r.bad_records == 0 && sd.dwarf >= 20 && sd.mmap2 == 1 && sd.comm == 1,
+	      "%ld records: %ld dwarf samples, mmap2 of /bin/true, comm pevtest", n, sd.dwarf);
+	if (m != MAP_FAILED)
+		munmap(m, 4096);
+	if (bin >= 0)
+		close(bin);
+	perfev_ring_unmap(&r);
+	close(fd);
+}
+
+static void test_live(void)
+{
+	if (geteuid() != 0) {
+		CHECK(1, "skipped live ring test (not root)");
+		return;
+	}
+	int tp = sys_enter_id();
+	CHECK(tp > 0, "raw_syscalls:sys_enter id %d", tp);
+	struct perfev_ring r;
+	int fd = open_getppid(tp, 1 << 20, false, &r);
+	CHECK(fd >= 0 && r.data_size == 1 << 20, "1 MiB ring (%d)", fd);
+	if (fd < 0)
+		return;
+	struct tally t = { .pid = (uint32_t)getpid(), .t0 = mono_ns() };
+	getppids(fd, 1000);
+	t.t1 = mono_ns();
+	CHECK(perfev_id(fd, &t.id) == 0, "event id");
+	CHECK_EQ_U64(perfev_ring_drain(&r, PERFEV_SAMPLE_TYPE, 0, count_cb, &t), 1000, "1000 records");
+	CHECK(t.samples == 1000 && t.lost == 0 && t.bad_pid == 0 && t.no_kips == 0 && t.no_uips == 0,
+	      "1000 samples of this pid with kernel and user stacks");
+	CHECK_EQ_U64(t.bad_time, 0, "sample times within CLOCK_MONOTONIC window, ids match");
+	perfev_ring_unmap(&r);
+	close(fd);
+
+	/* a 1-page ring, never drained while 100000 events come: the kernel
+	 * counts what did not fit and reports it in a LOST record before the
+	 * next record that fits, so one more event after the drain flushes it */
+	fd = open_getppid(tp, 4096, false, &r);
+	CHECK(fd >= 0 && r.data_size == 4096, "1-page ring");
+	if (fd < 0)
+		return;
+	memset(&t, 0, sizeof(t));
+	t.pid = (uint32_t)getpid();
+	getppids(fd, 100000);
+	perfev_ring_drain(&r, PERFEV_SAMPLE_TYPE, 0, count_cb, &t);
+	getppids(fd, 1);
+	perfev_ring_drain(&r, PERFEV_SAMPLE_TYPE, 0, count_cb, &t);
+	CHECK(t.lost > 0 && t.lost_sum + (uint64_t)t.samples == 100001,
+	      "lost %" PRIu64 " + samples %ld == 100001", t.lost_sum, t.samples);
+	perfev_ring_unmap(&r);
+	close(fd);
+
+	/* the same ring drained often: nothing lost, records wrap the end (the
+	 * raw payload makes samples a size that does not divide the ring) */
+	fd = open_getppid(tp, 4096, true, &r);
+	memset(&t, 0, sizeof(t));
+	t.pid = (uint32_t)getpid();
+	t.ring = &r;
+	long got = 0;
+	for (int i = 0; fd >= 0 && i < 5000; i++) {
+		getppids(fd, 4);
+		got += perfev_ring_drain(&r, PERFEV_SAMPLE_TYPE | PERF_SAMPLE_RAW, 0, count_cb, &t);
+	}
+	CHECK(got == 20000 && t.samples == 20000 && t.lost == 0 && t.in_scratch > 0 && r.bad_records == 0,
+	      "20000 samples drained 4 at a time, %ld wrapped", t.in_scratch);
+	CHECK_EQ_U64(t.raw_ok, 20000, "raw payloads carry id == getppid");
+	perfev_ring_unmap(&r);
+	if (fd >= 0)
+		close(fd);
+	test_live_side_band();
+}
+
+int main(void)
+{
+	test_sample_chain();
+	test_sample_raw_user();
+	test_side_band();
+	test_fixtures();
+	test_fuzz();
+	test_fake_ring();
+	test_live();
+	CHECK_DONE();
+}
