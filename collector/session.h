@@ -30,6 +30,7 @@ struct ft_counters {
 
 struct ft_perf_source;
 struct ft_offcpu;
+struct ft_ftrace_source;
 struct ft_symcache;
 
 struct ft_session {
@@ -40,6 +41,7 @@ struct ft_session {
 	struct sym_procs *procs;
 	struct ft_kfilter kfilter;
 	struct ft_perf_source *perf;
+	struct ft_ftrace_source *ftrace; /* --backend ftrace */
 	struct ft_offcpu *offcpu;
 	struct ft_child child;
 	bool have_child;

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# profile and offcpu against workloads with known CPU and sleep times.
+cd "$(dirname "$0")/../.." && . tests/live/lib.sh
+before=$(tracefs_state)
+
+# profile: func_b gets twice func_a's CPU for 3 s; at 499 Hz
+run_ft $TMP/o $TMP/e profile -F 499 -f -U -c "$BIN/cpu_ab 3"; expect_eq "profile: exit status" $? 0
+fa=$(folded_count $TMP/o ';func_a;'); fb=$(folded_count $TMP/o ';func_b;')
+fa=${fa:-0}; fb=${fb:-0}
+[ "$fa" -gt 0 ] || fa=$(folded_count $TMP/o 'func_a[; ]'); [ "$fb" -gt 0 ] || fb=$(folded_count $TMP/o 'func_b[; ]')
+total=$(folded_count $TMP/o '.')
+check "profile: func_b/func_a = 2.0 +- 0.3 ($fb/$fa)" awk -v a=$fa -v b=$fb 'BEGIN { exit !(a > 0 && b / a >= 1.7 && b / a <= 2.3) }'
+check "profile: total $total within 20% of 3 x 499" awk -v t=$total 'BEGIN { exit !(t >= 1197 && t <= 1796) }'
+check "profile: header on stderr" grep -q '^Sampling at 499 Hertz of the command by user stack' $TMP/e
+check "profile: comm is the root frame" grep -q '^cpu_ab;' $TMP/o
+
+# system-wide for 1 s: no idle stacks unless -I
+run_ft $TMP/o $TMP/e profile -F 199 -f -K 1
+check "profile: no swapper stacks without -I" bash -c "! grep -q '^swapper' $TMP/o"
+run_ft $TMP/o $TMP/e profile -F 199 -f -K -I 1
+check "profile -I: idle stacks kept" grep -q '^swapper' $TMP/o
+run_ft $TMP/o $TMP/e profile -F 99 -c "$BIN/cpu_ab 0.5"
+check "profile text: comm (pid) lines" grep -Eq '^    -                cpu_ab \([0-9]+\)$' $TMP/o
+
+# offcpu: nap_x 4 x 100 ms, nap_y 4 x 200 ms
+run_ft $TMP/o $TMP/e offcpu -f -U -c "$BIN/naps"; expect_eq "offcpu: exit status" $? 0
+x=$(folded_count $TMP/o ';nap_x;'); y=$(folded_count $TMP/o ';nap_y;')
+check "offcpu: nap_x total $x us within 5% of 400000" awk -v v=$x 'BEGIN { exit !(v >= 380000 && v <= 420000) }'
+check "offcpu: nap_y total $y us within 5% of 800000" awk -v v=$y 'BEGIN { exit !(v >= 760000 && v <= 840000) }'
+run_ft $TMP/o $TMP/e offcpu -f -U -m 150000 -c "$BIN/naps"
+x=$(folded_count $TMP/o ';nap_x;'); y=$(folded_count $TMP/o ';nap_y;')
+check "offcpu -m 150000: only nap_y ($x, $y)" awk -v x=$x -v y=$y 'BEGIN { exit !(x == 0 && y >= 760000 && y <= 840000) }'
+run_ft $TMP/o $TMP/e offcpu -c "$BIN/naps"
+check "offcpu text: stack with nap_y and schedule" bash -c "grep -q '^    nap_y$' $TMP/o && grep -q '^    schedule$' $TMP/o"
+
+# bad input
+bad() { local w=$1; shift; "$FTSTACK" "$@" >/dev/null 2>$TMP/e; expect_eq "$w: exit 2" $? 2; }
+bad "profile -F 0" profile -F 0 1
+bad "profile -F above the limit" profile -F 100000000 1
+check "profile -F above the limit: says the limit" grep -q perf_event_max_sample_rate $TMP/e
+bad "offcpu -u -k" offcpu -u -k 1
+bad "offcpu -U -k" offcpu -U -k 1
+check "offcpu -U -k: bcc's words" grep -q "Displaying user stacks for kernel threads doesn't make sense." $TMP/e
+bad "offcpu unknown state" offcpu --state zombie 1
+expect_eq "tracefs left as found" "$(tracefs_state)" "$before"
+finish
