@@ -1,0 +1,230 @@
+/* output: format dispatch and the helpers every format shares. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "output/out_internal.h"
+
+static const char *const format_names[] = {
+	[OUT_TEXT] = "text",   [OUT_FOLDED] = "folded",         [OUT_TOP] = "top",
+	[OUT_PPROF] = "pprof", [OUT_SPEEDSCOPE] = "speedscope", [OUT_SVG] = "svg",
+};
+
+int out_format_parse(const char *name, enum out_format *out)
+{
+	if (!name || !out)
+		return -EINVAL;
+	for (size_t i = 0; i < sizeof(format_names) / sizeof(format_names[0]); i++) {
+		if (strcmp(name, format_names[i]) == 0) {
+			*out = (enum out_format)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+char *out_folded_frame(const char *name, char *buf, size_t len)
+{
+	if (!buf || len == 0)
+		return buf;
+	if (!name)
+		name = OUT_UNKNOWN;
+	size_t i = 0;
+	for (; name[i] && i + 1 < len; i++) {
+		char c = name[i];
+		/* FlameGraph splits frames on ';' and lines on newlines. */
+		buf[i] = (c == ';' || c == '\n' || c == '\r') ? '_' : c;
+	}
+	buf[i] = '\0';
+	return buf;
+}
+
+uint64_t out_value(const struct out_options *o, const struct agg_named_stack *s)
+{
+	return o->mode == OUT_MODE_OFFCPU ? s->weight : s->count;
+}
+
+static bool shows_event(const struct out_options *o, uint32_t ev)
+{
+	if (!o->event_frame || !o->event_names || ev >= o->nevents || !o->event_names[ev])
+		return false;
+	return !(o->event_in_stack && o->event_in_stack[ev]);
+}
+
+int out_path_build(const struct out_options *o, const struct agg_named_stack *s,
+		   const char *delim, struct out_path *p)
+{
+	size_t nk = s->nkframes, nu = s->nuframes;
+	*p = (struct out_path){ 0 };
+	p->v = calloc(nk + nu + 2, sizeof(*p->v));
+	if (!p->v)
+		return -ENOMEM;
+	if (shows_event(o, s->event)) {
+		if (asprintf(&p->event, "[%s]", o->event_names[s->event]) < 0) {
+			p->event = NULL;
+			out_path_free(p);
+			return -ENOMEM;
+		}
+		p->v[p->n++] = (struct out_frame){ p->event, false, true };
+	}
+	for (size_t i = 0; i < nk + nu; i++) {
+		if (i == nk && nk && nu && delim && o->delimiter)
+			p->v[p->n++] = (struct out_frame){ delim, false, true };
+		const char *name = s->frames && s->frames[i] ? s->frames[i] : OUT_UNKNOWN;
+		p->v[p->n++] = (struct out_frame){ name, i < nk, false };
+	}
+	return 0;
+}
+
+void out_path_free(struct out_path *p)
+{
+	free(p->v);
+	free(p->event);
+	*p = (struct out_path){ 0 };
+}
+
+static char *folded_dup(const char *name, bool kernel_suffix)
+{
+	size_t len = strlen(name) + 1;
+	char *buf = malloc(len + (kernel_suffix ? 4 : 0));
+	if (!buf)
+		return NULL;
+	out_folded_frame(name, buf, len);
+	if (kernel_suffix)
+		memcpy(buf + len - 1, "_[k]", 5);
+	return buf;
+}
+
+int out_folded_names(const struct out_options *o, const struct agg_named_stack *s,
+		     char ***names, enum out_kind **kind)
+{
+	struct out_path p;
+	int ret = out_path_build(o, s, "-", &p);
+	if (ret)
+		return ret;
+	size_t cap = p.n + 1, n = 0;
+	char **v = calloc(cap, sizeof(*v));
+	enum out_kind *k = calloc(cap, sizeof(*k));
+	if (!v || !k)
+		goto nomem;
+	if (o->show_comm) {
+		k[n] = OUT_K_OTHER;
+		if (!(v[n++] = folded_dup(s->comm ? s->comm : OUT_UNKNOWN, false)))
+			goto nomem;
+	}
+	/* The path is leaf first; folded is root first. */
+	for (size_t i = p.n; i-- > 0;) {
+		const struct out_frame *fr = &p.v[i];
+		k[n] = fr->synthetic ? OUT_K_OTHER : fr->kernel ? OUT_K_KERNEL : OUT_K_USER;
+		if (!(v[n++] = folded_dup(fr->name, fr->kernel && o->annotate)))
+			goto nomem;
+	}
+	out_path_free(&p);
+	*names = v;
+	*kind = k;
+	return (int)n;
+nomem:
+	out_names_free(v, n, k);
+	out_path_free(&p);
+	return -ENOMEM;
+}
+
+void out_names_free(char **names, size_t n, enum out_kind *kind)
+{
+	for (size_t i = 0; names && i < n; i++)
+		free(names[i]);
+	free(names);
+	free(kind);
+}
+
+/* FNV-1a: fast and good enough for symbol names. */
+static size_t str_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return (size_t)h;
+}
+
+static int strtab_grow(struct out_strtab *t)
+{
+	size_t nslot = t->nslot ? t->nslot * 2 : 64;
+	size_t *slot = calloc(nslot, sizeof(*slot));
+	char **str = realloc(t->str, nslot / 2 * sizeof(*str));
+	if (!slot || !str) {
+		free(slot);
+		if (str)
+			t->str = str;
+		return -ENOMEM;
+	}
+	t->str = str;
+	t->cap = nslot / 2;
+	for (size_t i = 0; i < t->n; i++) {
+		size_t j = str_hash(t->str[i]) & (nslot - 1);
+		while (slot[j])
+			j = (j + 1) & (nslot - 1);
+		slot[j] = i + 1;
+	}
+	free(t->slot);
+	t->slot = slot;
+	t->nslot = nslot;
+	return 0;
+}
+
+long out_strtab_intern(struct out_strtab *t, const char *s)
+{
+	if (t->n >= t->cap && strtab_grow(t))
+		return -1;
+	size_t j = str_hash(s) & (t->nslot - 1);
+	for (; t->slot[j]; j = (j + 1) & (t->nslot - 1)) {
+		if (strcmp(t->str[t->slot[j] - 1], s) == 0)
+			return (long)(t->slot[j] - 1);
+	}
+	char *copy = strdup(s);
+	if (!copy)
+		return -1;
+	t->str[t->n] = copy;
+	t->slot[j] = ++t->n;
+	return (long)(t->n - 1);
+}
+
+void out_strtab_free(struct out_strtab *t)
+{
+	for (size_t i = 0; i < t->n; i++)
+		free(t->str[i]);
+	free(t->str);
+	free(t->slot);
+	*t = (struct out_strtab){ 0 };
+}
+
+int out_finish(FILE *f)
+{
+	/* A write that already failed left errno saying why (EPIPE or not). */
+	if (ferror(f))
+		return errno == EPIPE ? -EPIPE : -EIO;
+	errno = 0;
+	if (fflush(f) != 0 || ferror(f))
+		return errno == EPIPE ? -EPIPE : -EIO;
+	return 0;
+}
+
+int out_write(FILE *f, const struct out_options *o, const struct agg_named_stack *stacks,
+	      size_t n, const struct out_totals *totals)
+{
+	if (!f || !o || (n && !stacks))
+		return -EINVAL;
+	switch (o->format) {
+	case OUT_TEXT:
+		return out_write_text(f, o, stacks, n);
+	case OUT_FOLDED:
+		return out_write_folded(f, o, stacks, n);
+	case OUT_TOP:
+		return out_write_top(f, o, stacks, n, totals);
+	case OUT_PPROF:
+		return out_write_pprof(f, o, stacks, n);
+	case OUT_SPEEDSCOPE:
+		return out_write_speedscope(f, o, stacks, n);
+	case OUT_SVG:
+		return out_write_svg(f, o, stacks, n);
+	}
+	return -EINVAL;
+}
