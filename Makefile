@@ -15,7 +15,7 @@ CFLAGS  += -std=gnu11 -Wall -Wextra -Werror -MMD -MP -D_GNU_SOURCE \
            -I. $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LDLIBS  += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -llzma -lz -lm
 
-MODULES := tracefs perfev aggregate symbolize output collector
+MODULES := tracefs perfev aggregate symbolize output report collector
 LIB_SRC := $(filter-out collector/main.c,$(wildcard $(addsuffix /*.c,$(MODULES))))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 MAIN_OBJ := $(BUILD)/collector/main.o

@@ -22,6 +22,7 @@
 
 #define FT_GROUPS 64   /* tasks with a pending group; the oldest is flushed beyond */
 #define FT_TEXT 256    /* bytes kept of a comm or event name */
+#define FT_CTX_SCAN 128 /* bytes of a line searched for the "[cpu]" field */
 
 struct ft_group {
 	bool used, has_k, has_u;
@@ -121,7 +122,9 @@ static void parse_ctx(const char *p, size_t n, struct ft_ctx *c)
 {
 	memset(c, 0, sizeof(*c));
 	c->cpu = -1;
-	for (size_t i = 1; i < n; i++) {
+	/* The cpu field follows a comm of at most 16 bytes, the pid and maybe a
+	 * tgid: looking further would only make long lines quadratic. */
+	for (size_t i = 1; i < n && i < FT_CTX_SCAN; i++) {
 		size_t end;
 		if (p[i] != '[' || p[i - 1] != ' ')
 			continue;
@@ -224,10 +227,14 @@ static int read_block(struct ft_state *s, struct report_in *in, struct report_sb
 		const char *p = l.p;
 		size_t n = l.len;
 		report_trim(&p, &n);
-		if (l.nul || !report_starts(p, n, "=>"))
+		if (!report_starts(p, n, "=>"))
 			break;
 		report_in_next(in, &l);
 		any = true;
+		if (l.nul) {
+			s->st->malformed++; /* a damaged frame: skip it, keep the block */
+			continue;
+		}
 		if (l.partial) {
 			s->st->truncated = 1; /* the last frame may be cut short */
 			break;
@@ -268,7 +275,8 @@ static int on_event(struct ft_state *s, const struct ft_ctx *c)
 	if (ret || (ret = flush(s, g)))
 		return ret;
 	size_t n = 0;
-	while (n < c->ntext && c->text[n] != ':' && c->text[n] != '(' && c->text[n] != ' ')
+	while (n < c->ntext && c->text[n] != ':' && c->text[n] != '(' && c->text[n] != ' ' &&
+	       c->text[n] != '+')
 		n++;
 	report_copy(g->event, sizeof(g->event), c->text, n);
 	report_copy(g->comm, sizeof(g->comm), c->comm, c->ncomm);

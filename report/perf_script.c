@@ -13,6 +13,7 @@
 #include <string.h>
 
 #define KERNEL_START 0xffff800000000000ULL
+#define PS_PID_SCAN 128 /* bytes of a header searched for the pid */
 
 struct ps_sample {
 	bool open;
@@ -94,7 +95,8 @@ static void header_event(struct ps_sample *s, const char *p, size_t n)
 static bool parse_header(struct ps_sample *s, const char *p, size_t n)
 {
 	report_trim(&p, &n);
-	for (size_t i = 1; i < n; i++) {
+	/* The pid follows a comm of at most 16 bytes (padded): bounded search. */
+	for (size_t i = 1; i < n && i < PS_PID_SCAN; i++) {
 		if (p[i - 1] != ' ' || p[i] == ' ')
 			continue;
 		size_t t = tok_len(p + i, n - i);

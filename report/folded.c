@@ -1,0 +1,131 @@
+/* report: folded lines, "root;...;leaf COUNT", FlameGraph's grammar.
+ *
+ * Every ';'-separated field is taken as a frame: a leading comm (as ftstack
+ * and bcc write it) cannot be told from a root frame, so it stays a frame.
+ * Kernel or user: a lone "-" field separates user frames (before it, root
+ * side) from kernel frames (after it, leaf side); frames ending in "_[k]"
+ * are kernel frames (the suffix is stripped). A line with neither marker
+ * has no way to tell, and all its frames are delivered as kernel frames, in
+ * order. Repeated stacks are delivered once per line; the caller sums them.
+ */
+#include "report/internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct folded {
+	struct report_sb k, u;
+	const char *f[REPORT_MAX_FRAMES];
+	size_t nf[REPORT_MAX_FRAMES];
+};
+
+static bool annotated(const char *p, size_t n)
+{
+	return n > 4 && memcmp(p + n - 4, "_[k]", 4) == 0;
+}
+
+/* Splits [p, p+n) at ';' into f->f / f->nf; returns the field count. */
+static uint32_t split(struct folded *f, const char *p, size_t n, struct report_stats *st)
+{
+	uint32_t nf = 0;
+
+	while (n > 0) {
+		const char *semi = memchr(p, ';', n);
+		size_t k = semi ? (size_t)(semi - p) : n;
+		if (nf < REPORT_MAX_FRAMES) {
+			f->f[nf] = p;
+			f->nf[nf++] = k;
+		} else {
+			st->frames_cut++;
+		}
+		if (!semi)
+			break;
+		p += k + 1;
+		n -= k + 1;
+	}
+	return nf;
+}
+
+/* Adds the fields leaf first: those before the dash (or unannotated ones
+ * when some are annotated) go to the user stack. */
+static int fill(struct folded *f, uint32_t nf, struct report_stats *st)
+{
+	int64_t dash = -1;
+	bool any_k = false;
+
+	for (uint32_t i = 0; i < nf; i++) {
+		if (f->nf[i] == 1 && f->f[i][0] == '-')
+			dash = i;
+		any_k |= annotated(f->f[i], f->nf[i]);
+	}
+	for (uint32_t j = nf; j-- > 0;) {
+		const char *p = f->f[j];
+		size_t n = f->nf[j];
+		if ((int64_t)j == dash)
+			continue;
+		bool k = annotated(p, n);
+		if (k)
+			n -= 4;
+		else if (dash >= 0)
+			k = (int64_t)j > dash;
+		else
+			k = !any_k;
+		report_trim(&p, &n);
+		if (n == 0) {
+			st->malformed++;
+			continue;
+		}
+		int ret = report_sb_add(k ? &f->k : &f->u, p, n, st);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static int on_line(struct report_emitter *em, struct folded *f, const struct report_line *l)
+{
+	const char *p = l->p;
+	size_t n = l->len;
+	uint64_t count;
+
+	report_trim(&p, &n);
+	if (n == 0 || p[0] == '#') {
+		em->st->skipped++;
+		return 0;
+	}
+	const char *sp = memrchr(p, ' ', n);
+	if (l->nul || !sp || sp == p ||
+	    !report_parse_u64(sp + 1, (size_t)(p + n - sp - 1), &count)) {
+		em->st->malformed++;
+		return 0;
+	}
+	size_t nstack = (size_t)(sp - p);
+	report_trim(&p, &nstack);
+	report_sb_reset(&f->k);
+	report_sb_reset(&f->u);
+	int ret = fill(f, split(f, p, nstack, em->st), em->st);
+	if (ret)
+		return ret;
+	if (f->k.n == 0 && f->u.n == 0) {
+		em->st->malformed++;
+		return 0;
+	}
+	return report_emit(em, &f->k, &f->u, "", 0, "", count);
+}
+
+int report_parse_folded(struct report_in *in, struct report_emitter *em)
+{
+	struct folded *f = calloc(1, sizeof(*f));
+	struct report_line l;
+	int ret = 0;
+
+	if (!f)
+		return -ENOMEM;
+	while (!ret && report_in_next(in, &l))
+		ret = on_line(em, f, &l);
+	report_sb_free(&f->k);
+	report_sb_free(&f->u);
+	free(f);
+	return ret;
+}
