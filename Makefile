@@ -11,7 +11,7 @@ CC      ?= cc
 PKGS    := libtracefs libtraceevent libelf libdw libunwind
 BUILD   ?= build
 CFLAGS  ?= -O2 -g
-CFLAGS  += -std=gnu11 -Wall -Wextra -Werror -MMD -MP -D_GNU_SOURCE \
+CFLAGS  += -std=gnu11 -Wall -Wextra -Werror -Wno-format-truncation -MMD -MP -D_GNU_SOURCE \
            -I. $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LDLIBS  += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -llzma -lz -lm
 

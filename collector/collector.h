@@ -62,6 +62,8 @@ struct ft_options {
 	const char *through;     /* --through FUNC */
 	uint64_t max_probes;     /* --max-probes N, 0 = default */
 	bool debug;
+	const char *input_format;  /* report --input-format, NULL = auto */
+	bool diff;                 /* report --diff A B */
 	const char *report_files[64];
 	int nreport_files;
 };

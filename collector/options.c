@@ -9,11 +9,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "collector/collector.h"
+#include "report/report.h"
 
 enum {
 	OPT_FORMAT = 256, OPT_BACKEND, OPT_CALL_GRAPH, OPT_BUFFER_SIZE, OPT_MAX_STACKS,
 	OPT_THROUGH, OPT_DEBUG, OPT_PERIOD, OPT_MIN_BLOCK, OPT_MAX_BLOCK, OPT_STATE,
-	OPT_MIN_TOTAL, OPT_HELP, OPT_VERSION, OPT_MAX_PROBES,
+	OPT_MIN_TOTAL, OPT_HELP, OPT_VERSION, OPT_MAX_PROBES, OPT_INPUT_FORMAT, OPT_DIFF,
 };
 
 static const struct option long_opts[] = {
@@ -24,6 +25,8 @@ static const struct option long_opts[] = {
 	{ "max-stacks", required_argument, NULL, OPT_MAX_STACKS },
 	{ "through", required_argument, NULL, OPT_THROUGH },
 	{ "max-probes", required_argument, NULL, OPT_MAX_PROBES },
+	{ "input-format", required_argument, NULL, OPT_INPUT_FORMAT },
+	{ "diff", no_argument, NULL, OPT_DIFF },
 	{ "debug", no_argument, NULL, OPT_DEBUG },
 	{ "period", required_argument, NULL, OPT_PERIOD },
 	{ "min-block", required_argument, NULL, OPT_MIN_BLOCK },
@@ -306,6 +309,12 @@ static int apply_option(int c, const char *arg, struct ft_options *o)
 		o->max_probes = v;
 		return 0;
 	case OPT_DEBUG: o->debug = true; return 0;
+	case OPT_INPUT_FORMAT:
+		if (report_format_parse(arg, &(enum report_format){ REPORT_AUTO }) < 0)
+			return bad("--input-format takes auto, ftrace, perf-script, hist or folded, got '%s'%s", arg, "");
+		o->input_format = arg;
+		return 0;
+	case OPT_DIFF: o->diff = true; return 0;
 	default:
 		return -EINVAL;
 	}
@@ -328,7 +337,8 @@ static int apply_positional(const char *arg, struct ft_options *o)
 			o->specs[o->nspecs++] = arg;
 			return 0;
 		}
-		/* fall through: a number is the duration */
+		/* a number is the duration */
+		__attribute__((fallthrough));
 	case FT_PROFILE:
 	case FT_OFFCPU:
 		if (o->duration > 0)
@@ -359,6 +369,10 @@ static int check_combinations(struct ft_options *o)
 	}
 	if (o->cmd == FT_REPORT && o->nreport_files == 0)
 		return bad("report needs a FILE (or - for standard input)%s%s", "", "");
+	if (o->diff && (o->cmd != FT_REPORT || o->nreport_files != 2))
+		return bad("--diff compares two files: ftstack report --diff A B%s%s", "", "");
+	if ((o->diff || o->input_format) && o->cmd != FT_REPORT)
+		return bad("--diff and --input-format are for ftstack report%s%s", "", "");
 	if (o->freq && o->period_ns)
 		return bad("give -F or --period, not both%s%s", "", "");
 	if ((o->npids || o->ntids) && o->command)

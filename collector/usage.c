@@ -50,6 +50,8 @@ void ft_usage(FILE *f)
 "  --debug             print every kernel object created and file written\n"
 "\n"
 "profile:  -F HZ (default 49) | --period NS,  -I include the idle task\n"
+"report:   --input-format auto|ftrace|perf-script|hist|folded, --diff A B\n"
+"          (A's and B's count per stack, as difffolded.pl)\n"
 "offcpu:   -u user threads / -k kernel threads only, -m/--min-block US (default 1),\n"
 "          -M/--max-block US, --state MASK, --min-total US\n"
 "\n"

@@ -100,4 +100,23 @@ struct sym_frame {
 int sym_procs_lookup(struct sym_procs *p, uint32_t pid, uint64_t time,
 		     uint64_t addr, struct sym_frame *out);
 
+/* ---- user probes (probes.c) ---- */
+
+/* Translates ELF virtual address VADDR of file PATH to its file offset
+ * (uprobes are placed by offset). Returns 0, -ENOENT (no PT_LOAD holds it)
+ * or -errno. */
+int sym_file_vaddr_to_offset(const char *path, uint64_t vaddr, uint64_t *off);
+
+/* One USDT probe from .note.stapsdt, addresses already as file offsets. */
+struct sym_usdt {
+	char provider[64];
+	char name[128];
+	char args[256];
+	uint64_t offset;      /* file offset of the probe's nop */
+	uint64_t sem_offset;  /* file offset of its semaphore, 0 = none */
+};
+/* Lists PATH's USDT probes. Returns the count (>= 0) and a malloc'd array
+ * in *out (caller frees), or -errno (-ENOEXEC for a file that is not ELF). */
+int sym_usdt_list(const char *path, struct sym_usdt **out);
+
 #endif

@@ -1,0 +1,204 @@
+/* ftstack report: aggregate saved stack text (ftrace trace/trace_pipe,
+ * perf script, hist triggers, folded) with the count-mode options and
+ * formats; --diff A B prints each stack's count in A and in B. Returns the
+ * exit status. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "collector/collector.h"
+#include "report/report.h"
+#include "collector/report_cmd.h"
+
+
+/* Reads FILE ("-": standard input) whole. Returns its length or -errno. */
+static long read_all(const char *file, char **out)
+{
+	FILE *f = strcmp(file, "-") == 0 ? stdin : fopen(file, "rb");
+	size_t len = 0, cap = 1 << 16;
+	char *buf = malloc(cap);
+	if (!f || !buf) {
+		free(buf);
+		return f ? -ENOMEM : -errno;
+	}
+	size_t n;
+	while ((n = fread(buf + len, 1, cap - len, f)) > 0) {
+		len += n;
+		if (len == cap) {
+			char *nb = realloc(buf, cap *= 2);
+			if (!nb) {
+				free(buf);
+				len = 0;
+				buf = NULL;
+				break;
+			}
+			buf = nb;
+		}
+	}
+	bool bad = ferror(f);
+	if (f != stdin)
+		fclose(f);
+	if (!buf || bad) {
+		free(buf);
+		return buf ? -EIO : -ENOMEM;
+	}
+	*out = buf;
+	return (long)len;
+}
+
+static int event_index(struct report_ctx *c, const char *name)
+{
+	for (int i = 0; i < c->nevents; i++)
+		if (strcmp(c->events[i], name) == 0)
+			return i;
+	if (c->nevents == FT_MAX_EVENTS)
+		return c->nevents - 1;
+	c->events[c->nevents] = strdup(name);
+	return c->events[c->nevents] ? c->nevents++ : 0;
+}
+
+/* Keeps -K/-U's half and cuts at --through; false when the stack is dropped. */
+static bool shape(struct report_ctx *c, const struct report_stack *s, uint32_t *k0,
+		  uint32_t *nk, uint32_t *nu)
+{
+	const struct ft_options *o = c->o;
+	*k0 = 0;
+	*nk = o->user_only ? 0 : s->nk;
+	*nu = o->kernel_only ? 0 : s->nu;
+	if (!o->through)
+		return true;
+	for (uint32_t i = 0; i < s->nk; i++) {
+		if (strcmp(s->kframes[i], o->through) == 0) {
+			*k0 = i;
+			*nk = o->user_only ? 0 : s->nk - i;
+			return true;
+		}
+	}
+	c->through_miss += s->count;
+	return false;
+}
+
+static int on_stack(void *arg, const struct report_stack *s)
+{
+	struct report_ctx *c = arg;
+	uint32_t k0, nk, nu;
+	if (!shape(c, s, &k0, &nk, &nu))
+		return 0;
+	for (uint32_t i = 0; i < nk; i++)
+		c->frames[i] = s->kframes[k0 + i];
+	for (uint32_t i = 0; i < nu; i++)
+		c->frames[nk + i] = s->uframes[i];
+	bool comm = c->o->per_process || (c->o->format != OUT_TEXT && c->o->format != OUT_TOP);
+	struct agg_named_stack ns = {
+		.event = (uint32_t)event_index(c, s->event),
+		.pid = c->o->per_process ? s->pid : 0,
+		.comm = comm ? (*s->comm ? s->comm : "[unknown]") : NULL,
+		.frames = c->frames, .nkframes = nk, .nuframes = nu,
+		.count = s->count, .weight = s->count,
+	};
+	return (c->err = agg_named_add(c->named, &ns));
+}
+
+/* Parses one file into c->named. Returns 0, or 1 after saying why not. */
+int ft_report_parse_file(struct report_ctx *c, const char *file)
+{
+	char *buf = NULL;
+	long len = read_all(file, &buf);
+	if (len < 0) {
+		fprintf(stderr, "ftstack: cannot read %s: %s\n", file, strerror((int)-len));
+		return 1;
+	}
+	enum report_format fmt = REPORT_AUTO;
+	if (c->o->input_format)
+		report_format_parse(c->o->input_format, &fmt);
+	struct report_stats st = { 0 };
+	int ret = report_parse(buf, (size_t)len, fmt, on_stack, c, &st);
+	free(buf);
+	if (c->err) {
+		fprintf(stderr, "ftstack: out of memory reading %s\n", file);
+		return 1;
+	}
+	if (ret < 0) {
+		fprintf(stderr, "ftstack: %s: no stack traces found (not ftrace text, perf script, "
+			"hist trigger or folded output; --input-format forces one)\n", file);
+		return 1;
+	}
+	if (st.malformed || st.truncated)
+		fprintf(stderr, "ftstack: warning: %s: %" PRIu64 " lines could not be parsed%s; "
+			"the result is partial\n", file, st.malformed,
+			st.truncated ? " and the input ends inside a stack" : "");
+	fprintf(stderr, "ftstack: %s: %s, %" PRIu64 " stacks, %" PRIu64 " events, %" PRIu64
+		" tracing-machinery frames dropped\n", file, report_format_name(st.format),
+		st.stacks, st.events, st.machinery);
+	return 0;
+}
+
+static void filter_for(const struct ft_options *o, struct agg_filter *f, const char **excl)
+{
+	for (int i = 0; i < o->nexcludes; i++)
+		excl[i] = o->excludes[i];
+	*f = (struct agg_filter){ .min_count = o->min_count, .top = o->top, .exclude = excl };
+}
+
+int ft_report_write(struct report_ctx *c, FILE *out)
+{
+	const struct ft_options *o = c->o;
+	const char *excl[65] = { NULL };
+	struct agg_filter f;
+	struct agg_named_stats st;
+	const struct agg_named_stack *stacks;
+	filter_for(o, &f, excl);
+	size_t n = agg_named_finish(c->named, &f, &stacks, &st);
+	struct out_options oo = {
+		.format = o->format, .delimiter = o->delimiter, .annotate = o->annotate,
+		.per_process = o->per_process,
+		.show_comm = o->format != OUT_TEXT && o->format != OUT_TOP,
+		.event_names = (const char *const *)c->events, .nevents = (uint32_t)c->nevents,
+		.event_frame = c->nevents > 1, .title = "ftstack report",
+	};
+	struct out_totals tot = { .named = &st,
+				  .event_label = c->nevents == 1 ? c->events[0] : "event" };
+	int ret = out_write(out, &oo, stacks, n, &tot);
+	fprintf(stderr, "ftstack: %" PRIu64 " events in %zu distinct stacks (%zu printed)\n",
+		st.count_before, st.stacks_before, st.stacks_after);
+	if (c->through_miss)
+		fprintf(stderr, "ftstack: left out %" PRIu64 " events whose kernel stack does not "
+			"pass through %s\n", c->through_miss, o->through);
+	return ret;
+}
+
+void ft_report_ctx_free(struct report_ctx *c)
+{
+	agg_named_destroy(c->named);
+	for (int i = 0; i < c->nevents; i++)
+		free(c->events[i]);
+}
+
+int ft_cmd_report(const struct ft_options *o)
+{
+	if (o->diff)
+		return ft_cmd_report_diff(o, stdout);
+	struct report_ctx c = { .o = o };
+	FILE *out = stdout;
+	int status = 1;
+	if (agg_named_create(&c.named) < 0)
+		return 1;
+	for (int i = 0; i < o->nreport_files; i++)
+		if (ft_report_parse_file(&c, o->report_files[i]) != 0)
+			goto cleanup;
+	if (o->output && !(out = fopen(o->output, "w"))) {
+		fprintf(stderr, "ftstack: cannot write %s: %s\n", o->output, strerror(errno));
+		goto cleanup;
+	}
+	int ret = ft_report_write(&c, out);
+	if (ret < 0 && ret != -EPIPE)
+		fprintf(stderr, "ftstack: writing the result failed: %s\n", strerror(-ret));
+	else
+		status = 0;
+cleanup:
+	if (out != stdout)
+		fclose(out);
+	ft_report_ctx_free(&c);
+	return status;
+}

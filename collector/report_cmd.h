@@ -1,0 +1,28 @@
+/* ftstack report internals shared by report_cmd.c and report_diff.c. */
+#ifndef FTSTACK_REPORT_CMD_H
+#define FTSTACK_REPORT_CMD_H
+
+#include <stdio.h>
+#include "collector/collector.h"
+#include "report/report.h"
+
+struct report_ctx {
+	const struct ft_options *o;
+	struct agg_named *named;
+	char *events[FT_MAX_EVENTS];
+	int nevents;
+	const char *frames[2 * REPORT_MAX_FRAMES];
+	uint64_t through_miss;
+	int err;
+};
+
+/* Parses FILE ("-" = stdin) into c->named. Returns 0, or 1 after saying why not. */
+int ft_report_parse_file(struct report_ctx *c, const char *file);
+/* Filters, orders and writes c->named in the -f/--format of c->o, with the
+ * summary on stderr. Returns 0 or -errno. */
+int ft_report_write(struct report_ctx *c, FILE *out);
+void ft_report_ctx_free(struct report_ctx *c);
+/* report --diff A B. Returns the exit status. */
+int ft_cmd_report_diff(const struct ft_options *o, FILE *out);
+
+#endif
