@@ -56,7 +56,7 @@ $(BUILD)/tests/%_test: tests/unit/%_test.c $(BUILD)/libftstack.a
 # surprises: frame pointers kept so the fp unwinder sees every caller.
 $(BUILD)/tests/%: tests/lib/%.c
 	@mkdir -p $(dir $@)
-	$(CC) -O1 -g -fno-omit-frame-pointer -fno-inline -fno-optimize-sibling-calls \
+	$(CC) -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -fno-inline -fno-optimize-sibling-calls \
 	    -Wall -Wextra -Werror -o $@ $< -lpthread
 
 tests-bin: $(UNIT_BIN) $(HELP_BIN)

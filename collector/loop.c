@@ -66,7 +66,7 @@ static int on_interval(struct ft_session *s, int tfd)
 	uint64_t n;
 	if (read(tfd, &n, sizeof(n)) < 0 && errno != EAGAIN)
 		return -errno;
-	int ret = ft_perf_source_drain_all(s);
+	int ret = ft_source_drain_all(s);
 	if (ret == 0)
 		ret = ft_print_interval(s);
 	return ret;
@@ -115,6 +115,8 @@ int ft_loop_run(struct ft_session *s, int epfd)
 				ret = on_interval(s, ifd);
 			else if (ft_perf_source_owns(s, c))
 				ret = ft_perf_source_ready(s, c);
+			else if (ft_ftrace_source_owns(s, c))
+				ret = ft_ftrace_source_ready(s, c);
 		}
 		if (ret < 0)
 			break;
@@ -129,4 +131,43 @@ cleanup:
 	if (sfd >= 0)
 		close(sfd);
 	return ret;
+}
+
+/* The backend --backend chose; the other one is never opened. */
+int ft_source_open(struct ft_session *s, int epfd)
+{
+	if (s->opt->backend == FT_BACKEND_PERF)
+		return ft_perf_source_open(s, epfd);
+	int ret = ft_perf_source_open_sideband(s, epfd);
+	return ret < 0 ? ret : ft_ftrace_source_open(s, epfd);
+}
+
+int ft_source_enable(struct ft_session *s)
+{
+	if (s->opt->backend == FT_BACKEND_PERF)
+		return ft_perf_source_enable(s);
+	int ret = s->perf ? ft_perf_source_enable(s) : 0;
+	return ret < 0 ? ret : ft_ftrace_source_enable(s);
+}
+
+void ft_source_disable(struct ft_session *s)
+{
+	if (s->opt->backend == FT_BACKEND_FTRACE)
+		ft_ftrace_source_disable(s);
+	ft_perf_source_disable(s);
+}
+
+int ft_source_drain_all(struct ft_session *s)
+{
+	/* side band first: the samples' processes must be known when counted */
+	int ret = ft_perf_source_drain_all(s);
+	if (ret == 0 && s->opt->backend == FT_BACKEND_FTRACE)
+		ret = ft_ftrace_source_drain_all(s);
+	return ret;
+}
+
+void ft_source_close(struct ft_session *s)
+{
+	ft_ftrace_source_close(s);
+	ft_perf_source_close(s);
 }

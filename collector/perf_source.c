@@ -33,6 +33,15 @@ struct ft_perf_source {
 	uint64_t sample_type;
 	uint64_t regs_mask;
 	bool single_event;
+	const struct ft_event *events; /* the plan's, or the side-band dummy */
+	int nevents;
+};
+
+/* --backend ftrace takes its samples from tracefs, and processes' comm,
+ * mmaps, forks and exits from this event, which samples nothing. */
+static const struct ft_event sideband_event = {
+	.kind = FT_EV_CPU_CLOCK, .name = "side band", .perf_type = PERF_TYPE_SOFTWARE,
+	.perf_config = PERF_COUNT_SW_DUMMY,
 };
 
 uint64_t ft_now_ns(void)
@@ -151,6 +160,8 @@ static void attr_for(const struct ft_session *s, const struct ft_event *e, struc
 	/* --through reads the kernel stack even when only user stacks are shown */
 	po->exclude_kernel_chain = !s->want_kernel && !s->kfilter.through.n;
 	po->disabled = true;
+	/* wake the loop when a quarter of the ring is full, not per record */
+	po->wakeup_bytes = (uint32_t)(o->buffer_kb * 1024 / 4);
 	po->inherit = !s->offcpu && (s->have_child || o->npids > 0);
 	po->max_stack = s->max_stack;
 	/* uprobes at a function's entry need [sp], the caller the walk skips */
@@ -162,7 +173,7 @@ static void attr_for(const struct ft_session *s, const struct ft_event *e, struc
 static int open_one(struct ft_session *s, int ev, int pid, int cpu, bool track)
 {
 	struct ft_perf_source *ps = s->perf;
-	const struct ft_event *e = &s->plan.events[ev];
+	const struct ft_event *e = &ps->events[ev];
 	struct perfev_opts po;
 	attr_for(s, e, &po);
 	po.track = track;
@@ -256,7 +267,21 @@ static int explain_open(int err, const struct ft_event *e)
 	return err;
 }
 
+static int open_events(struct ft_session *s, int epfd, const struct ft_event *events,
+		       int nevents);
+
 int ft_perf_source_open(struct ft_session *s, int epfd)
+{
+	return open_events(s, epfd, s->plan.events, s->plan.nevents);
+}
+
+int ft_perf_source_open_sideband(struct ft_session *s, int epfd)
+{
+	return s->track ? open_events(s, epfd, &sideband_event, 1) : 0;
+}
+
+static int open_events(struct ft_session *s, int epfd, const struct ft_event *events,
+		       int nevents)
 {
 	bool online[FT_MAX_CPUS] = { false };
 	struct ft_perf_source *ps = calloc(1, sizeof(*ps));
@@ -264,19 +289,21 @@ int ft_perf_source_open(struct ft_session *s, int epfd)
 	if (!ps)
 		return -ENOMEM;
 	s->perf = ps;
+	ps->events = events;
+	ps->nevents = nevents;
 	ps->ncpus = online_cpus(s->opt, online, FT_MAX_CPUS);
 	ps->rings = calloc(ps->ncpus, sizeof(*ps->rings));
 	ps->sample_type = PERFEV_SAMPLE_TYPE;
-	ps->single_event = s->plan.nevents == 1;
+	ps->single_event = nevents == 1;
 	bool entry_fix = false;
-	for (int e = 0; e < s->plan.nevents; e++)
-		entry_fix |= s->plan.events[e].entry_fix;
+	for (int e = 0; e < nevents; e++)
+		entry_fix |= events[e].entry_fix;
 	if ((s->opt->call_graph_dwarf || entry_fix) && s->want_user) {
 		ps->sample_type |= PERF_SAMPLE_STACK_USER | PERF_SAMPLE_REGS_USER;
 		ps->regs_mask = perfev_user_regs_mask();
 	}
-	for (int e = 0; e < s->plan.nevents; e++)
-		if (s->plan.events[e].raw)
+	for (int e = 0; e < nevents; e++)
+		if (events[e].raw)
 			ps->sample_type |= PERF_SAMPLE_RAW;
 	int ntasks = task_list(s, &tasks);
 	if (!ps->rings || ntasks < 0) {
@@ -288,12 +315,12 @@ int ft_perf_source_open(struct ft_session *s, int epfd)
 		if (!online[cpu])
 			continue;
 		for (int t = 0; t < ntasks && ret == 0; t++)
-			for (int e = 0; e < s->plan.nevents && ret == 0; e++) {
+			for (int e = 0; e < nevents && ret == 0; e++) {
 				ret = open_one(s, e, tasks[t], cpu, s->track && t == 0 && e == 0);
 				if (ret == -ESRCH && tasks[t] > 0 && ntasks > 1)
 					ret = 0; /* a thread of -p that exited meanwhile */
 				else if (ret < 0)
-					explain_open(ret, &s->plan.events[e]);
+					explain_open(ret, &events[e]);
 			}
 	}
 	free(tasks);

@@ -93,7 +93,7 @@ static int plan_tracepoints(const struct ft_options *o, const struct ft_spec *sp
 		snprintf(e.system, sizeof(e.system), "%s", evs[i].system);
 		snprintf(e.event, sizeof(e.event), "%s", evs[i].name);
 		e.perf_config = evs[i].id;
-		int ret = syscall_redirect(p->tracefs, &evs[i], &e);
+		int ret = o->backend == FT_BACKEND_PERF ? syscall_redirect(p->tracefs, &evs[i], &e) : 0;
 		if (ret == 0)
 			ret = ft_plan_add(p, &e);
 		if (ret < 0) {

@@ -198,7 +198,7 @@ int ft_cmd_record(const struct ft_options *o)
 		sym_procs_snapshot(s.procs, (uint32_t)s.child.pid, ft_now_ns());
 		ft_offcpu_follow(&s, (uint32_t)s.child.pid, 0);
 	}
-	if (ft_perf_source_open(&s, epfd) < 0 || ft_perf_source_enable(&s) < 0)
+	if (ft_source_open(&s, epfd) < 0 || ft_source_enable(&s) < 0)
 		goto cleanup;
 	s.start_ns = ft_now_ns();
 	announce(&s);
@@ -207,10 +207,10 @@ int ft_cmd_record(const struct ft_options *o)
 		goto cleanup;
 	}
 	ret = ft_loop_run(&s, epfd);
-	ft_perf_source_disable(&s);
+	ft_source_disable(&s);
 	s.end_ns = ft_now_ns();
 	if (ret == 0)
-		ret = ft_perf_source_drain_all(&s);
+		ret = ft_source_drain_all(&s);
 	if (ret == 0 && s.offcpu)
 		ft_offcpu_finish(&s, s.end_ns);
 	if (ret < 0) {
@@ -226,7 +226,7 @@ int ft_cmd_record(const struct ft_options *o)
 cleanup:
 	if (s.have_child)
 		ft_child_stop(&s.child);
-	ft_perf_source_close(&s);
+	ft_source_close(&s);
 	if (epfd >= 0)
 		close(epfd);
 	if (out && out != stdout)

@@ -73,6 +73,9 @@ void ft_session_count(struct ft_session *s, const struct perfev_sample *smp, uin
  * one ring per CPU and registers it with the loop. Returns 0, or -errno after
  * printing what to do. */
 int ft_perf_source_open(struct ft_session *s, int epfd);
+/* --backend ftrace: only the side band (comm, mmap, fork, exit) from a
+ * dummy event, when processes are followed. Returns 0 or -errno. */
+int ft_perf_source_open_sideband(struct ft_session *s, int epfd);
 /* Drains every ring (end of run, -i interval). Returns 0 or -errno. */
 int ft_perf_source_drain_all(struct ft_session *s);
 /* Drains the ring behind an epoll cookie. */
@@ -88,6 +91,23 @@ uint64_t ft_perf_source_bad_records(const struct ft_session *s);
 bool ft_perf_source_owns(const struct ft_session *s, const void *cookie);
 /* The trace clock now (CLOCK_MONOTONIC, what perf samples carry). */
 uint64_t ft_now_ns(void);
+
+/* ---- ftrace source (ftrace_source.c): a private instance, stacktrace
+ * triggers, per-CPU trace_pipe_raw; same contract as the perf source ---- */
+int ft_ftrace_source_open(struct ft_session *s, int epfd);
+int ft_ftrace_source_enable(struct ft_session *s);
+void ft_ftrace_source_disable(struct ft_session *s);
+bool ft_ftrace_source_owns(const struct ft_session *s, const void *cookie);
+int ft_ftrace_source_ready(struct ft_session *s, void *cookie);
+int ft_ftrace_source_drain_all(struct ft_session *s);
+void ft_ftrace_source_close(struct ft_session *s);
+
+/* ---- the backend chosen by --backend, one call for both ---- */
+int ft_source_open(struct ft_session *s, int epfd);
+int ft_source_enable(struct ft_session *s);
+void ft_source_disable(struct ft_session *s);
+int ft_source_drain_all(struct ft_session *s);
+void ft_source_close(struct ft_session *s);
 
 /* ---- offcpu (offcpu.c) ---- */
 /* Reads sched_switch's field offsets. Returns 0 or -errno. */

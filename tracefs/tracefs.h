@@ -114,6 +114,15 @@ void tracefs_owned_name(pid_t pid, char *buf, size_t len);
 int tracefs_cleanup_stale(const char *root, const char *proc_root,
 			  void (*report)(void *ctx, const char *what), void *ctx);
 
+/* Appends DEFINITION (a full kprobe_events/uprobe_events line such as
+ * "p:ftstack_1/x __kmalloc") to ROOT/FILE through the log, recording its
+ * removal "-:GROUP/EVENT". Returns 0 or -errno (the kernel's error_log line
+ * in err). */
+int tracefs_dynevent_add(struct tracefs_log *log, const char *file, const char *group,
+			 const char *event, const char *definition, char *err, size_t errlen);
+/* Returns 0 and the id of tracepoint SYSTEM:NAME in *id, or -errno. */
+int tracefs_event_id(const char *root, const char *system, const char *name, uint32_t *id);
+
 /* ---- what this kernel allows (ftstack check) ---- */
 
 struct tracefs_check_item {
@@ -126,5 +135,96 @@ struct tracefs_check_item {
  * to MAX items; returns the number filled. */
 int tracefs_check(const char *root, const char *proc_root, struct tracefs_check_item *items,
 		  int max);
+
+/* ---- raw ring-buffer pages: per-CPU trace_pipe_raw (raw.c) ----
+ * Pure decoding, no I/O: sub-buffers (pages) as read from trace_pipe_raw,
+ * decoded with libtraceevent's kbuffer, and the pairing of each traced event
+ * with the ftrace:user_stack / ftrace:kernel_stack records that the
+ * userstacktrace option and the stacktrace trigger write after it on the same
+ * CPU. One struct tracefs_raw per CPU. */
+
+#define TRACEFS_RAW_MAX_IPS 512 /* frames kept of one stack record */
+#define TRACEFS_RAW_PENDING 4   /* events awaiting stacks (task, softirq, irq, nmi) */
+
+enum tracefs_raw_kind {
+	TRACEFS_RAW_OTHER,  /* a type not listed in tracefs_raw_types */
+	TRACEFS_RAW_EVENT,  /* one of the traced events */
+	TRACEFS_RAW_KSTACK, /* ftrace:kernel_stack */
+	TRACEFS_RAW_USTACK, /* ftrace:user_stack */
+};
+
+/* The common_type ids to recognise (ftrace's own from events/ftrace/X/format). */
+struct tracefs_raw_types {
+	uint16_t kernel_stack, user_stack;
+	const uint16_t *events; /* traced events' ids; the index is the event number */
+	int nevents;
+};
+
+/* One decoded record; pointers are valid during the callback only. */
+struct tracefs_raw_record {
+	enum tracefs_raw_kind kind;
+	uint16_t type;          /* common_type */
+	int32_t pid;            /* common_pid (the thread id) */
+	uint64_t ts;            /* ring-buffer time (the instance's trace_clock) */
+	int event;              /* EVENT: index in tracefs_raw_types.events, else -1 */
+	uint32_t tgid;          /* USTACK: the process, else 0 */
+	const uint64_t *ips;    /* stacks: leaf first, trailing zeros dropped */
+	uint32_t nips;
+};
+/* Return non-zero to stop decoding the page. */
+typedef int (*tracefs_raw_record_fn)(void *ctx, const struct tracefs_raw_record *rec);
+
+/* An event with the stacks that followed it; pointers valid during the callback. */
+struct tracefs_raw_sample {
+	int event;
+	int32_t tid;
+	uint32_t tgid;          /* from its user_stack record, 0 when none came */
+	uint64_t ts;
+	bool has_kstack, has_ustack;
+	const uint64_t *kips, *uips;
+	uint32_t nkips, nuips;
+};
+typedef void (*tracefs_raw_sample_fn)(void *ctx, const struct tracefs_raw_sample *smp);
+
+struct tracefs_raw_stats {
+	uint64_t pages, records;
+	uint64_t events, kstacks, ustacks, others;
+	uint64_t orphans;       /* stack records with no pending event of their pid */
+	uint64_t incomplete;    /* events given out before all wanted stacks came */
+	uint64_t missed;        /* events the kernel reports lost before a page */
+	uint64_t missed_unknown; /* pages saying "events lost" without a count */
+	uint64_t bad_pages;     /* pages whose header sizes do not fit */
+};
+
+struct tracefs_raw;
+
+/* A decoder for sub-buffers of SUBBUF_SIZE bytes (buffer_subbuf_size_kb,
+ * normally the page size). An event is complete once its kernel stack (when
+ * WANT_KSTACK) and user stack (when WANT_USTACK) arrived. TYPES->events is
+ * copied. Returns 0, -EINVAL or -ENOMEM. */
+int tracefs_raw_create(const struct tracefs_raw_types *types, size_t subbuf_size,
+		       bool want_kstack, bool want_ustack, struct tracefs_raw **out);
+void tracefs_raw_free(struct tracefs_raw *r);
+
+/* Decodes one sub-buffer of LEN bytes (LEN <= subbuf size; a short read of
+ * trace_pipe_raw is fine as long as the header's size fits) and calls FN for
+ * each data record. Returns the number of records, or -EINVAL for a page
+ * whose header does not fit LEN (counted in bad_pages). */
+int tracefs_raw_decode(struct tracefs_raw *r, const void *page, size_t len,
+		       tracefs_raw_record_fn fn, void *ctx);
+
+/* Decodes one sub-buffer and pairs its records: FN gets each event once it is
+ * complete, or when TRACEFS_RAW_PENDING newer events wait, or at flush.
+ * A stack record goes to the newest pending event of the same pid that lacks
+ * that kind of stack; one that finds none is an orphan (dropped). Returns the
+ * number of records or -EINVAL. */
+int tracefs_raw_feed(struct tracefs_raw *r, const void *page, size_t len,
+		     tracefs_raw_sample_fn fn, void *ctx);
+/* Gives out every pending event, oldest first, with whatever stacks it has. */
+void tracefs_raw_flush(struct tracefs_raw *r, tracefs_raw_sample_fn fn, void *ctx);
+const struct tracefs_raw_stats *tracefs_raw_stats(const struct tracefs_raw *r);
+
+/* Parses "ID: N" from an event's format text. Returns N, or -EINVAL. */
+int tracefs_raw_format_id(const char *format);
 
 #endif

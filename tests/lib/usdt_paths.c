@@ -18,6 +18,8 @@ static long gated_hits;
 
 __attribute__((noinline)) void fire(long i)
 {
+	/* a real frame (push rbp), which gcc skips for trivial leaves */
+	__asm__ volatile("" : : "r"(__builtin_frame_address(0)));
 	DTRACE_PROBE1(ftstack_test, tick, i);
 	if (ftstack_test_gated_semaphore) {
 		gated_hits++;

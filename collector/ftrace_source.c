@@ -1,0 +1,497 @@
+/* The ftrace backend: a private tracefs instance (instances/ftstack_<pid>),
+ * each plan event enabled there with a stacktrace trigger (kernel stacks) and
+ * the userstacktrace option (user stacks, at most 8 frames: the kernel's
+ * fixed ftrace:user_stack record), per-CPU trace_pipe_raw read in whole
+ * sub-buffers and decoded and paired by tracefs/raw.c. Every change is
+ * recorded in the plan's undo log right after the mkdir, so undoing it
+ * (newest first) ends with the rmdir of the instance. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+#include "collector/session.h"
+
+#define MAX_PAGES_PER_READY 256 /* then let other CPUs' buffers have a turn */
+#define TGID_CACHE 4096
+
+struct ft_ftrace_cpu {
+	struct ft_ftrace_source *src;
+	int cpu;
+	int fd;
+	struct tracefs_raw *raw;
+	uint64_t overrun, dropped;  /* last values read from per_cpu/cpuN/stats */
+	uint64_t missed;            /* kbuffer's count, added when stats are unreadable */
+};
+
+struct ft_ftrace_source {
+	struct ft_session *s;
+	char inst[64];              /* "instances/ftstack_<pid>" */
+	struct ft_ftrace_cpu *cpus;
+	int ncpus;
+	size_t subbuf;
+	uint8_t *buf;
+	uint64_t bad_pages;
+	struct { uint32_t tid, tgid; } tgids[TGID_CACHE];
+};
+
+/* Writes VALUE to the instance file REL, recording UNDO. Prints the kernel's
+ * complaint on failure. */
+static int inst_write(struct ft_ftrace_source *fs, const char *rel, const char *value,
+		      bool append, enum tracefs_undo_kind kind, const char *undo)
+{
+	char path[512], err[256] = "";
+	snprintf(path, sizeof(path), "%s/%s", fs->inst, rel);
+	ft_debug("ftrace: %s %s %s", append ? "append" : "write", path, value);
+	int ret = tracefs_log_write(&fs->s->plan.log, path, value, append, kind, undo, err,
+				    sizeof(err));
+	if (ret < 0)
+		fprintf(stderr, "ftstack: cannot write '%s' to %s/%s: %s%s%s\n", value,
+			fs->s->plan.tracefs, path, strerror(-ret), err[0] ? ": " : "", err);
+	return ret;
+}
+
+/* The instance file REL's current first word (for undo values). */
+static void inst_read_word(struct ft_ftrace_source *fs, const char *rel, char *buf, size_t len)
+{
+	char path[512], *text = NULL;
+	snprintf(path, sizeof(path), "%s/%s", fs->inst, rel);
+	buf[0] = '\0';
+	if (tracefs_read_file(fs->s->plan.tracefs, path, &text) > 0) {
+		size_t n = strcspn(text, " \t\n");
+		if (n < len) {
+			memcpy(buf, text, n);
+			buf[n] = '\0';
+		}
+	}
+	free(text);
+}
+
+static int ftrace_type_id(const char *root, const char *name)
+{
+	char rel[128], *text = NULL;
+	snprintf(rel, sizeof(rel), "events/ftrace/%s/format", name);
+	int ret = tracefs_read_file(root, rel, &text);
+	if (ret >= 0)
+		ret = tracefs_raw_format_id(text);
+	free(text);
+	return ret;
+}
+
+/* Each plan event's trigger, filter and enable; the type ids for decoding. */
+static int setup_events(struct ft_ftrace_source *fs, uint16_t *ids)
+{
+	struct ft_session *s = fs->s;
+	bool kstack = s->want_kernel || s->plan.through_name;
+	for (int i = 0; i < s->plan.nevents; i++) {
+		const struct ft_event *e = &s->plan.events[i];
+		char rel[512], trig[128], *text = NULL;
+		if (e->kind != FT_EV_TRACEPOINT) {
+			fprintf(stderr, "ftstack: --backend ftrace traces tracepoints only; %s "
+				"needs --backend perf\n", e->name);
+			return -EOPNOTSUPP;
+		}
+		snprintf(rel, sizeof(rel), "%s/events/%s/%s/id", fs->inst, e->system, e->event);
+		int ret = tracefs_read_file(s->plan.tracefs, rel, &text);
+		long id = ret > 0 ? strtol(text, NULL, 10) : -1;
+		free(text);
+		if (id < 0 || id > 65535) {
+			fprintf(stderr, "ftstack: %s has no id in %s/%s\n", e->name,
+				s->plan.tracefs, rel);
+			return ret < 0 ? ret : -EINVAL;
+		}
+		ids[i] = (uint16_t)id;
+		/* the trigger carries the filter too: unconditional triggers fire on
+		 * hits the event filter throws away */
+		snprintf(rel, sizeof(rel), "events/%s/%s/", e->system, e->event);
+		size_t l = strlen(rel);
+		if (e->filter[0]) {
+			snprintf(rel + l, sizeof(rel) - l, "filter");
+			if ((ret = inst_write(fs, rel, e->filter, false, TRACEFS_UNDO_WRITE, "0")) < 0)
+				return ret;
+		}
+		if (kstack) {
+			snprintf(trig, sizeof(trig), "stacktrace%s%s", e->filter[0] ? " if " : "",
+				 e->filter);
+			snprintf(rel + l, sizeof(rel) - l, "trigger");
+			if ((ret = inst_write(fs, rel, trig, true, TRACEFS_UNDO_APPEND,
+					      "!stacktrace")) < 0)
+				return ret;
+		}
+		snprintf(rel + l, sizeof(rel) - l, "enable");
+		if ((ret = inst_write(fs, rel, "1", false, TRACEFS_UNDO_WRITE, "0")) < 0)
+			return ret;
+	}
+	return 0;
+}
+
+/* Appends every thread of process PID to set_event_pid (it filters by
+ * thread); event-fork adds the threads and children made later. */
+static int follow_process(struct ft_ftrace_source *fs, pid_t pid)
+{
+	char dir[64], val[16];
+	snprintf(dir, sizeof(dir), "/proc/%d/task", (int)pid);
+	DIR *d = opendir(dir);
+	int ret = 0, n = 0;
+	for (struct dirent *de = d ? readdir(d) : NULL; de && ret == 0; de = readdir(d)) {
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		ret = inst_write(fs, "set_event_pid", de->d_name, true, TRACEFS_UNDO_WRITE, " ");
+		n++;
+	}
+	if (d)
+		closedir(d);
+	if (ret == 0 && n == 0) { /* not started yet (-c) or gone: the pid itself */
+		snprintf(val, sizeof(val), "%d", (int)pid);
+		ret = inst_write(fs, "set_event_pid", val, true, TRACEFS_UNDO_WRITE, " ");
+	}
+	return ret;
+}
+
+/* -c, -p, -L: only those tasks (and, through event-fork, their children). */
+static int setup_pids(struct ft_ftrace_source *fs)
+{
+	struct ft_session *s = fs->s;
+	const struct ft_options *o = s->opt;
+	char val[16];
+	int ret = 0;
+	if (!s->have_child && !o->npids && !o->ntids)
+		return 0;
+	if (s->have_child)
+		ret = follow_process(fs, s->child.pid);
+	for (int i = 0; i < o->npids && ret == 0; i++)
+		ret = follow_process(fs, o->pids[i]);
+	for (int i = 0; i < o->ntids && ret == 0; i++) {
+		snprintf(val, sizeof(val), "%d", (int)o->tids[i]);
+		ret = inst_write(fs, "set_event_pid", val, true, TRACEFS_UNDO_WRITE, " ");
+	}
+	if (ret == 0 && (s->have_child || o->npids))
+		ret = inst_write(fs, "options/event-fork", "1", false, TRACEFS_UNDO_WRITE, "0");
+	return ret;
+}
+
+/* Online CPUs ("0-1,4"), restricted by -C, into online[]. Returns max+1. */
+static int online_cpus(const struct ft_options *o, bool *online, int max)
+{
+	FILE *f = fopen("/sys/devices/system/cpu/online", "r");
+	char buf[4096];
+	int top = 0;
+	if (f && fgets(buf, sizeof(buf), f)) {
+		for (char *save = NULL, *tok = strtok_r(buf, ",\n", &save); tok;
+		     tok = strtok_r(NULL, ",\n", &save)) {
+			int lo, hi;
+			if (sscanf(tok, "%d-%d", &lo, &hi) != 2)
+				hi = lo = atoi(tok);
+			for (int c = lo < 0 ? 0 : lo; c <= hi && c < max; c++)
+				online[c] = true;
+		}
+	} else {
+		long n = sysconf(_SC_NPROCESSORS_ONLN);
+		for (int c = 0; c < n && c < max; c++)
+			online[c] = true;
+	}
+	if (f)
+		fclose(f);
+	for (int c = 0; c < max; c++) {
+		if (online[c] && o->cpus_set && !o->cpus[c])
+			online[c] = false;
+		if (online[c])
+			top = c + 1;
+	}
+	return top;
+}
+
+/* -C: tracing_cpumask, so the other CPUs' buffers stay empty. */
+static int setup_cpumask(struct ft_ftrace_source *fs, const bool *online, int top)
+{
+	char mask[FT_MAX_CPUS / 4 + FT_MAX_CPUS / 32 + 2], old[64];
+	size_t m = 0;
+	if (!fs->s->opt->cpus_set)
+		return 0;
+	/* comma-separated 32-bit hex groups, most significant first */
+	for (int g = (top - 1) / 32; g >= 0; g--) {
+		uint32_t w = 0;
+		for (int b = 0; b < 32 && g * 32 + b < top; b++)
+			w |= online[g * 32 + b] ? 1u << b : 0;
+		m += (size_t)snprintf(mask + m, sizeof(mask) - m, g ? "%08x," : "%08x", w);
+	}
+	inst_read_word(fs, "tracing_cpumask", old, sizeof(old));
+	return inst_write(fs, "tracing_cpumask", mask, false, TRACEFS_UNDO_WRITE,
+			  old[0] ? old : "ffffffff");
+}
+
+/* The instance's settings that are not per event. */
+static int setup_instance(struct ft_ftrace_source *fs)
+{
+	struct ft_session *s = fs->s;
+	char val[32], old[32];
+	int ret;
+	/* nothing is recorded until enable */
+	if ((ret = inst_write(fs, "tracing_on", "0", false, TRACEFS_UNDO_WRITE, "0")) < 0 ||
+	    (ret = inst_write(fs, "trace_clock", "mono", false, TRACEFS_UNDO_WRITE, "local")) < 0 ||
+	    /* a full buffer drops new events (counted) instead of overwriting
+	     * unread pages under the reader */
+	    (ret = inst_write(fs, "options/overwrite", "0", false, TRACEFS_UNDO_WRITE, "1")) < 0)
+		return ret;
+	if (s->opt->buffer_kb) {
+		inst_read_word(fs, "buffer_size_kb", old, sizeof(old));
+		snprintf(val, sizeof(val), "%zu", s->opt->buffer_kb);
+		if ((ret = inst_write(fs, "buffer_size_kb", val, false, TRACEFS_UNDO_WRITE,
+				      old[0] ? old : "1410")) < 0)
+			return ret;
+	}
+	if (s->want_user &&
+	    (ret = inst_write(fs, "options/userstacktrace", "1", false, TRACEFS_UNDO_WRITE,
+			      "0")) < 0)
+		return ret;
+	return setup_pids(fs);
+}
+
+static size_t subbuf_size(struct ft_ftrace_source *fs)
+{
+	char word[32];
+	inst_read_word(fs, "buffer_subbuf_size_kb", word, sizeof(word));
+	long kb = atol(word);
+	/* older kernels have no such file: one page */
+	return kb > 0 && kb <= 1024 ? (size_t)kb * 1024 : (size_t)getpagesize();
+}
+
+static int open_cpus(struct ft_ftrace_source *fs, int epfd, const uint16_t *ids)
+{
+	struct ft_session *s = fs->s;
+	static bool online[FT_MAX_CPUS];
+	memset(online, 0, sizeof(online));
+	int top = online_cpus(s->opt, online, FT_MAX_CPUS), ret;
+	if ((ret = setup_cpumask(fs, online, top)) < 0)
+		return ret;
+	fs->cpus = calloc((size_t)top + 1, sizeof(*fs->cpus));
+	fs->buf = malloc(fs->subbuf);
+	if (!fs->cpus || !fs->buf)
+		return -ENOMEM;
+	struct tracefs_raw_types t = { .events = ids, .nevents = s->plan.nevents };
+	int k = ftrace_type_id(s->plan.tracefs, "kernel_stack");
+	int u = ftrace_type_id(s->plan.tracefs, "user_stack");
+	if (k < 0 || u < 0) {
+		fprintf(stderr, "ftstack: no ftrace/kernel_stack or user_stack format in %s\n",
+			s->plan.tracefs);
+		return k < 0 ? k : u;
+	}
+	t.kernel_stack = (uint16_t)k;
+	t.user_stack = (uint16_t)u;
+	for (int c = 0; c < top; c++) {
+		if (!online[c])
+			continue;
+		struct ft_ftrace_cpu *pc = &fs->cpus[fs->ncpus];
+		char path[512];
+		pc->src = fs;
+		pc->cpu = c;
+		snprintf(path, sizeof(path), "%s/%s/per_cpu/cpu%d/trace_pipe_raw",
+			 s->plan.tracefs, fs->inst, c);
+		pc->fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+		if (pc->fd < 0) {
+			ret = -errno;
+			fprintf(stderr, "ftstack: cannot open %s: %s\n", path, strerror(errno));
+			return ret;
+		}
+		fs->ncpus++;
+		if ((ret = tracefs_raw_create(&t, fs->subbuf, s->want_kernel || s->plan.through_name,
+					      s->want_user, &pc->raw)) < 0)
+			return ret;
+		struct epoll_event ev = { .events = EPOLLIN, .data.ptr = pc };
+		if (epoll_ctl(epfd, EPOLL_CTL_ADD, pc->fd, &ev) < 0)
+			return -errno;
+	}
+	return 0;
+}
+
+int ft_ftrace_source_open(struct ft_session *s, int epfd)
+{
+	struct ft_ftrace_source *fs = calloc(1, sizeof(*fs));
+	if (!fs)
+		return -ENOMEM;
+	s->ftrace = fs;
+	fs->s = s;
+	snprintf(fs->inst, sizeof(fs->inst), "instances/%s", s->plan.group);
+	uint16_t *ids = calloc((size_t)s->plan.nevents + 1, sizeof(*ids));
+	int ret = ids ? tracefs_log_mkdir(&s->plan.log, fs->inst) : -ENOMEM;
+	if (ret < 0 && ids)
+		fprintf(stderr, "ftstack: cannot make the instance %s/%s: %s\n", s->plan.tracefs,
+			fs->inst, strerror(-ret));
+	if (ret == 0)
+		ret = setup_instance(fs);
+	if (ret == 0)
+		ret = setup_events(fs, ids);
+	if (ret == 0) {
+		fs->subbuf = subbuf_size(fs);
+		ret = open_cpus(fs, epfd, ids);
+	}
+	free(ids);
+	if (ret == -ENOMEM)
+		fprintf(stderr, "ftstack: out of memory\n");
+	return ret;
+}
+
+int ft_ftrace_source_enable(struct ft_session *s)
+{
+	return inst_write(s->ftrace, "tracing_on", "1", false, TRACEFS_UNDO_WRITE, "0");
+}
+
+void ft_ftrace_source_disable(struct ft_session *s)
+{
+	if (s->ftrace)
+		inst_write(s->ftrace, "tracing_on", "0", false, TRACEFS_UNDO_WRITE, "0");
+}
+
+bool ft_ftrace_source_owns(const struct ft_session *s, const void *cookie)
+{
+	const struct ft_ftrace_source *fs = s->ftrace;
+	return fs && fs->ncpus && cookie >= (const void *)fs->cpus &&
+	       cookie < (const void *)(fs->cpus + fs->ncpus);
+}
+
+/* The process of thread TID: from /proc on first sight, then cached. Records
+ * carry only the thread; the user_stack record has the process when it came. */
+static uint32_t tgid_of(struct ft_ftrace_source *fs, uint32_t tid)
+{
+	unsigned slot = tid % TGID_CACHE;
+	if (fs->tgids[slot].tid == tid && tid)
+		return fs->tgids[slot].tgid;
+	char path[64], line[128];
+	uint32_t tgid = tid;
+	snprintf(path, sizeof(path), "/proc/%u/status", tid);
+	FILE *f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %u", &tgid) == 1)
+			break;
+	if (f)
+		fclose(f);
+	fs->tgids[slot].tid = tid;
+	fs->tgids[slot].tgid = tgid;
+	return tgid;
+}
+
+static void on_sample(void *ctx, const struct tracefs_raw_sample *rs)
+{
+	struct ft_ftrace_cpu *pc = ctx;
+	struct ft_ftrace_source *fs = pc->src;
+	struct ft_session *s = fs->s;
+	uint32_t tid = (uint32_t)rs->tid;
+	uint32_t pid = rs->tgid ? rs->tgid : tid == 0 ? 0 : tgid_of(fs, tid);
+	s->cnt.samples++;
+	if (pid == (uint32_t)s->self) {
+		s->cnt.self_events++;
+		return;
+	}
+	if (rs->tgid)
+		fs->tgids[tid % TGID_CACHE].tid = tid, fs->tgids[tid % TGID_CACHE].tgid = rs->tgid;
+	struct perfev_sample smp = {
+		.pid = pid, .tid = tid, .time = rs->ts, .cpu = (uint32_t)pc->cpu, .period = 1,
+		.kips = rs->kips, .nkips = rs->nkips, .uips = rs->uips, .nuips = rs->nuips,
+	};
+	ft_session_count(s, &smp, (uint32_t)rs->event, 1);
+}
+
+static int read_cpu(struct ft_ftrace_cpu *pc, int max_pages)
+{
+	struct ft_ftrace_source *fs = pc->src;
+	for (int i = 0; i < max_pages; i++) {
+		ssize_t n = read(pc->fd, fs->buf, fs->subbuf);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			return 0;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return 0;
+		if (tracefs_raw_feed(pc->raw, fs->buf, (size_t)n, on_sample, pc) < 0)
+			fs->bad_pages++;
+	}
+	return 0;
+}
+
+int ft_ftrace_source_ready(struct ft_session *s, void *cookie)
+{
+	if (!ft_ftrace_source_owns(s, cookie))
+		return 0;
+	return read_cpu(cookie, MAX_PAGES_PER_READY);
+}
+
+/* Reads "KEY: N" from per_cpu/cpuN/stats. Returns false when absent. */
+static bool stat_value(const char *text, const char *key, uint64_t *out)
+{
+	const char *p = strstr(text, key);
+	if (!p)
+		return false;
+	*out = strtoull(p + strlen(key), NULL, 10);
+	return true;
+}
+
+/* Adds what the kernel could not store since the last look: overrun
+ * (overwritten) and dropped (buffer full) events, from the CPU's stats;
+ * pages' "missed events" counts only when the stats cannot be read. */
+static void add_lost(struct ft_ftrace_cpu *pc)
+{
+	struct ft_ftrace_source *fs = pc->src;
+	char rel[128], *text = NULL;
+	uint64_t over = 0, drop = 0;
+	snprintf(rel, sizeof(rel), "%s/per_cpu/cpu%d/stats", fs->inst, pc->cpu);
+	if (tracefs_read_file(fs->s->plan.tracefs, rel, &text) > 0 &&
+	    stat_value(text, "overrun:", &over)) {
+		stat_value(text, "dropped events:", &drop);
+		if (over > pc->overrun)
+			fs->s->cnt.lost += over - pc->overrun;
+		if (drop > pc->dropped)
+			fs->s->cnt.lost += drop - pc->dropped;
+		pc->overrun = over;
+		pc->dropped = drop;
+	} else {
+		uint64_t m = tracefs_raw_stats(pc->raw)->missed;
+		fs->s->cnt.lost += m - pc->missed;
+		pc->missed = m;
+	}
+	free(text);
+}
+
+int ft_ftrace_source_drain_all(struct ft_session *s)
+{
+	struct ft_ftrace_source *fs = s->ftrace;
+	if (!fs)
+		return 0;
+	for (int i = 0; i < fs->ncpus; i++) {
+		struct ft_ftrace_cpu *pc = &fs->cpus[i];
+		int ret = read_cpu(pc, 1 << 30);
+		if (ret < 0)
+			return ret;
+		tracefs_raw_flush(pc->raw, on_sample, pc);
+		add_lost(pc);
+		const struct tracefs_raw_stats *st = tracefs_raw_stats(pc->raw);
+		ft_debug("ftrace cpu%d: %llu pages, %llu events, %llu kernel stacks, %llu user "
+			 "stacks, %llu orphan stacks, %llu incomplete, %llu missed, %llu bad pages",
+			 pc->cpu, (unsigned long long)st->pages, (unsigned long long)st->events,
+			 (unsigned long long)st->kstacks, (unsigned long long)st->ustacks,
+			 (unsigned long long)st->orphans, (unsigned long long)st->incomplete,
+			 (unsigned long long)(st->missed + st->missed_unknown),
+			 (unsigned long long)st->bad_pages);
+	}
+	return 0;
+}
+
+void ft_ftrace_source_close(struct ft_session *s)
+{
+	struct ft_ftrace_source *fs = s->ftrace;
+	if (!fs)
+		return;
+	for (int i = 0; i < fs->ncpus; i++) {
+		if (fs->cpus[i].fd >= 0)
+			close(fs->cpus[i].fd);
+		tracefs_raw_free(fs->cpus[i].raw);
+	}
+	free(fs->cpus);
+	free(fs->buf);
+	free(fs);
+	s->ftrace = NULL;
+}
