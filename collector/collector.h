@@ -61,6 +61,7 @@ struct ft_options {
 	size_t max_stacks;
 	const char *through;     /* --through FUNC */
 	uint64_t max_probes;     /* --max-probes N, 0 = default */
+	const char *mechanism;   /* --mechanism: force how kernel functions are traced */
 	bool debug;
 	const char *input_format;  /* report --input-format, NULL = auto */
 	bool diff;                 /* report --diff A B */

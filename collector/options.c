@@ -14,7 +14,7 @@
 enum {
 	OPT_FORMAT = 256, OPT_BACKEND, OPT_CALL_GRAPH, OPT_BUFFER_SIZE, OPT_MAX_STACKS,
 	OPT_THROUGH, OPT_DEBUG, OPT_PERIOD, OPT_MIN_BLOCK, OPT_MAX_BLOCK, OPT_STATE,
-	OPT_MIN_TOTAL, OPT_HELP, OPT_VERSION, OPT_MAX_PROBES, OPT_INPUT_FORMAT, OPT_DIFF,
+	OPT_MIN_TOTAL, OPT_HELP, OPT_VERSION, OPT_MAX_PROBES, OPT_INPUT_FORMAT, OPT_DIFF, OPT_MECHANISM,
 };
 
 static const struct option long_opts[] = {
@@ -27,6 +27,7 @@ static const struct option long_opts[] = {
 	{ "max-probes", required_argument, NULL, OPT_MAX_PROBES },
 	{ "input-format", required_argument, NULL, OPT_INPUT_FORMAT },
 	{ "diff", no_argument, NULL, OPT_DIFF },
+	{ "mechanism", required_argument, NULL, OPT_MECHANISM },
 	{ "debug", no_argument, NULL, OPT_DEBUG },
 	{ "period", required_argument, NULL, OPT_PERIOD },
 	{ "min-block", required_argument, NULL, OPT_MIN_BLOCK },
@@ -315,6 +316,12 @@ static int apply_option(int c, const char *arg, struct ft_options *o)
 		o->input_format = arg;
 		return 0;
 	case OPT_DIFF: o->diff = true; return 0;
+	case OPT_MECHANISM:
+		if (strcmp(arg, "kprobe-pmu") != 0 && strcmp(arg, "kprobe-events") != 0 &&
+		    strcmp(arg, "tracepoint") != 0)
+			return bad("--mechanism takes kprobe-pmu, kprobe-events or tracepoint, got '%s'%s", arg, "");
+		o->mechanism = arg;
+		return 0;
 	default:
 		return -EINVAL;
 	}

@@ -241,6 +241,16 @@ int ft_plan_kfunc(const struct ft_options *o, const struct ft_spec *sp, struct f
 	}
 	int pmu = ft_pmu_type("kprobe");
 	bool kprobes = pmu >= 0 || kprobe_events_present(p);
+	if (o->mechanism && strcmp(o->mechanism, "kprobe-events") == 0) {
+		pmu = -1;
+		kprobes = kprobe_events_present(p);
+	} else if (o->mechanism && strcmp(o->mechanism, "tracepoint") == 0) {
+		kprobes = false;
+	} else if (o->mechanism && pmu < 0) {
+		fprintf(stderr, "ftstack: --mechanism kprobe-pmu: this kernel has no kprobe PMU\n");
+		list_free(&l);
+		return -EINVAL;
+	}
 	if (!pattern) {
 		snprintf(func, sizeof(func), "%s", sp->name);
 		follow_rename(p, func, sizeof(func));

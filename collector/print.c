@@ -16,7 +16,7 @@ static const char *entry_comm(struct ft_session *s, const struct agg_entry *e)
 	if (e->pid && s->procs)
 		comm = sym_procs_comm_at(s->procs, e->pid, e->first_time);
 	if (!comm)
-		comm = e->pid ? "[unknown]" : "[all]";
+		comm = e->pid ? "[unknown]" : "swapper"; /* pid 0 is the idle task */
 	return comm;
 }
 

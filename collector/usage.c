@@ -28,6 +28,8 @@ void ft_usage(FILE *f)
 "  -C CPU[,CPU]        only these CPUs           -D SECS        duration\n"
 "  -l LIB              library for a bare FUNC   -r             EVENT patterns are regexes\n"
 "  --through FUNC      keep events whose kernel stack passes through FUNC, cut there\n"
+"  --mechanism M       kernel functions through kprobe-pmu, kprobe-events or\n"
+"                      tracepoint (+--through); default: the best this kernel has\n"
 "  --max-probes N      at most N kernel functions from one pattern (default 1000)\n"
 "  --backend perf|ftrace     where records come from (default perf)\n"
 "  --call-graph fp|dwarf[,SIZE]  user-stack unwinding (default fp)\n"

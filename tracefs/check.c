@@ -156,8 +156,18 @@ int tracefs_check(const char *root, const char *proc_root, struct tracefs_check_
 	snprintf(it->detail, sizeof(it->detail), "%s", it->ok ? buf : "?");
 	it = item(items, &n, max, "kptr_restrict");
 	it->ok = read_line("/proc/sys/kernel/kptr_restrict", buf, sizeof(buf));
-	char ks[128] = "";
-	bool shown = read_line("/proc/kallsyms", ks, sizeof(ks)) && strncmp(ks, "0000000000000000", 16) != 0;
+	/* per-CPU symbols sit at 0 even when addresses show: look at text */
+	bool shown = false;
+	FILE *kf = fopen("/proc/kallsyms", "r");
+	char ks[256];
+	while (kf && fgets(ks, sizeof(ks), kf)) {
+		if (strstr(ks, " T ") || strstr(ks, " t ")) {
+			shown = strncmp(ks, "0000000000000000", 16) != 0;
+			break;
+		}
+	}
+	if (kf)
+		fclose(kf);
 	snprintf(it->detail, sizeof(it->detail), "%s (kallsyms addresses %s)", it->ok ? buf : "?",
 		 shown ? "visible" : "hidden");
 	it->ok = shown;

@@ -67,7 +67,7 @@ static void last_error(const char *root, char *err, size_t len)
 	free(text);
 }
 
-static int write_path(const char *path, const char *value, bool append)
+int tracefs_write_path(const char *path, const char *value, bool append)
 {
 	int fd = open(path, O_WRONLY | O_CLOEXEC | (append ? O_APPEND : O_TRUNC));
 	if (fd < 0)
@@ -87,7 +87,7 @@ int tracefs_log_write(struct tracefs_log *log, const char *rel, const char *valu
 	char path[512];
 	snprintf(path, sizeof(path), "%s/%s", log->root, rel);
 	tracefs_debug(append ? "append" : "write", path, value);
-	int ret = write_path(path, value, append);
+	int ret = tracefs_write_path(path, value, append);
 	if (ret < 0) {
 		last_error(log->root, err, errlen);
 		return ret;
@@ -111,7 +111,7 @@ static int undo_one(const struct tracefs_undo *u)
 	case TRACEFS_UNDO_WRITE:
 	case TRACEFS_UNDO_APPEND:
 		tracefs_debug(u->kind == TRACEFS_UNDO_WRITE ? "restore" : "append", u->path, u->undo);
-		return write_path(u->path, u->undo, u->kind == TRACEFS_UNDO_APPEND);
+		return tracefs_write_path(u->path, u->undo, u->kind == TRACEFS_UNDO_APPEND);
 	case TRACEFS_UNDO_RMDIR:
 		tracefs_debug("rmdir", u->path, NULL);
 		/* an instance's buffers can be busy for a moment after its readers close */

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include "tracefs/tracefs.h"
 #include "tracefs/internal.h"
@@ -39,25 +40,14 @@ static bool owner_alive(const char *proc_root, long pid)
 	return strcmp(comm, "ftstack") == 0;
 }
 
-static int write_file(const char *path, const char *value, bool append)
-{
-	FILE *f = fopen(path, append ? "a" : "w");
-	if (!f)
-		return -errno;
-	int ret = fputs(value, f) < 0 ? -EIO : 0;
-	if (fclose(f) != 0 && ret == 0)
-		ret = -errno;
-	return ret;
-}
-
 /* Disables the events of an instance and removes their triggers. */
 static void quiesce_instance(const char *dir)
 {
 	char path[768];
 	snprintf(path, sizeof(path), "%s/tracing_on", dir);
-	write_file(path, "0", false);
+	tracefs_write_path(path, "0", false);
 	snprintf(path, sizeof(path), "%s/events/enable", dir);
-	write_file(path, "0", false);
+	tracefs_write_path(path, "0", false);
 	snprintf(path, sizeof(path), "%s/events", dir);
 	DIR *d = opendir(path);
 	for (struct dirent *s; d && (s = readdir(d));) {
@@ -82,7 +72,7 @@ static void quiesce_instance(const char *dir)
 					*colon = '\0';
 				char rm[520];
 				snprintf(rm, sizeof(rm), "!%s", line);
-				write_file(tpath, rm, true);
+				tracefs_write_path(tpath, rm, true);
 			}
 			if (f)
 				fclose(f);
@@ -143,11 +133,18 @@ static int remove_dynevents(const char *root, const char *file, const char *proc
 			continue;
 		char path[768], cmd[512];
 		snprintf(path, sizeof(path), "%s/events/%s/%s/enable", root, group, event);
-		write_file(path, "0", false);
+		tracefs_write_path(path, "0", false);
 		snprintf(path, sizeof(path), "%s/%s", root, file);
 		snprintf(cmd, sizeof(cmd), "-:%s/%s\n", group, event);
 		tracefs_debug("append", path, cmd);
-		if (write_file(path, cmd, true) == 0) {
+		int ret = -EBUSY;
+		/* a killed owner's perf events are released a moment after it dies */
+		for (int i = 0; i < 50 && ret == -EBUSY; i++) {
+			ret = tracefs_write_path(path, cmd, true);
+			if (ret == -EBUSY)
+				nanosleep(&(struct timespec){ 0, 20 * 1000 * 1000 }, NULL);
+		}
+		if (ret == 0) {
 			char what[300];
 			snprintf(what, sizeof(what), "%s %s/%s", file, group, event);
 			report(ctx, what);
