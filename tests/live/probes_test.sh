@@ -7,7 +7,9 @@ W="$BIN/getppid_paths" U="$BIN/usdt_paths"
 n=100000; a=$((n / 4)); b=$((n - n / 4))
 
 # the headline command: __kmalloc means __kmalloc_noprof on 6.10+
-run_ft $TMP/o $TMP/e -e __kmalloc -m 10 -t 3 1; expect_eq "__kmalloc: exit status" $? 0
+# python's start-up calls __kmalloc(_noprof) hundreds of times from a few paths
+run_ft $TMP/o $TMP/e -e __kmalloc -m 10 -t 3 -c "python3 -c 'import json, ssl'"
+expect_eq "__kmalloc: exit status" $? 0
 if grep -q ' T __kmalloc_noprof$' /proc/kallsyms; then
 	check "__kmalloc: rename said on stderr" grep -q '__kmalloc is called __kmalloc_noprof' $TMP/e
 	leaf=__kmalloc_noprof
@@ -18,7 +20,7 @@ if [ ! -e /sys/bus/event_source/devices/kprobe ]; then
 	check "__kmalloc: mechanism said on stderr" grep -q 'tracepoint + --through' $TMP/e
 fi
 blocks=$(awk 'BEGIN { first = 1 } /^$/ { first = 1; next } first { print; first = 0 }' $TMP/o)
-check "__kmalloc: at most 3 stacks" test "$(echo "$blocks" | grep -c .)" -le 3
+check "__kmalloc: 1 to 3 stacks" test "$(grep -c '^        [0-9]' $TMP/o)" -ge 1 -a "$(grep -c '^        [0-9]' $TMP/o)" -le 3
 expect_eq "__kmalloc: every stack's leaf is $leaf" "$(echo "$blocks" | sort -u)" "    $leaf"
 check "__kmalloc: every count >= 10" awk '/^        [0-9]+$/ && $1 < 10 { exit 1 }' $TMP/o
 

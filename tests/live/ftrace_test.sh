@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# The ftrace backend and ftstack report: exact counts through a private
+# instance, agreement with the perf backend, and saved perf script / folded
+# text aggregated to the same counts.
+cd "$(dirname "$0")/../.." && . tests/live/lib.sh
+before=$(tracefs_state)
+W="$BIN/getppid_paths" EV=t:syscalls:sys_enter_getppid
+n=${N_FTRACE:-100000}; a=$((n / 4)); b=$((n - n / 4))
+
+run_ft $TMP/f $TMP/e -e $EV --backend ftrace -f -c "$W $n"; expect_eq "ftrace: exit status" $? 0
+expect_eq "ftrace: caller_a:caller_b" "$(folded_count $TMP/f 'main;caller_a;do_getppid;.*do_syscall_64'):$(folded_count $TMP/f 'main;caller_b;do_getppid;.*do_syscall_64')" "$a:$b"
+check "ftrace: zero lost" grep -q ' 0 lost' $TMP/e
+check "ftrace: no ftrace machinery frames" bash -c "! grep -Eq 'ftrace_syscall_enter|trace_event_raw|event_triggers' $TMP/f"
+
+# the two backends agree, kernel stacks only
+run_ft $TMP/k1 $TMP/e -e $EV --backend ftrace -K -f -c "$W $n"
+run_ft $TMP/k2 $TMP/e -e $EV --backend perf -K -f -c "$W $n"
+expect_eq "backends agree (-K folded)" "$(cat $TMP/k1)" "$(cat $TMP/k2)"
+
+# report: perf script of perf record -g gives the exact per-path counts
+if command -v perf >/dev/null; then
+	perf record -q -g -e syscalls:sys_enter_getppid -o $TMP/perf.data -- "$W" 20000 >/dev/null 2>&1
+	perf script -i $TMP/perf.data > $TMP/ps.txt 2>/dev/null
+	run_ft $TMP/o $TMP/e report -f -U $TMP/ps.txt; expect_eq "report perf script: exit status" $? 0
+	expect_eq "report perf script: caller_a:caller_b" "$(folded_count $TMP/o 'caller_a;do_getppid [0-9]+$'):$(folded_count $TMP/o 'caller_b;do_getppid [0-9]+$')" "5000:15000"
+fi
+# report: a folded file, duplicates summed, read from stdin
+printf 'x;a;b 3\nx;a;b 4\nx;a;c 1\n' | "$FTSTACK" report -f - >$TMP/o 2>$TMP/e
+expect_eq "report folded from stdin: sums duplicates" "$(cat $TMP/o)" "$(printf 'x;a;c 1\nx;a;b 7')"
+printf 'x;a;b 3\nx;a;c 1\n' > $TMP/A; printf 'x;a;b 5\nx;d 2\n' > $TMP/B
+run_ft $TMP/o $TMP/e report --diff $TMP/A $TMP/B
+expect_eq "report --diff" "$(cat $TMP/o)" "$(printf 'x;a;b 3 5\nx;a;c 1 0\nx;d 0 2')"
+# garbage: a clear error, exit 1, no crash
+head -c 4096 /dev/urandom > $TMP/junk
+"$FTSTACK" report $TMP/junk >$TMP/o 2>$TMP/e; st=$?
+check "report on binary junk: exit 1 with a message ($st)" bash -c "[ $st -eq 1 ] && grep -q 'no stack traces found' $TMP/e"
+
+expect_eq "tracefs left as found" "$(tracefs_state)" "$before"
+finish
