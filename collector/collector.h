@@ -66,6 +66,8 @@ struct ft_options {
 	const char *input_format;  /* report --input-format, NULL = auto */
 	bool diff;                 /* report --diff A B */
 	const char *report_files[64];
+	void *owned[130];          /* what parsing allocated, for ft_options_free */
+	int nowned;
 	int nreport_files;
 };
 
@@ -73,6 +75,8 @@ struct ft_options {
  * or -EINVAL after printing one line saying what is wrong (exit 2). */
 int ft_options_parse(int argc, char **argv, struct ft_options *o);
 void ft_usage(FILE *f);
+/* Frees what ft_options_parse allocated (the -c argv, -x copies). */
+void ft_options_free(struct ft_options *o);
 
 /* Splits a -c command string into a NULL-terminated argv (*out, malloc'd):
  * plain words and quotes are split here; a string with shell syntax

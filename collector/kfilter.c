@@ -114,9 +114,10 @@ static int collect(void *arg, const char *name, uint64_t addr)
 static int collect_all(struct init_ctx *c)
 {
 	sym_kernel_foreach(c->k, collect, c);
-	qsort(c->f->machinery.r, c->f->machinery.n, sizeof(struct ft_range), range_cmp);
-	qsort(c->f->self.r, c->f->self.n, sizeof(struct ft_range), range_cmp);
-	qsort(c->f->through.r, c->f->through.n, sizeof(struct ft_range), range_cmp);
+	struct ft_ranges *all[] = { &c->f->machinery, &c->f->self, &c->f->through };
+	for (size_t i = 0; i < 3; i++)
+		if (all[i]->n)
+			qsort(all[i]->r, all[i]->n, sizeof(struct ft_range), range_cmp);
 	return c->err;
 }
 

@@ -37,21 +37,26 @@ int main(int argc, char **argv)
 {
 	struct ft_options o;
 	int ret = ft_options_parse(argc, argv, &o);
-	if (ret == 1)
-		return 0;
-	if (ret < 0)
-		return 2;
+	if (ret == 1 || ret < 0) {
+		ft_options_free(&o);
+		return ret == 1 ? 0 : 2;
+	}
 	ft_debug_on = o.debug;
 	if (o.debug)
 		tracefs_set_debug(debug_tracefs);
 	switch (o.cmd) {
 	case FT_CHECK:
-		return ft_cmd_check(&o);
+		ret = ft_cmd_check(&o);
+		break;
 	case FT_CLEANUP:
-		return ft_cmd_cleanup(&o);
+		ret = ft_cmd_cleanup(&o);
+		break;
 	case FT_REPORT:
-		return ft_cmd_report(&o);
+		ret = ft_cmd_report(&o);
+		break;
 	default:
-		return ft_cmd_record(&o);
+		ret = ft_cmd_record(&o);
 	}
+	ft_options_free(&o);
+	return ret;
 }

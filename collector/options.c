@@ -208,8 +208,14 @@ static int apply_option(int c, const char *arg, struct ft_options *o)
 	case 'c':
 		if (o->command)
 			return bad("give the command once (-c or --)%s%s", "", "");
-		return ft_command_split(arg, &o->command) < 0 ?
-		       bad("-c: cannot parse command '%s'%s", arg, "") : 0;
+		if (ft_command_split(arg, &o->command) < 0)
+			return bad("-c: cannot parse command '%s'%s", arg, "");
+		o->owned[o->nowned++] = o->command;
+		/* the words live in one buffer: argv[0], or argv[2] of sh -c */
+		o->owned[o->nowned++] = strcmp(o->command[0], "/bin/sh") == 0 &&
+					o->command[1] && strcmp(o->command[1], "-c") == 0 ?
+					o->command[2] : o->command[0];
+		return 0;
 	case 'C': return parse_cpus(arg, o);
 	case 'U': o->user_only = true; return 0;
 	case 'K': o->kernel_only = true; return 0;
@@ -246,9 +252,15 @@ static int apply_option(int c, const char *arg, struct ft_options *o)
 		if (o->nexcludes >= 63)
 			return bad("too many -x patterns%s%s", "", "");
 		/* "a,b" is two patterns, as kmalloc-top's -e takes them */
-		for (char *save = NULL, *dup = strdup(arg), *tok = strtok_r(dup, ",", &save);
-		     tok && o->nexcludes < 63; tok = strtok_r(NULL, ",", &save))
-			o->excludes[o->nexcludes++] = tok; /* the copy lives until exit */
+		{
+			char *dup = strdup(arg), *save = NULL;
+			if (!dup || o->nowned >= 128)
+				return bad("out of memory%s%s", "", "");
+			o->owned[o->nowned++] = dup;
+			for (char *tok = strtok_r(dup, ",", &save); tok && o->nexcludes < 63;
+			     tok = strtok_r(NULL, ",", &save))
+				o->excludes[o->nexcludes++] = tok;
+		}
 		return 0;
 	case 'r': o->regex = true; return 0;
 	case 'i': return parse_secs("-i", arg, &o->interval);
@@ -443,4 +455,11 @@ int ft_options_parse(int argc, char **argv, struct ft_options *o)
 	if (ret)
 		return ret;
 	return check_combinations(o);
+}
+
+void ft_options_free(struct ft_options *o)
+{
+	for (int i = 0; i < o->nowned; i++)
+		free(o->owned[i]);
+	o->nowned = 0;
 }
