@@ -89,11 +89,12 @@ static int on_stack(void *arg, const struct report_stack *s)
 		c->frames[i] = s->kframes[k0 + i];
 	for (uint32_t i = 0; i < nu; i++)
 		c->frames[nk + i] = s->uframes[i];
+	c->have_comm |= *s->comm != '\0';
 	bool comm = c->o->per_process || (c->o->format != OUT_TEXT && c->o->format != OUT_TOP);
 	struct agg_named_stack ns = {
 		.event = (uint32_t)event_index(c, s->event),
 		.pid = c->o->per_process ? s->pid : 0,
-		.comm = comm ? (*s->comm ? s->comm : "[unknown]") : NULL,
+		.comm = comm && *s->comm ? s->comm : NULL, /* folded input has its comm in the frames */
 		.frames = c->frames, .nkframes = nk, .nuframes = nu,
 		.count = s->count, .weight = s->count,
 	};
@@ -153,7 +154,7 @@ int ft_report_write(struct report_ctx *c, FILE *out)
 	struct out_options oo = {
 		.format = o->format, .delimiter = o->delimiter, .annotate = o->annotate,
 		.per_process = o->per_process,
-		.show_comm = o->format != OUT_TEXT && o->format != OUT_TOP,
+		.show_comm = c->have_comm && o->format != OUT_TEXT && o->format != OUT_TOP,
 		.event_names = (const char *const *)c->events, .nevents = (uint32_t)c->nevents,
 		.event_frame = c->nevents > 1, .title = "ftstack report",
 	};

@@ -13,6 +13,7 @@ struct report_ctx {
 	int nevents;
 	const char *frames[2 * REPORT_MAX_FRAMES];
 	uint64_t through_miss;
+	bool have_comm;            /* some input named its task */
 	int err;
 };
 
