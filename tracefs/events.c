@@ -1,12 +1,19 @@
-/* Tracepoints: listing by glob or regex, "did you mean", formats and ids. */
+/* Tracepoints: listing by glob or regex, "did you mean", ids.
+ * Every directory ROOT/events/SYSTEM/NAME holding an id file is an event; the
+ * "enable"/"filter" files beside them are skipped. The "ftrace" system (the
+ * tracer's own record formats, e.g. ftrace:kernel_stack) is listed too: it has
+ * ids, and the raw decoder needs them, even though perf cannot open it. */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <fnmatch.h>
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "tracefs/tracefs.h"
+#include "tracefs/internal.h"
 
 struct matcher {
 	bool regex;
@@ -20,8 +27,11 @@ static int matcher_init(struct matcher *m, const char *pat, bool regex)
 	m->glob = pat;
 	if (!regex)
 		return 0;
+	/* anchored: "sched_.*" must not match "xsched_foo" */
 	char anchored[512];
-	snprintf(anchored, sizeof(anchored), "^(%s)$", pat);
+	int n = snprintf(anchored, sizeof(anchored), "^(%s)$", pat);
+	if (n < 0 || (size_t)n >= sizeof(anchored))
+		return -EINVAL;
 	return regcomp(&m->re, anchored, REG_EXTENDED | REG_NOSUB) == 0 ? 0 : -EINVAL;
 }
 
@@ -36,21 +46,27 @@ static void matcher_free(struct matcher *m)
 		regfree(&m->re);
 }
 
-static int read_id(const char *root, const char *sys, const char *name, uint32_t *id)
-{
-	char path[512];
-	snprintf(path, sizeof(path), "%s/events/%s/%s/id", root, sys, name);
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return -errno;
-	int ret = fscanf(f, "%u", id) == 1 ? 0 : -EINVAL;
-	fclose(f);
-	return ret;
-}
-
 int tracefs_event_id(const char *root, const char *system, const char *name, uint32_t *id)
 {
-	return read_id(root, system, name, id);
+	char path[512], text[32];
+	int n = snprintf(path, sizeof(path), "%s/events/%s/%s/id", root, system, name);
+	if (n < 0 || (size_t)n >= sizeof(path))
+		return -ENAMETOOLONG;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ssize_t r = read(fd, text, sizeof(text) - 1);
+	int e = errno;
+	close(fd);
+	if (r < 0)
+		return -e;
+	text[r] = '\0';
+	char *end;
+	unsigned long v = strtoul(text, &end, 10);
+	if (end == text || (*end && *end != '\n') || v > UINT32_MAX)
+		return -EINVAL;
+	*id = (uint32_t)v;
+	return 0;
 }
 
 static int ev_cmp(const void *a, const void *b)
@@ -60,23 +76,35 @@ static int ev_cmp(const void *a, const void *b)
 	return c ? c : strcmp(x->name, y->name);
 }
 
-/* Calls fn for every event directory SYSTEM/NAME under ROOT/events. */
+/* Whether the entry E of directory DIR is a subdirectory. */
+static bool entry_is_dir(const char *dir, const struct dirent *e)
+{
+	if (e->d_name[0] == '.')
+		return false;
+	if (e->d_type != DT_UNKNOWN)
+		return e->d_type == DT_DIR;
+	char path[768];
+	return tracefs_join(path, sizeof(path), dir, e->d_name) == 0 && tracefs_is_dir(path);
+}
+
+/* Calls fn for every event directory SYSTEM/NAME under ROOT/events, stopping
+ * at the first non-zero return. */
 static int foreach_event(const char *root, int (*fn)(void *, const char *, const char *),
 			 void *ctx)
 {
-	char path[512];
-	snprintf(path, sizeof(path), "%s/events", root);
-	DIR *d = opendir(path);
+	char top[512], sdir[768];
+	if (tracefs_join(top, sizeof(top), root, "events") < 0)
+		return -ENAMETOOLONG;
+	DIR *d = opendir(top);
 	if (!d)
 		return -errno;
 	int ret = 0;
 	for (struct dirent *s; ret == 0 && (s = readdir(d));) {
-		if (s->d_name[0] == '.' || s->d_type != DT_DIR)
+		if (!entry_is_dir(top, s) || tracefs_join(sdir, sizeof(sdir), top, s->d_name) < 0)
 			continue;
-		snprintf(path, sizeof(path), "%s/events/%s", root, s->d_name);
-		DIR *sd = opendir(path);
+		DIR *sd = opendir(sdir);
 		for (struct dirent *e; sd && ret == 0 && (e = readdir(sd));)
-			if (e->d_name[0] != '.' && e->d_type == DT_DIR)
+			if (entry_is_dir(sdir, e))
 				ret = fn(ctx, s->d_name, e->d_name);
 		if (sd)
 			closedir(sd);
@@ -95,11 +123,10 @@ struct match_ctx {
 static int on_match(void *arg, const char *sys, const char *name)
 {
 	struct match_ctx *c = arg;
-	if (!matcher_match(&c->sys, sys) || !matcher_match(&c->name, name))
-		return 0;
 	struct tracefs_event ev = { .id = 0 };
 	if (strlen(sys) >= sizeof(ev.system) || strlen(name) >= sizeof(ev.name) ||
-	    read_id(c->root, sys, name, &ev.id) < 0)
+	    !matcher_match(&c->sys, sys) || !matcher_match(&c->name, name) ||
+	    tracefs_event_id(c->root, sys, name, &ev.id) < 0)
 		return 0;
 	if (c->n == c->cap) {
 		int cap = c->cap ? c->cap * 2 : 64;
@@ -139,6 +166,7 @@ int tracefs_events_match(const char *root, const char *system_pat, const char *n
 	return c.n;
 }
 
+/* Levenshtein distance with one row; long names are simply "far". */
 static int distance(const char *a, const char *b)
 {
 	size_t la = strlen(a), lb = strlen(b);
@@ -164,23 +192,25 @@ static int distance(const char *a, const char *b)
 #define SUGGEST_MAX 8
 
 struct suggest_ctx {
-	const char *system, *name;
+	char want[200];
+	const char *name;
 	char best[SUGGEST_MAX][200];
 	int dist[SUGGEST_MAX];
 	int n, max;
 };
 
+/* Keeps the MAX nearest names, sorted by distance then alphabetically. */
 static int on_suggest(void *arg, const char *sys, const char *name)
 {
 	struct suggest_ctx *c = arg;
-	char full[200], want[200];
+	char full[200];
 	snprintf(full, sizeof(full), "%s:%s", sys, name);
-	snprintf(want, sizeof(want), "%s:%s", c->system, c->name);
-	int d1 = distance(want, full), d2 = distance(c->name, name) + 1;
+	/* the name alone counts too (a wrong system), one edit dearer */
+	int d1 = distance(c->want, full), d2 = distance(c->name, name) + 1;
 	int d = d1 < d2 ? d1 : d2;
 	int i = c->n;
-	while (i > 0 && (c->dist[i - 1] > d || (c->dist[i - 1] == d &&
-			 strcmp(c->best[i - 1], full) > 0)))
+	while (i > 0 && (c->dist[i - 1] > d ||
+			 (c->dist[i - 1] == d && strcmp(c->best[i - 1], full) > 0)))
 		i--;
 	if (i >= c->max)
 		return 0;
@@ -199,83 +229,27 @@ static int on_suggest(void *arg, const char *sys, const char *name)
 int tracefs_events_suggest(const char *root, const char *system, const char *name, int max,
 			   char *buf, size_t len)
 {
-	struct suggest_ctx c = { .system = system, .name = name,
-				 .max = max < SUGGEST_MAX ? max : SUGGEST_MAX };
-	if (len)
-		buf[0] = '\0';
+	struct suggest_ctx c = { .name = name, .max = max < SUGGEST_MAX ? max : SUGGEST_MAX };
+	snprintf(c.want, sizeof(c.want), "%s:%s", system, name);
+	if (!len)
+		return 0;
+	buf[0] = '\0';
 	if (c.max <= 0 || foreach_event(root, on_suggest, &c) < 0)
 		return 0;
 	int written = 0;
+	size_t used = 0;
 	for (int i = 0; i < c.n; i++) {
 		/* only names that are plausibly what was meant */
 		if (c.dist[i] > 1 + (int)strlen(name) / 2)
 			break;
-		size_t l = strlen(buf);
-		snprintf(buf + l, len - l, "%s%s", written ? ", " : "", c.best[i]);
+		/* whole names only: stop when the next one does not fit */
+		int n = snprintf(buf + used, len - used, "%s%s", written ? ", " : "", c.best[i]);
+		if (n < 0 || (size_t)n >= len - used) {
+			buf[used] = '\0';
+			break;
+		}
+		used += (size_t)n;
 		written++;
 	}
 	return written;
-}
-
-int tracefs_event_fields(const char *root, const char *system, const char *name,
-			 struct tracefs_field **out)
-{
-	char rel[400], *text = NULL;
-	snprintf(rel, sizeof(rel), "events/%s/%s/format", system, name);
-	ssize_t len = tracefs_read_file(root, rel, &text);
-	if (len < 0)
-		return (int)len;
-	int n = 0, cap = 16;
-	struct tracefs_field *f = malloc((size_t)cap * sizeof(*f));
-	for (char *save = NULL, *line = strtok_r(text, "\n", &save); f && line;
-	     line = strtok_r(NULL, "\n", &save)) {
-		char *decl = strstr(line, "field:"), *semi;
-		unsigned off, size;
-		int sign = 0;
-		char *o = strstr(line, "offset:"), *s = strstr(line, "size:"), *g = strstr(line, "signed:");
-		if (!decl || !o || !s || !(semi = strchr(decl, ';')) ||
-		    sscanf(o, "offset:%u", &off) != 1 || sscanf(s, "size:%u", &size) != 1)
-			continue;
-		if (g)
-			sscanf(g, "signed:%d", &sign);
-		*semi = '\0';
-		char *br = strchr(decl, '[');
-		if (br)
-			*br = '\0';
-		char *end = decl + strlen(decl);
-		while (end > decl && end[-1] == ' ')
-			*--end = '\0';
-		char *id = end;
-		while (id > decl && (id[-1] == '_' || (id[-1] >= 'a' && id[-1] <= 'z') ||
-		       (id[-1] >= 'A' && id[-1] <= 'Z') || (id[-1] >= '0' && id[-1] <= '9')))
-			id--;
-		if (!*id)
-			continue;
-		if (n == cap) {
-			struct tracefs_field *nf = realloc(f, (size_t)(cap *= 2) * sizeof(*nf));
-			if (!nf)
-				break;
-			f = nf;
-		}
-		memset(&f[n], 0, sizeof(f[n]));
-		snprintf(f[n].name, sizeof(f[n].name), "%s", id);
-		f[n].offset = off;
-		f[n].size = size;
-		f[n].is_signed = sign != 0;
-		n++;
-	}
-	free(text);
-	if (!f)
-		return -ENOMEM;
-	*out = f;
-	return n;
-}
-
-const struct tracefs_field *tracefs_field_find(const struct tracefs_field *fields, int n,
-					       const char *name)
-{
-	for (int i = 0; i < n; i++)
-		if (strcmp(fields[i].name, name) == 0)
-			return &fields[i];
-	return NULL;
 }

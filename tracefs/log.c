@@ -42,27 +42,40 @@ static int record(struct tracefs_log *log, enum tracefs_undo_kind kind, const ch
 	return 0;
 }
 
-/* The kernel's last complaint about a tracefs write, from error_log. */
-static void last_error(const char *root, char *err, size_t len)
+/* The kernel's last complaint, from error_log, whose entries read
+ *	[  123.456789] trace_kprobe: error: Invalid argument
+ *	  Command: p:ftstack_1/x nosuchfn
+ *	                         ^
+ * The last entry's first line (with its time stamp, which tells entries
+ * apart) goes to raw; its message to err as
+ * "trace_kprobe: error: Invalid argument (Command: p:ftstack_1/x nosuchfn)".
+ * Both are empty when there is no entry. */
+static void last_error(const char *root, char *raw, size_t rawlen, char *err, size_t errlen)
 {
 	char *text = NULL;
-	if (!err || !len || tracefs_read_file(root, "error_log", &text) <= 0) {
+	raw[0] = err[0] = '\0';
+	if (tracefs_read_file(root, "error_log", &text) <= 0) {
 		free(text);
 		return;
 	}
-	char *end = text + strlen(text);
-	while (end > text && end[-1] == '\n')
-		*--end = '\0';
-	/* the last entry is a "[time] kind: message" line then a command line */
-	char *p = end, *msg = NULL;
-	for (int lines = 0; p > text && lines < 3; p--)
-		if (p[-1] == '\n' && ++lines && strchr(p, ':') && !msg && p[0] == '[')
-			msg = p;
-	if (!msg && text[0] == '[')
-		msg = text;
+	char *msg = NULL, *cmd = NULL;
+	for (char *save = NULL, *line = strtok_r(text, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char *t = line + strspn(line, " \t");
+		if (line[0] == '[') {
+			msg = line;
+			cmd = NULL;
+		} else if (msg && strncmp(t, "Command:", 8) == 0) {
+			cmd = t;
+		}
+	}
 	if (msg) {
-		msg[strcspn(msg, "\n")] = '\0';
-		snprintf(err, len, "%s", msg);
+		snprintf(raw, rawlen, "%s", msg);
+		char *close = strchr(msg, ']');
+		if (close)
+			msg = close + 1 + strspn(close + 1, " ");
+		snprintf(err, errlen, "%s%s%s%s", msg, cmd ? " (" : "", cmd ? cmd : "",
+			 cmd ? ")" : "");
 	}
 	free(text);
 }
@@ -72,6 +85,7 @@ int tracefs_write_path(const char *path, const char *value, bool append)
 	int fd = open(path, O_WRONLY | O_CLOEXEC | (append ? O_APPEND : O_TRUNC));
 	if (fd < 0)
 		return -errno;
+	/* one write(2): tracefs parses each write as one command */
 	size_t len = strlen(value);
 	ssize_t w = write(fd, value, len);
 	int e = errno;
@@ -81,37 +95,62 @@ int tracefs_write_path(const char *path, const char *value, bool append)
 	return (size_t)w == len ? 0 : -EIO;
 }
 
+static int undo_one(const struct tracefs_undo *u);
+
 int tracefs_log_write(struct tracefs_log *log, const char *rel, const char *value, bool append,
 		      enum tracefs_undo_kind undo_kind, const char *undo, char *err, size_t errlen)
 {
 	char path[512];
-	snprintf(path, sizeof(path), "%s/%s", log->root, rel);
+	if (err && errlen)
+		err[0] = '\0';
+	if (tracefs_join(path, sizeof(path), log->root, rel) < 0)
+		return -ENAMETOOLONG;
+	/* error_log keeps old entries: only one that appears with this write is ours */
+	char before[256] = "", after[256], msg[512];
+	if (err && errlen)
+		last_error(log->root, before, sizeof(before), msg, sizeof(msg));
 	tracefs_debug(append ? "append" : "write", path, value);
 	int ret = tracefs_write_path(path, value, append);
 	if (ret < 0) {
-		last_error(log->root, err, errlen);
+		if (err && errlen) {
+			last_error(log->root, after, sizeof(after), msg, sizeof(msg));
+			if (strcmp(before, after) != 0)
+				snprintf(err, errlen, "%s", msg);
+		}
 		return ret;
 	}
-	return record(log, undo_kind, path, undo);
+	ret = record(log, undo_kind, path, undo);
+	if (ret < 0) {
+		/* never keep a change the log cannot undo later */
+		struct tracefs_undo u = { undo_kind, path, (char *)(undo ? undo : "") };
+		undo_one(&u);
+	}
+	return ret;
 }
 
 int tracefs_log_mkdir(struct tracefs_log *log, const char *rel)
 {
 	char path[512];
-	snprintf(path, sizeof(path), "%s/%s", log->root, rel);
+	if (tracefs_join(path, sizeof(path), log->root, rel) < 0)
+		return -ENAMETOOLONG;
 	tracefs_debug("mkdir", path, NULL);
 	if (mkdir(path, 0755) != 0)
 		return -errno;
-	return record(log, TRACEFS_UNDO_RMDIR, path, NULL);
+	int ret = record(log, TRACEFS_UNDO_RMDIR, path, NULL);
+	if (ret < 0)
+		rmdir(path);
+	return ret;
 }
 
 static int undo_one(const struct tracefs_undo *u)
 {
 	switch (u->kind) {
 	case TRACEFS_UNDO_WRITE:
-	case TRACEFS_UNDO_APPEND:
-		tracefs_debug(u->kind == TRACEFS_UNDO_WRITE ? "restore" : "append", u->path, u->undo);
-		return tracefs_write_path(u->path, u->undo, u->kind == TRACEFS_UNDO_APPEND);
+	case TRACEFS_UNDO_APPEND: {
+		bool append = u->kind == TRACEFS_UNDO_APPEND;
+		tracefs_debug(append ? "append" : "write", u->path, u->undo);
+		return tracefs_write_path(u->path, u->undo, append);
+	}
 	case TRACEFS_UNDO_RMDIR:
 		tracefs_debug("rmdir", u->path, NULL);
 		/* an instance's buffers can be busy for a moment after its readers close */
@@ -150,13 +189,4 @@ void tracefs_log_free(struct tracefs_log *log)
 	free(log->items);
 	log->items = NULL;
 	log->n = log->cap = 0;
-}
-
-int tracefs_dynevent_add(struct tracefs_log *log, const char *file, const char *group,
-			 const char *event, const char *definition, char *err, size_t errlen)
-{
-	char undo[256];
-	snprintf(undo, sizeof(undo), "-:%s/%s\n", group, event);
-	return tracefs_log_write(log, file, definition, true, TRACEFS_UNDO_APPEND, undo, err,
-				 errlen);
 }

@@ -41,14 +41,18 @@ struct tracefs_event {
 
 /* Lists tracepoints whose "system:name" matches SYSTEM_PAT and NAME_PAT
  * (globs, or POSIX extended regexes when regex is true) from ROOT/events.
- * Returns the count (>= 0) and a malloc'd array in *out (caller frees), or
- * -errno (-EINVAL for a bad regex). */
+ * Regexes are anchored (^(PAT)$). Sorted by system, then name; directories
+ * without a numeric id are skipped; the "ftrace" system (not perf-openable)
+ * is listed like any other. Returns the count (>= 0) and a malloc'd array in
+ * *out (NULL when none; caller frees), or -errno (-EINVAL for a bad regex). */
 int tracefs_events_match(const char *root, const char *system_pat, const char *name_pat,
 			 bool regex, struct tracefs_event **out);
 
-/* Up to MAX event names ("system:name") closest to SYSTEM:NAME by edit
- * distance, for "did you mean" messages, written comma-separated into buf.
- * Returns the number written. */
+/* Up to MAX (at most 8) event names ("system:name") closest to SYSTEM:NAME
+ * by edit distance (of "system:name", or of the name alone plus one), nearest
+ * first, ties alphabetical, for "did you mean" messages, written
+ * comma-separated into buf. Names farther than 1 + strlen(NAME)/2 edits, and
+ * names that do not fit buf whole, are left out. Returns the number written. */
 int tracefs_events_suggest(const char *root, const char *system, const char *name,
 			   int max, char *buf, size_t len);
 
@@ -108,9 +112,13 @@ void tracefs_log_free(struct tracefs_log *log);
 void tracefs_owned_name(pid_t pid, char *buf, size_t len);
 
 /* Finds instances and dynamic-event groups named ftstack_<pid> whose pid is
- * not a running ftstack process and removes them (triggers first). For each
- * removed object, calls report(ctx, description). Returns the number removed
- * or -errno. proc_root is normally "/proc". */
+ * not a running ftstack process (PROC_ROOT/<pid>/comm) and removes them
+ * (events disabled and triggers cleared first). Names other than exactly
+ * ftstack_<digits> are never touched. For each removed object, calls
+ * report(ctx, description): "instance ftstack_12" or "FILE ftstack_12/EVENT".
+ * Returns the number removed, or the first -errno when a stale object could
+ * not be removed (the others are still removed and reported). proc_root is
+ * normally "/proc". */
 int tracefs_cleanup_stale(const char *root, const char *proc_root,
 			  void (*report)(void *ctx, const char *what), void *ctx);
 
@@ -122,6 +130,23 @@ int tracefs_dynevent_add(struct tracefs_log *log, const char *file, const char *
 			 const char *event, const char *definition, char *err, size_t errlen);
 /* Returns 0 and the id of tracepoint SYSTEM:NAME in *id, or -errno. */
 int tracefs_event_id(const char *root, const char *system, const char *name, uint32_t *id);
+
+/* ---- making objects through the log (each undone by tracefs_log_undo) ---- */
+
+/* mkdir ROOT/instances/NAME (NAME without '/'), recording its rmdir. Copies
+ * the instance's path relative to the root ("instances/NAME") to path.
+ * Returns 0 or -errno (-EEXIST when it exists: it is then not ours). */
+int tracefs_instance_create(struct tracefs_log *log, const char *name, char *path, size_t len);
+/* Writes "1" to [INSTANCE/]events/SYSTEM/NAME/enable (INSTANCE is a relative
+ * path such as "instances/ftstack_1", NULL for the top level), recording "0".
+ * Returns 0 or -errno. */
+int tracefs_event_enable(struct tracefs_log *log, const char *instance, const char *system,
+			 const char *name);
+/* Appends TRIGGER (e.g. "stacktrace", "stacktrace if pid == 1") to
+ * [INSTANCE/]events/SYSTEM/NAME/trigger, recording the append of "!" and its
+ * command (the part before any blank: "!stacktrace"). Returns 0 or -errno. */
+int tracefs_trigger_add(struct tracefs_log *log, const char *instance, const char *system,
+			const char *name, const char *trigger);
 
 /* ---- what this kernel allows (ftstack check) ---- */
 
