@@ -1,7 +1,9 @@
-/* ELF function symbols: .symtab and .dynsym of the file, of its separate
- * debuginfo (build-id or .gnu_debuglink under debug_root) when the file is
- * stripped, and of MiniDebugInfo (.gnu_debugdata, an xz-compressed ELF).
- * Sorted by address; PT_LOAD segments kept for file offset → vaddr. */
+/* ELF function symbols: .symtab and .dynsym of the file (merged, aliases
+ * deduplicated), of its separate debuginfo (build-id or .gnu_debuglink
+ * under debug_root) when the file has no .symtab, and of MiniDebugInfo
+ * (.gnu_debugdata, an xz-compressed ELF holding a .symtab). Sorted by
+ * address; PT_LOAD segments kept for file offset -> vaddr. Names live in a
+ * chunked arena: a big library has tens of thousands. */
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -13,9 +15,19 @@
 #include <unistd.h>
 #include "symbolize/symbolize.h"
 
+#define ARENA_CHUNK (64u << 10)
+#define MAX_SEGS 32
+#define MINI_MAX_OUT (256u << 20) /* decompressed MiniDebugInfo bound */
+
+struct chunk {
+	struct chunk *next;
+	size_t used, cap;
+	char data[];
+};
+
 struct esym {
 	uint64_t addr, size;
-	char *name;
+	const char *name;
 };
 
 struct seg {
@@ -25,10 +37,27 @@ struct seg {
 struct sym_elf {
 	struct esym *syms;
 	size_t n, cap;
-	struct seg segs[16];
+	struct chunk *names;
+	struct seg segs[MAX_SEGS];
 	int nsegs;
 	bool dyn;
 };
+
+static const char *arena_dup(struct sym_elf *e, const char *s)
+{
+	size_t len = strlen(s) + 1;
+	struct chunk *c = e->names;
+	if (!c || c->cap - c->used < len) {
+		size_t cap = len > ARENA_CHUNK ? len : ARENA_CHUNK;
+		if (!(c = malloc(sizeof(*c) + cap)))
+			return NULL;
+		*c = (struct chunk){ .next = e->names, .cap = cap };
+		e->names = c;
+	}
+	char *p = memcpy(c->data + c->used, s, len);
+	c->used += len;
+	return p;
+}
 
 static int add_sym(struct sym_elf *e, const char *name, uint64_t addr, uint64_t size)
 {
@@ -40,42 +69,54 @@ static int add_sym(struct sym_elf *e, const char *name, uint64_t addr, uint64_t 
 		e->syms = n;
 		e->cap = cap;
 	}
-	if (!(e->syms[e->n].name = strdup(name)))
+	const char *copy = arena_dup(e, name);
+	if (!copy)
 		return -ENOMEM;
-	e->syms[e->n].addr = addr;
-	e->syms[e->n].size = size;
-	e->n++;
+	e->syms[e->n++] = (struct esym){ addr, size, copy };
 	return 0;
 }
 
-/* Adds the function symbols of every SYMTAB/DYNSYM section of ELF; returns
- * how many .symtab symbols there were (to know whether it is stripped). */
-static int read_symbols(struct sym_elf *e, Elf *elf, int *nsymtab)
+static bool is_func(const GElf_Sym *s)
 {
-	*nsymtab = 0;
+	int t = GELF_ST_TYPE(s->st_info);
+	return (t == STT_FUNC || t == STT_GNU_IFUNC) && s->st_value && s->st_shndx != SHN_UNDEF;
+}
+
+/* Adds the function symbols of one symbol table section. */
+static int read_table(struct sym_elf *e, Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh)
+{
+	Elf_Data *d = elf_getdata(scn, NULL);
+	if (!d || !sh->sh_entsize || sh->sh_type == SHT_NOBITS)
+		return 0;
+	size_t n = d->d_size / sh->sh_entsize;
+	for (size_t i = 0; i < n && i <= INT32_MAX; i++) {
+		GElf_Sym s;
+		if (!gelf_getsym(d, (int)i, &s) || !is_func(&s))
+			continue;
+		const char *name = elf_strptr(elf, sh->sh_link, s.st_name);
+		if (!name || !*name)
+			continue;
+		int ret = add_sym(e, name, s.st_value, s.st_size);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
+/* Adds the function symbols of every SYMTAB/DYNSYM section; *has_symtab
+ * says whether a (non-empty) .symtab was there, i.e. it is not stripped. */
+static int read_symbols(struct sym_elf *e, Elf *elf, bool *has_symtab)
+{
 	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
 		GElf_Shdr sh;
 		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
 			continue;
-		Elf_Data *d = elf_getdata(scn, NULL);
-		if (!d || !sh.sh_entsize)
-			continue;
-		size_t n = sh.sh_size / sh.sh_entsize;
-		for (size_t i = 0; i < n; i++) {
-			GElf_Sym s;
-			if (!gelf_getsym(d, (int)i, &s) || s.st_value == 0 ||
-			    (GELF_ST_TYPE(s.st_info) != STT_FUNC &&
-			     GELF_ST_TYPE(s.st_info) != STT_GNU_IFUNC) || s.st_shndx == SHN_UNDEF)
-				continue;
-			const char *name = elf_strptr(elf, sh.sh_link, s.st_name);
-			if (!name || !*name)
-				continue;
-			int ret = add_sym(e, name, s.st_value, s.st_size);
-			if (ret < 0)
-				return ret;
-			if (sh.sh_type == SHT_SYMTAB)
-				(*nsymtab)++;
-		}
+		size_t before = e->n;
+		int ret = read_table(e, elf, scn, &sh);
+		if (ret < 0)
+			return ret;
+		if (sh.sh_type == SHT_SYMTAB && e->n > before)
+			*has_symtab = true;
 	}
 	return 0;
 }
@@ -88,48 +129,62 @@ static Elf_Scn *section(Elf *elf, const char *want)
 	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
 		GElf_Shdr sh;
 		const char *name;
-		if (gelf_getshdr(scn, &sh) && (name = elf_strptr(elf, shstrndx, sh.sh_name)) &&
-		    strcmp(name, want) == 0)
+		if (gelf_getshdr(scn, &sh) && sh.sh_type != SHT_NOBITS &&
+		    (name = elf_strptr(elf, shstrndx, sh.sh_name)) && strcmp(name, want) == 0)
 			return scn;
 	}
 	return NULL;
 }
 
+/* Decompresses an xz stream into a malloc'd buffer; NULL when it is not
+ * one (or too big). */
+static uint8_t *unxz(const uint8_t *in, size_t len, size_t *outlen)
+{
+	lzma_stream s = LZMA_STREAM_INIT;
+	size_t cap = len * 4 + 4096;
+	uint8_t *out = NULL;
+	lzma_ret r = LZMA_OK;
+	if (lzma_stream_decoder(&s, 512u << 20, 0) != LZMA_OK)
+		return NULL;
+	s.next_in = in;
+	s.avail_in = len;
+	while (r == LZMA_OK) {
+		uint8_t *n = cap <= MINI_MAX_OUT ? realloc(out, cap) : NULL;
+		if (!n)
+			break;
+		out = n;
+		s.next_out = out + s.total_out;
+		s.avail_out = cap - s.total_out;
+		r = lzma_code(&s, LZMA_FINISH);
+		cap *= 2;
+	}
+	*outlen = s.total_out;
+	lzma_end(&s);
+	if (r != LZMA_STREAM_END) {
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
 /* MiniDebugInfo: .gnu_debugdata holds an xz-compressed ELF with a .symtab. */
-static int read_minidebug(struct sym_elf *e, Elf *elf)
+static int read_minidebug(struct sym_elf *e, Elf *elf, bool *has_symtab)
 {
 	Elf_Scn *scn = section(elf, ".gnu_debugdata");
 	Elf_Data *d = scn ? elf_getdata(scn, NULL) : NULL;
-	if (!d || !d->d_size)
+	size_t len;
+	if (!d || !d->d_buf || !d->d_size)
 		return 0;
-	size_t cap = d->d_size * 8 + 4096, inpos = 0, outpos = 0;
-	uint64_t memlimit = 256u << 20;
-	uint8_t *out = malloc(cap);
+	uint8_t *img = unxz(d->d_buf, d->d_size, &len);
+	if (!img)
+		return 0; /* undecodable: the file's own symbols stay */
+	Elf *mini = elf_memory((char *)img, len);
 	int ret = 0;
-	while (out) {
-		inpos = outpos = 0;
-		lzma_ret r = lzma_stream_buffer_decode(&memlimit, 0, NULL, d->d_buf, &inpos, d->d_size,
-						       out, &outpos, cap);
-		if (r == LZMA_OK)
-			break;
-		if (r != LZMA_BUF_ERROR || cap > (64u << 20)) {
-			free(out);
-			return 0; /* not decodable: symbols from the file itself */
-		}
-		uint8_t *n = realloc(out, cap *= 4);
-		if (!n)
-			free(out);
-		out = n;
-	}
-	if (!out)
-		return -ENOMEM;
-	Elf *mini = elf_memory((char *)out, outpos);
-	int nsymtab;
-	if (mini) {
-		ret = read_symbols(e, mini, &nsymtab);
+	if (mini && elf_kind(mini) == ELF_K_ELF)
+		ret = read_symbols(e, mini, has_symtab);
+	if (mini)
 		elf_end(mini);
-	}
-	free(out);
+	free(img);
 	return ret;
 }
 
@@ -148,45 +203,69 @@ static int open_elf(const char *path, int *fd, Elf **elf)
 	return 0;
 }
 
-/* Separate debuginfo: DEBUG_ROOT/.build-id/xx/rest.debug, then the
- * .gnu_debuglink name beside the file, in .debug/, and under DEBUG_ROOT. */
-static int read_debuginfo(struct sym_elf *e, Elf *elf, const char *path, const char *debug_root)
+/* DEBUG_ROOT/.build-id/xx/rest.debug from the NT_GNU_BUILD_ID note. */
+static bool build_id_path(Elf *elf, const char *debug_root, char *buf, size_t len)
 {
-	char cand[4][4096];
-	int nc = 0;
-	Elf_Scn *scn;
-	Elf_Data *d;
-	if ((scn = section(elf, ".note.gnu.build-id")) && (d = elf_getdata(scn, NULL)) &&
-	    d->d_size > 16) {
-		const uint8_t *id = (const uint8_t *)d->d_buf + 16;
-		size_t len = d->d_size - 16;
-		int n = snprintf(cand[nc], sizeof(cand[nc]), "%s/.build-id/%02x/", debug_root, id[0]);
-		for (size_t i = 1; i < len && n < 4000; i++)
-			n += snprintf(cand[nc] + n, sizeof(cand[nc]) - (size_t)n, "%02x", id[i]);
-		snprintf(cand[nc] + n, sizeof(cand[nc]) - (size_t)n, ".debug");
-		nc++;
-	}
-	if ((scn = section(elf, ".gnu_debuglink")) && (d = elf_getdata(scn, NULL)) &&
-	    d->d_size > 4 && memchr(d->d_buf, '\0', d->d_size)) {
-		const char *link = d->d_buf;
-		const char *slash = strrchr(path, '/');
-		int dl = slash ? (int)(slash - path) : 0;
-		snprintf(cand[nc++], sizeof(cand[0]), "%.*s/%s", dl, path, link);
-		snprintf(cand[nc++], sizeof(cand[0]), "%.*s/.debug/%s", dl, path, link);
-		snprintf(cand[nc++], sizeof(cand[0]), "%s%.*s/%s", debug_root, dl, path, link);
-	}
-	for (int i = 0; i < nc; i++) {
-		int fd;
-		Elf *dbg;
-		if (strcmp(cand[i], path) == 0 || open_elf(cand[i], &fd, &dbg) < 0)
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE || !(d = elf_getdata(scn, NULL)))
 			continue;
-		int nsymtab, ret = read_symbols(e, dbg, &nsymtab);
-		elf_end(dbg);
-		close(fd);
-		if (ret < 0 || nsymtab)
-			return ret;
+		GElf_Nhdr nh;
+		size_t off = 0, noff, doff;
+		while ((off = gelf_getnote(d, off, &nh, &noff, &doff)) > 0) {
+			const uint8_t *id = (const uint8_t *)d->d_buf + doff;
+			if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != 4 || nh.n_descsz < 2 ||
+			    nh.n_descsz > 64 || memcmp((const char *)d->d_buf + noff, "GNU", 4) != 0)
+				continue;
+			int n = snprintf(buf, len, "%s/.build-id/%02x/", debug_root, id[0]);
+			for (size_t i = 1; i < nh.n_descsz && n > 0 && (size_t)n < len; i++)
+				n += snprintf(buf + n, len - (size_t)n, "%02x", id[i]);
+			if (n <= 0 || (size_t)n + sizeof(".debug") > len)
+				return false;
+			memcpy(buf + n, ".debug", sizeof(".debug"));
+			return true;
+		}
 	}
-	return 0;
+	return false;
+}
+
+/* Reads the symbols of debuginfo file CAND; true when it had a .symtab. */
+static int try_debug_file(struct sym_elf *e, const char *cand, const char *path, bool *found)
+{
+	int fd;
+	Elf *dbg;
+	if (strcmp(cand, path) == 0 || open_elf(cand, &fd, &dbg) < 0)
+		return 0;
+	int ret = read_symbols(e, dbg, found);
+	elf_end(dbg);
+	close(fd);
+	return ret;
+}
+
+/* Separate debuginfo: by build-id, then the .gnu_debuglink name beside the
+ * file, in its .debug/ and under DEBUG_ROOT + its directory. */
+static int read_debuginfo(struct sym_elf *e, Elf *elf, const char *path, const char *debug_root,
+			  bool *found)
+{
+	char cand[4096];
+	int ret = 0;
+	if (build_id_path(elf, debug_root, cand, sizeof(cand)))
+		ret = try_debug_file(e, cand, path, found);
+	Elf_Scn *scn = section(elf, ".gnu_debuglink");
+	Elf_Data *d = scn ? elf_getdata(scn, NULL) : NULL;
+	if (ret < 0 || *found || !d || !d->d_buf || d->d_size < 2 ||
+	    !memchr(d->d_buf, '\0', d->d_size) || strchr(d->d_buf, '/'))
+		return ret;
+	const char *link = d->d_buf, *slash = strrchr(path, '/');
+	int dl = slash ? (int)(slash - path) : 0;
+	const char *fmt[] = { "%s%.*s/%s", "%s%.*s/.debug/%s", "%s%.*s/%s" };
+	for (int i = 0; i < 3 && ret == 0 && !*found; i++) {
+		const char *root = i == 2 ? debug_root : "";
+		if (snprintf(cand, sizeof(cand), fmt[i], root, dl, path, link) < (int)sizeof(cand))
+			ret = try_debug_file(e, cand, path, found);
+	}
+	return ret;
 }
 
 static int esym_cmp(const void *a, const void *b)
@@ -203,6 +282,23 @@ static int esym_cmp(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
+/* Sorts and drops repeats (.symtab and .dynsym list most functions twice). */
+static void sort_dedup(struct sym_elf *e)
+{
+	size_t w = 0;
+	if (!e->n)
+		return;
+	qsort(e->syms, e->n, sizeof(*e->syms), esym_cmp);
+	for (size_t i = 0; i < e->n; i++) {
+		bool seen = false;
+		for (size_t j = w; j > 0 && e->syms[j - 1].addr == e->syms[i].addr && !seen; j--)
+			seen = strcmp(e->syms[j - 1].name, e->syms[i].name) == 0;
+		if (!seen)
+			e->syms[w++] = e->syms[i];
+	}
+	e->n = w;
+}
+
 static void read_segments(struct sym_elf *e, Elf *elf)
 {
 	size_t n;
@@ -211,7 +307,7 @@ static void read_segments(struct sym_elf *e, Elf *elf)
 		e->dyn = eh.e_type == ET_DYN;
 	if (elf_getphdrnum(elf, &n) != 0)
 		return;
-	for (size_t i = 0; i < n && e->nsegs < 16; i++) {
+	for (size_t i = 0; i < n && i <= INT32_MAX && e->nsegs < MAX_SEGS; i++) {
 		GElf_Phdr ph;
 		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD)
 			e->segs[e->nsegs++] = (struct seg){ ph.p_offset, ph.p_vaddr, ph.p_filesz };
@@ -220,7 +316,8 @@ static void read_segments(struct sym_elf *e, Elf *elf)
 
 int sym_elf_open(const char *path, const char *debug_root, struct sym_elf **out)
 {
-	int fd, nsymtab = 0;
+	int fd;
+	bool has_symtab = false;
 	Elf *elf;
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -ENOTSUP;
@@ -228,20 +325,21 @@ int sym_elf_open(const char *path, const char *debug_root, struct sym_elf **out)
 	if (ret < 0)
 		return ret;
 	struct sym_elf *e = calloc(1, sizeof(*e));
-	ret = e ? read_symbols(e, elf, &nsymtab) : -ENOMEM;
+	ret = e ? read_symbols(e, elf, &has_symtab) : -ENOMEM;
 	if (ret == 0)
 		read_segments(e, elf);
-	if (ret == 0 && !nsymtab)
-		ret = read_debuginfo(e, elf, path, debug_root ? debug_root : "/usr/lib/debug");
-	if (ret == 0 && !nsymtab)
-		ret = read_minidebug(e, elf);
+	if (ret == 0 && !has_symtab)
+		ret = read_debuginfo(e, elf, path, debug_root ? debug_root : "/usr/lib/debug",
+				     &has_symtab);
+	if (ret == 0 && !has_symtab)
+		ret = read_minidebug(e, elf, &has_symtab);
 	elf_end(elf);
 	close(fd);
 	if (ret < 0) {
 		sym_elf_free(e);
 		return ret;
 	}
-	qsort(e->syms, e->n, sizeof(*e->syms), esym_cmp);
+	sort_dedup(e);
 	*out = e;
 	return 0;
 }
@@ -250,16 +348,18 @@ void sym_elf_free(struct sym_elf *e)
 {
 	if (!e)
 		return;
-	for (size_t i = 0; i < e->n; i++)
-		free(e->syms[i].name);
+	for (struct chunk *c = e->names, *next; c; c = next) {
+		next = c->next;
+		free(c);
+	}
 	free(e->syms);
 	free(e);
 }
 
 int sym_elf_offset_to_vaddr(const struct sym_elf *e, uint64_t off, uint64_t *vaddr)
 {
-	for (int i = 0; i < e->nsegs; i++) {
-		if (off >= e->segs[i].off && off < e->segs[i].off + e->segs[i].filesz) {
+	for (int i = 0; e && i < e->nsegs; i++) {
+		if (off >= e->segs[i].off && off - e->segs[i].off < e->segs[i].filesz) {
 			*vaddr = off - e->segs[i].off + e->segs[i].vaddr;
 			return 0;
 		}
@@ -269,7 +369,7 @@ int sym_elf_offset_to_vaddr(const struct sym_elf *e, uint64_t off, uint64_t *vad
 
 const char *sym_elf_lookup(const struct sym_elf *e, uint64_t vaddr, uint64_t *off)
 {
-	size_t lo = 0, hi = e->n;
+	size_t lo = 0, hi = e ? e->n : 0;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 		if (e->syms[mid].addr <= vaddr)
@@ -282,15 +382,9 @@ const char *sym_elf_lookup(const struct sym_elf *e, uint64_t vaddr, uint64_t *of
 	while (lo > 1 && e->syms[lo - 2].addr == e->syms[lo - 1].addr)
 		lo--; /* the preferred alias sorts first */
 	const struct esym *s = &e->syms[lo - 1];
-	if (s->size && vaddr >= s->addr + s->size)
+	/* sized: must be inside; size 0 (asm): up to the next symbol */
+	if (s->size && vaddr - s->addr >= s->size)
 		return NULL;
-	if (!s->size) {
-		size_t nx = lo;
-		while (nx < e->n && e->syms[nx].addr == s->addr)
-			nx++;
-		if (nx < e->n && vaddr >= e->syms[nx].addr)
-			return NULL;
-	}
 	if (off)
 		*off = vaddr - s->addr;
 	return s->name;
@@ -299,7 +393,7 @@ const char *sym_elf_lookup(const struct sym_elf *e, uint64_t vaddr, uint64_t *of
 int sym_elf_foreach(const struct sym_elf *e,
 		    int (*fn)(void *ctx, const char *name, uint64_t vaddr, uint64_t size), void *ctx)
 {
-	for (size_t i = 0; i < e->n; i++) {
+	for (size_t i = 0; e && i < e->n; i++) {
 		int ret = fn(ctx, e->syms[i].name, e->syms[i].addr, e->syms[i].size);
 		if (ret)
 			return ret;
@@ -309,5 +403,5 @@ int sym_elf_foreach(const struct sym_elf *e,
 
 bool sym_elf_is_dyn(const struct sym_elf *e)
 {
-	return e->dyn;
+	return e && e->dyn;
 }

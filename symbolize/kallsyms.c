@@ -1,69 +1,107 @@
-/* Kernel symbols from a kallsyms-format file: read whole, parsed by hand
- * (122k lines load in a few ms), sorted by address, looked up by binary
- * search. Only text symbols are kept: stacks hold code addresses. */
+/* Kernel symbols from a kallsyms-format file: read whole into one buffer
+ * that also holds the names (NUL-terminated in place), parsed by hand,
+ * sorted by address (skipped when the file already is), looked up by binary
+ * search; names are found through a hash table. Only text symbols are kept:
+ * stacks hold code addresses. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "symbolize/symbolize.h"
 
-/* The last symbol has no next one to end it; nothing is larger than this. */
+/* What the last symbol (or the last of vmlinux/a module, whose successor is
+ * elsewhere in memory) may span; no kernel function is larger. */
 #define KSYM_LAST_SPAN (1u << 20)
 
 struct ksym {
 	uint64_t addr;
-	uint32_t name;   /* offset into names */
-	uint32_t module; /* offset into names, 0 = vmlinux */
+	uint32_t name;   /* offset into buf */
+	uint32_t module; /* offset into buf, 0 = vmlinux */
+	uint32_t line;   /* order in the file: a stable tie-break */
+};
+
+/* Big buffers come from mmap with MAP_POPULATE: on a VM, faulting in the
+ * ~10 MiB one page at a time costs more than the parsing. */
+struct region {
+	void *p;
+	size_t cap;
 };
 
 struct sym_kernel {
 	struct ksym *syms;
 	size_t n;
-	char *names; /* the file's own bytes, NUL-terminated in place */
+	uint32_t *byname; /* hash of name -> index + 1 into syms, 0 = empty */
+	size_t hcap;
+	char *buf; /* the file's bytes, lines cut into NUL-terminated names */
+	struct region rbuf, rsyms, rhash;
 };
 
-static char *read_whole(const char *path, size_t *len)
+static int region_grow(struct region *r, size_t cap)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	size_t cap = 1 << 20, n = 0;
-	char *buf = fd >= 0 ? malloc(cap) : NULL;
-	while (buf) {
-		if (n + 1 >= cap) {
-			char *nb = realloc(buf, cap *= 2);
-			if (!nb) {
-				free(buf);
-				buf = NULL;
+	void *p;
+	if (cap <= r->cap)
+		return 0;
+	if (r->p)
+		p = mremap(r->p, r->cap, cap, MREMAP_MAYMOVE);
+	else
+		p = mmap(NULL, cap, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (p == MAP_FAILED)
+		return -ENOMEM;
+	r->p = p;
+	r->cap = cap;
+	return 0;
+}
+
+static void region_free(struct region *r)
+{
+	if (r->p)
+		munmap(r->p, r->cap);
+	r->p = NULL;
+	r->cap = 0;
+}
+
+/* Reads PATH whole into R, NUL-terminated; /proc files have no size. */
+static int read_whole(const char *path, struct region *r, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), ret = 0;
+	struct stat st;
+	size_t n = 0;
+	if (fd < 0)
+		return -errno;
+	size_t cap = fstat(fd, &st) == 0 && st.st_size > 0 ? (size_t)st.st_size + 4096 : 8u << 20;
+	for (ret = region_grow(r, cap); ret == 0;) {
+		if (n + 1 >= r->cap) {
+			ret = r->cap >= (1u << 30) ? -EFBIG : region_grow(r, r->cap * 2);
+			if (ret)
 				break;
-			}
-			buf = nb;
 		}
-		ssize_t r = read(fd, buf + n, cap - n - 1);
-		if (r < 0 && errno == EINTR)
+		ssize_t got = read(fd, (char *)r->p + n, r->cap - n - 1);
+		if (got < 0 && errno == EINTR)
 			continue;
-		if (r <= 0) {
-			if (r < 0) {
-				free(buf);
-				buf = NULL;
-			}
+		if (got < 0)
+			ret = -errno;
+		if (got <= 0)
 			break;
-		}
-		n += (size_t)r;
+		n += (size_t)got;
 	}
-	int e = errno;
-	if (fd >= 0)
-		close(fd);
-	if (buf)
-		buf[n] = '\0';
-	*len = n;
-	errno = buf ? 0 : (e ? e : ENOMEM);
-	return buf;
+	close(fd);
+	if (ret == 0) {
+		((char *)r->p)[n] = '\0';
+		*len = n;
+	}
+	return ret;
 }
 
 static int ksym_cmp(const void *a, const void *b)
 {
 	const struct ksym *x = a, *y = b;
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return x->line < y->line ? -1 : x->line > y->line;
 }
 
 static bool is_text(char t)
@@ -71,69 +109,141 @@ static bool is_text(char t)
 	return t == 't' || t == 'T' || t == 'w' || t == 'W';
 }
 
-/* Parses "ADDR TYPE NAME[\t[MODULE]]" lines in place. */
+/* Hex number at *p (no prefix); *p is left on the first other character. */
+static uint64_t parse_hex(char **p, bool *ok)
+{
+	uint64_t v = 0;
+	char *s = *p;
+	int digits = 0;
+	for (;; s++, digits++) {
+		unsigned c = (unsigned char)*s, d;
+		if (c - '0' < 10)
+			d = c - '0';
+		else if ((c | 0x20) - 'a' < 6)
+			d = (c | 0x20) - 'a' + 10;
+		else
+			break;
+		v = v << 4 | d;
+	}
+	*ok = digits > 0 && digits <= 16;
+	*p = s;
+	return v;
+}
+
+/* Cuts one "ADDR TYPE NAME[\t[MODULE]]" line in place; false to skip it. */
+static bool parse_line(char *line, char *base, struct ksym *s)
+{
+	bool ok;
+	char *q = line;
+	s->addr = parse_hex(&q, &ok);
+	if (!ok || q[0] != ' ' || !is_text(q[1]) || q[2] != ' ' || !q[3])
+		return false;
+	char *name = q + 3, *mod = strchr(name, '\t');
+	s->module = 0;
+	if (mod) {
+		*mod++ = '\0';
+		if (*mod == '[') {
+			mod++;
+			mod[strcspn(mod, "]")] = '\0';
+			s->module = (uint32_t)(mod - base);
+		}
+	}
+	s->name = (uint32_t)(name - base);
+	return true;
+}
+
 static int parse(struct sym_kernel *k, size_t len, bool *all_zero)
 {
-	size_t cap = len / 24 + 16;
-	k->syms = malloc(cap * sizeof(*k->syms));
-	if (!k->syms)
+	size_t cap = len / 32 + 16;
+	bool sorted = true;
+	if (region_grow(&k->rsyms, cap * sizeof(*k->syms)) < 0)
 		return -ENOMEM;
+	k->syms = k->rsyms.p;
 	*all_zero = true;
-	for (char *p = k->names, *end = k->names + len; p < end;) {
-		char *nl = memchr(p, '\n', (size_t)(end - p));
-		char *line = p;
+	for (char *p = k->buf, *end = k->buf + len; p < end;) {
+		char *nl = memchr(p, '\n', (size_t)(end - p)), *line = p;
 		if (!nl)
 			nl = end;
 		*nl = '\0';
 		p = nl + 1;
-		char *q;
-		uint64_t addr = strtoull(line, &q, 16);
-		if (q == line || *q != ' ' || !is_text(q[1]) || q[2] != ' ')
+		struct ksym s;
+		if (!parse_line(line, k->buf, &s))
 			continue;
-		char *name = q + 3, *mod = strchr(name, '\t');
-		uint32_t modoff = 0;
-		if (mod) {
-			*mod++ = '\0';
-			if (*mod == '[') {
-				mod++;
-				mod[strcspn(mod, "]")] = '\0';
-				modoff = (uint32_t)(mod - k->names);
-			}
-		}
-		if (addr)
-			*all_zero = false;
 		if (k->n == cap) {
-			struct ksym *ns = realloc(k->syms, (cap *= 2) * sizeof(*ns));
-			if (!ns)
+			if (region_grow(&k->rsyms, (cap *= 2) * sizeof(*k->syms)) < 0)
 				return -ENOMEM;
-			k->syms = ns;
+			k->syms = k->rsyms.p;
 		}
-		k->syms[k->n++] = (struct ksym){ addr, (uint32_t)(name - k->names), modoff };
+		s.line = (uint32_t)k->n;
+		if (s.addr)
+			*all_zero = false;
+		if (k->n && k->syms[k->n - 1].addr > s.addr)
+			sorted = false;
+		k->syms[k->n++] = s;
 	}
-	qsort(k->syms, k->n, sizeof(*k->syms), ksym_cmp);
+	if (!sorted)
+		qsort(k->syms, k->n, sizeof(*k->syms), ksym_cmp);
+	return 0;
+}
+
+static uint64_t name_hash(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 0x100000001b3ull;
+	return h ^ (h >> 29);
+}
+
+/* Index of the first symbol (by address) called NAME, or -1. */
+static long by_name(const struct sym_kernel *k, const char *name)
+{
+	size_t mask = k->hcap - 1;
+	for (size_t i = name_hash(name) & mask; k->byname[i]; i = (i + 1) & mask) {
+		uint32_t j = k->byname[i] - 1;
+		if (strcmp(k->buf + k->syms[j].name, name) == 0)
+			return j;
+	}
+	return -1;
+}
+
+static int index_names(struct sym_kernel *k)
+{
+	k->hcap = 64;
+	while (k->hcap < k->n * 2)
+		k->hcap *= 2;
+	if (region_grow(&k->rhash, k->hcap * sizeof(*k->byname)) < 0)
+		return -ENOMEM; /* anonymous memory comes zeroed */
+	k->byname = k->rhash.p;
+	for (size_t j = 0; j < k->n; j++) {
+		const char *name = k->buf + k->syms[j].name;
+		size_t i = name_hash(name) & (k->hcap - 1);
+		bool dup = false;
+		for (; k->byname[i] && !dup; i = (i + 1) & (k->hcap - 1))
+			dup = strcmp(k->buf + k->syms[k->byname[i] - 1].name, name) == 0;
+		if (!dup)
+			k->byname[i] = (uint32_t)j + 1;
+	}
 	return 0;
 }
 
 int sym_kernel_load(const char *path, struct sym_kernel **out)
 {
-	size_t len;
+	size_t len = 0;
+	bool all_zero = true;
+	int ret;
 	struct sym_kernel *k = calloc(1, sizeof(*k));
 	if (!k)
 		return -ENOMEM;
-	k->names = read_whole(path, &len);
-	if (!k->names) {
-		int e = -errno;
-		free(k);
-		return e;
-	}
-	if (len >= UINT32_MAX) {
-		sym_kernel_free(k);
-		return -EFBIG;
-	}
-	bool all_zero;
-	int ret = parse(k, len, &all_zero);
+	ret = read_whole(path, &k->rbuf, &len);
+	k->buf = k->rbuf.p;
+	if (ret == 0 && len >= UINT32_MAX)
+		ret = -EFBIG; /* name offsets are 32-bit */
+	if (ret == 0)
+		ret = parse(k, len, &all_zero);
 	if (ret == 0 && (k->n == 0 || all_zero))
 		ret = k->n ? -EPERM : -ENOENT;
+	if (ret == 0)
+		ret = index_names(k);
 	if (ret < 0) {
 		sym_kernel_free(k);
 		return ret;
@@ -146,8 +256,9 @@ void sym_kernel_free(struct sym_kernel *k)
 {
 	if (!k)
 		return;
-	free(k->syms);
-	free(k->names);
+	region_free(&k->rsyms);
+	region_free(&k->rhash);
+	region_free(&k->rbuf);
 	free(k);
 }
 
@@ -165,31 +276,72 @@ static long find(const struct sym_kernel *k, uint64_t addr)
 	return (long)lo - 1;
 }
 
+static bool same_module(const struct sym_kernel *k, const struct ksym *a, const struct ksym *b)
+{
+	if (!a->module || !b->module)
+		return a->module == b->module;
+	return strcmp(k->buf + a->module, k->buf + b->module) == 0;
+}
+
+/* End of symbol I: the next higher address, capped where the next symbol is
+ * in another module (or there is none), as module text is not contiguous. */
 static uint64_t end_of(const struct sym_kernel *k, size_t i)
 {
-	for (size_t j = i + 1; j < k->n; j++)
-		if (k->syms[j].addr > k->syms[i].addr)
+	const struct ksym *s = &k->syms[i];
+	uint64_t cap = s->addr + KSYM_LAST_SPAN;
+	if (cap < s->addr)
+		cap = UINT64_MAX;
+	for (size_t j = i + 1; j < k->n; j++) {
+		if (k->syms[j].addr == s->addr)
+			continue;
+		if (same_module(k, s, &k->syms[j]) || k->syms[j].addr < cap)
 			return k->syms[j].addr;
-	return k->syms[i].addr + KSYM_LAST_SPAN;
+		break;
+	}
+	return cap;
+}
+
+/* Among aliases at one address the name with the fewest leading
+ * underscores reads best (startup_64 over _stext); then file order. */
+static size_t best_alias(const struct sym_kernel *k, size_t i)
+{
+	size_t best = i, bu = strspn(k->buf + k->syms[i].name, "_");
+	for (size_t j = i; j > 0 && k->syms[j - 1].addr == k->syms[i].addr; j--) {
+		size_t u = strspn(k->buf + k->syms[j - 1].name, "_");
+		if (u <= bu) {
+			best = j - 1;
+			bu = u;
+		}
+	}
+	return best;
+}
+
+/* Index of the (best alias of the) symbol containing ADDR, or -1. */
+static long containing(const struct sym_kernel *k, uint64_t addr)
+{
+	long i = k && k->n ? find(k, addr) : -1;
+	if (i < 0 || addr >= end_of(k, (size_t)i))
+		return -1;
+	return (long)best_alias(k, (size_t)i);
 }
 
 const char *sym_kernel_lookup(const struct sym_kernel *k, uint64_t addr, uint64_t *off,
 			      const char **module)
 {
-	long i = k ? find(k, addr) : -1;
-	if (i < 0 || addr >= end_of(k, (size_t)i))
+	long i = containing(k, addr);
+	if (i < 0)
 		return NULL;
 	if (off)
 		*off = addr - k->syms[i].addr;
 	if (module)
-		*module = k->syms[i].module ? k->names + k->syms[i].module : NULL;
-	return k->names + k->syms[i].name;
+		*module = k->syms[i].module ? k->buf + k->syms[i].module : NULL;
+	return k->buf + k->syms[i].name;
 }
 
 int sym_kernel_extent(const struct sym_kernel *k, uint64_t addr, uint64_t *start, uint64_t *end)
 {
-	long i = find(k, addr);
-	if (i < 0 || addr >= end_of(k, (size_t)i))
+	long i = containing(k, addr);
+	if (i < 0)
 		return -ENOENT;
 	*start = k->syms[i].addr;
 	*end = end_of(k, (size_t)i);
@@ -198,21 +350,19 @@ int sym_kernel_extent(const struct sym_kernel *k, uint64_t addr, uint64_t *start
 
 int sym_kernel_range(const struct sym_kernel *k, const char *name, uint64_t *start, uint64_t *end)
 {
-	for (size_t i = 0; i < k->n; i++) {
-		if (strcmp(k->names + k->syms[i].name, name) == 0) {
-			*start = k->syms[i].addr;
-			*end = end_of(k, i);
-			return 0;
-		}
-	}
-	return -ENOENT;
+	long i = k && name ? by_name(k, name) : -1;
+	if (i < 0)
+		return -ENOENT;
+	*start = k->syms[i].addr;
+	*end = end_of(k, (size_t)i);
+	return 0;
 }
 
 int sym_kernel_foreach(const struct sym_kernel *k,
 		       int (*fn)(void *ctx, const char *name, uint64_t addr), void *ctx)
 {
-	for (size_t i = 0; i < k->n; i++) {
-		int ret = fn(ctx, k->names + k->syms[i].name, k->syms[i].addr);
+	for (size_t i = 0; k && i < k->n; i++) {
+		int ret = fn(ctx, k->buf + k->syms[i].name, k->syms[i].addr);
 		if (ret)
 			return ret;
 	}

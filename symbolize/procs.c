@@ -1,8 +1,9 @@
 /* Every traced process's history, so addresses name what was mapped when
  * the stack was taken, even after the process exited: per pid a list of
- * generations (an exec starts one), each with its comm and its executable
- * mappings stamped with the time they appeared. ELF files are opened once
- * per path and cached, failures too. */
+ * generations (address spaces: an exec starts one), each with executable
+ * mappings stamped with the time they appeared, and a list of comm changes.
+ * ELF files are opened once per path and cached, failures too (a hash by
+ * path; mappings refer to files by index). */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -12,44 +13,69 @@
 
 struct map {
 	uint64_t start, end, pgoff, time;
-	const char *path; /* interned in the file cache */
+	uint32_t file; /* index into files */
 };
 
 struct gen {
 	uint64_t time;
-	char comm[16];
 	struct map *maps;
 	size_t n, cap;
 };
 
+struct comm {
+	uint64_t time;
+	char name[16];
+};
+
 struct proc {
 	uint32_t pid;
-	bool used, exited;
-	struct gen *gens;
+	bool used;
+	bool based;  /* snapshot, fork or exec seen: its mappings are complete */
+	bool exited; /* kept: exited processes still symbolize */
+	uint64_t exit_time;
+	struct gen *gens; /* by time */
 	size_t n, cap;
+	struct comm *comms; /* by time */
+	size_t ncomm, capcomm;
 };
 
 struct file {
 	char *path;
-	struct sym_elf *elf; /* NULL: not readable as ELF */
+	struct sym_elf *elf; /* NULL: not (yet) readable as ELF */
 	bool tried;
 };
 
 struct sym_procs {
 	char proc_root[256];
 	char debug_root[256];
-	struct proc *procs;
+	struct proc *procs; /* open addressing by pid */
 	size_t cap, n;
 	struct file *files;
 	size_t nfiles, capfiles;
+	uint32_t *fhash; /* path hash -> file index + 1 */
+	size_t fhcap;
 };
+
+#define GROW(arr, n, cap, first) \
+	((n) < (cap) ? 0 : grow_array((void **)&(arr), &(cap), sizeof(*(arr)), (first)))
+
+static int grow_array(void **arr, size_t *cap, size_t size, size_t first)
+{
+	size_t ncap = *cap ? *cap * 2 : first;
+	void *n = realloc(*arr, ncap * size);
+	if (!n)
+		return -ENOMEM;
+	*arr = n;
+	*cap = ncap;
+	return 0;
+}
 
 int sym_procs_create(const char *proc_root, const char *debug_root, struct sym_procs **out)
 {
 	struct sym_procs *p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
-	snprintf(p->proc_root, sizeof(p->proc_root), "%s", proc_root);
+	snprintf(p->proc_root, sizeof(p->proc_root), "%s", proc_root ? proc_root : "/proc");
 	snprintf(p->debug_root, sizeof(p->debug_root), "%s", debug_root ? debug_root : "/usr/lib/debug");
 	*out = p;
 	return 0;
@@ -63,11 +89,13 @@ void sym_procs_free(struct sym_procs *p)
 		for (size_t g = 0; g < p->procs[i].n; g++)
 			free(p->procs[i].gens[g].maps);
 		free(p->procs[i].gens);
+		free(p->procs[i].comms);
 	}
 	for (size_t i = 0; i < p->nfiles; i++) {
 		free(p->files[i].path);
 		sym_elf_free(p->files[i].elf);
 	}
+	free(p->fhash);
 	free(p->files);
 	free(p->procs);
 	free(p);
@@ -80,7 +108,7 @@ static size_t pid_slot(size_t cap, uint32_t pid)
 
 static struct proc *proc_find(const struct sym_procs *p, uint32_t pid)
 {
-	if (!p->cap)
+	if (!p || !p->cap)
 		return NULL;
 	for (size_t i = pid_slot(p->cap, pid); p->procs[i].used; i = (i + 1) & (p->cap - 1))
 		if (p->procs[i].pid == pid)
@@ -88,6 +116,7 @@ static struct proc *proc_find(const struct sym_procs *p, uint32_t pid)
 	return NULL;
 }
 
+/* Finds or adds PID. Growing moves entries: pointers from before are stale. */
 static struct proc *proc_get(struct sym_procs *p, uint32_t pid)
 {
 	struct proc *pr = proc_find(p, pid);
@@ -121,14 +150,8 @@ static struct proc *proc_get(struct sym_procs *p, uint32_t pid)
 /* Starts a generation of PR at TIME (kept in time order). */
 static struct gen *gen_add(struct proc *pr, uint64_t time)
 {
-	if (pr->n == pr->cap) {
-		size_t cap = pr->cap ? pr->cap * 2 : 2;
-		struct gen *ng = realloc(pr->gens, cap * sizeof(*ng));
-		if (!ng)
-			return NULL;
-		pr->gens = ng;
-		pr->cap = cap;
-	}
+	if (GROW(pr->gens, pr->n, pr->cap, 2) < 0)
+		return NULL;
 	size_t i = pr->n;
 	while (i > 0 && pr->gens[i - 1].time > time)
 		i--;
@@ -138,7 +161,8 @@ static struct gen *gen_add(struct proc *pr, uint64_t time)
 	return &pr->gens[i];
 }
 
-/* The generation in effect at TIME (the earliest when TIME precedes all). */
+/* The generation in effect at TIME (the earliest when TIME precedes all:
+ * a snapshot is taken a little after the first samples). */
 static struct gen *gen_at(const struct proc *pr, uint64_t time)
 {
 	if (!pr || !pr->n)
@@ -149,67 +173,92 @@ static struct gen *gen_at(const struct proc *pr, uint64_t time)
 	return &pr->gens[0];
 }
 
-static const char *intern_path(struct sym_procs *p, const char *path)
+static void comm_add(struct proc *pr, uint64_t time, const char *name)
 {
-	for (size_t i = 0; i < p->nfiles; i++)
-		if (strcmp(p->files[i].path, path) == 0)
-			return p->files[i].path;
-	if (p->nfiles == p->capfiles) {
-		size_t cap = p->capfiles ? p->capfiles * 2 : 64;
-		struct file *nf = realloc(p->files, cap * sizeof(*nf));
-		if (!nf)
-			return NULL;
-		p->files = nf;
-		p->capfiles = cap;
-	}
-	char *copy = strdup(path);
-	if (!copy)
-		return NULL;
-	p->files[p->nfiles++] = (struct file){ .path = copy };
-	return copy;
+	if (!name || !*name || GROW(pr->comms, pr->ncomm, pr->capcomm, 2) < 0)
+		return;
+	size_t i = pr->ncomm;
+	while (i > 0 && pr->comms[i - 1].time > time)
+		i--;
+	memmove(&pr->comms[i + 1], &pr->comms[i], (pr->ncomm - i) * sizeof(*pr->comms));
+	pr->comms[i].time = time;
+	snprintf(pr->comms[i].name, sizeof(pr->comms[i].name), "%s", name);
+	pr->ncomm++;
 }
 
-static int map_add(struct sym_procs *p, struct gen *g, uint64_t time, uint64_t start,
-		   uint64_t end, uint64_t pgoff, const char *path)
+static uint64_t path_hash(const char *s)
 {
-	if (g->n == g->cap) {
-		size_t cap = g->cap ? g->cap * 2 : 16;
-		struct map *nm = realloc(g->maps, cap * sizeof(*nm));
-		if (!nm)
+	uint64_t h = 0xcbf29ce484222325ull;
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 0x100000001b3ull;
+	return h ^ (h >> 31);
+}
+
+static int fhash_insert(struct sym_procs *p, uint32_t idx)
+{
+	size_t mask = p->fhcap - 1, i = path_hash(p->files[idx].path) & mask;
+	while (p->fhash[i])
+		i = (i + 1) & mask;
+	p->fhash[i] = idx + 1;
+	return 0;
+}
+
+/* Index of the file entry for PATH, added when new; -ENOMEM. */
+static long file_index(struct sym_procs *p, const char *path)
+{
+	for (size_t i = p->fhcap ? path_hash(path) & (p->fhcap - 1) : 0; p->fhcap && p->fhash[i];
+	     i = (i + 1) & (p->fhcap - 1))
+		if (strcmp(p->files[p->fhash[i] - 1].path, path) == 0)
+			return p->fhash[i] - 1;
+	if ((p->nfiles + 1) * 2 > p->fhcap) {
+		size_t cap = p->fhcap ? p->fhcap * 2 : 128;
+		uint32_t *h = calloc(cap, sizeof(*h));
+		if (!h)
 			return -ENOMEM;
-		g->maps = nm;
-		g->cap = cap;
+		free(p->fhash);
+		p->fhash = h;
+		p->fhcap = cap;
+		for (size_t i = 0; i < p->nfiles; i++)
+			fhash_insert(p, (uint32_t)i);
 	}
-	const char *ip = intern_path(p, path);
-	if (!ip)
+	char *copy = strdup(path);
+	if (!copy || p->nfiles >= UINT32_MAX || GROW(p->files, p->nfiles, p->capfiles, 64) < 0) {
+		free(copy);
 		return -ENOMEM;
-	g->maps[g->n++] = (struct map){ start, end, pgoff, time, ip };
+	}
+	p->files[p->nfiles] = (struct file){ .path = copy };
+	fhash_insert(p, (uint32_t)p->nfiles);
+	return (long)p->nfiles++;
+}
+
+static int map_add(struct gen *g, uint64_t time, uint64_t start, uint64_t end, uint64_t pgoff,
+		   long file)
+{
+	if (file < 0 || end <= start)
+		return file < 0 ? (int)file : 0;
+	if (GROW(g->maps, g->n, g->cap, 16) < 0)
+		return -ENOMEM;
+	g->maps[g->n++] = (struct map){ start, end, pgoff, time, (uint32_t)file };
 	return 0;
 }
 
 static void read_comm(const struct sym_procs *p, uint32_t pid, char *comm, size_t len)
 {
 	char path[320];
-	snprintf(path, sizeof(path), "%s/%u/comm", p->proc_root, pid);
-	FILE *f = fopen(path, "r");
+	snprintf(path, sizeof(path), "%s/%" PRIu32 "/comm", p->proc_root, pid);
+	FILE *f = fopen(path, "re");
+	comm[0] = '\0';
 	if (f && fgets(comm, (int)len, f))
 		comm[strcspn(comm, "\n")] = '\0';
 	if (f)
 		fclose(f);
 }
 
-int sym_procs_snapshot(struct sym_procs *p, uint32_t pid, uint64_t time)
+/* Adds the executable mappings of a /proc/PID/maps file to G. */
+static int read_maps(struct sym_procs *p, FILE *f, struct gen *g, uint64_t time)
 {
-	char path[320], line[4352];
-	snprintf(path, sizeof(path), "%s/%u/maps", p->proc_root, pid);
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return errno == ENOENT ? -ESRCH : -errno;
-	struct proc *pr = proc_get(p, pid);
-	struct gen *g = pr ? gen_add(pr, time) : NULL;
-	int ret = g ? 0 : -ENOMEM;
-	if (g)
-		read_comm(p, pid, g->comm, sizeof(g->comm));
+	char line[4352];
+	int ret = 0;
 	while (ret == 0 && fgets(line, sizeof(line), f)) {
 		uint64_t start, end, off;
 		char perms[8];
@@ -219,30 +268,51 @@ int sym_procs_snapshot(struct sym_procs *p, uint32_t pid, uint64_t time)
 			continue;
 		char *file = line + pos;
 		file[strcspn(file, "\n")] = '\0';
-		if (*file)
-			ret = map_add(p, g, time, start, end, off, file);
+		if (*file) /* anonymous code (JIT) has no file to name it */
+			ret = map_add(g, time, start, end, off, file_index(p, file));
 	}
+	return ret;
+}
+
+int sym_procs_snapshot(struct sym_procs *p, uint32_t pid, uint64_t time)
+{
+	char path[320], comm[64];
+	snprintf(path, sizeof(path), "%s/%" PRIu32 "/maps", p->proc_root, pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return errno == ENOENT ? -ESRCH : -errno;
+	read_comm(p, pid, comm, sizeof(comm));
+	struct proc *pr = proc_get(p, pid);
+	struct gen *g = NULL;
+	/* only MMAP2 records seen so far: complete that generation */
+	if (pr && !pr->based && pr->n)
+		g = &pr->gens[pr->n - 1];
+	else if (pr)
+		g = gen_add(pr, time);
+	int ret = g ? read_maps(p, f, g, time) : -ENOMEM;
 	fclose(f);
+	if (pr) {
+		pr->based = true;
+		comm_add(pr, time, comm);
+	}
 	return ret;
 }
 
 bool sym_procs_known(const struct sym_procs *p, uint32_t pid)
 {
 	const struct proc *pr = proc_find(p, pid);
-	return pr && pr->n;
+	return pr && pr->based;
 }
 
 void sym_procs_mmap(struct sym_procs *p, uint32_t pid, uint64_t time, uint64_t start,
 		    uint64_t len, uint64_t pgoff, bool exec, const char *filename)
 {
-	if (!exec || !filename)
+	if (!exec || !filename || !*filename || start + len < start)
 		return;
 	struct proc *pr = proc_get(p, pid);
-	if (!pr)
-		return;
-	struct gen *g = pr->n ? gen_at(pr, time) : gen_add(pr, 0);
+	struct gen *g = !pr ? NULL : pr->n ? gen_at(pr, time) : gen_add(pr, 0);
 	if (g)
-		map_add(p, g, time, start, start + len, pgoff, filename);
+		map_add(g, time, start, start + len, pgoff, file_index(p, filename));
 }
 
 void sym_procs_comm(struct sym_procs *p, uint32_t pid, uint64_t time, const char *comm, bool exec)
@@ -250,83 +320,93 @@ void sym_procs_comm(struct sym_procs *p, uint32_t pid, uint64_t time, const char
 	struct proc *pr = proc_get(p, pid);
 	if (!pr)
 		return;
-	struct gen *g = exec || !pr->n ? gen_add(pr, exec ? time : 0) : gen_at(pr, time);
-	if (g)
-		snprintf(g->comm, sizeof(g->comm), "%s", comm);
+	if (exec && gen_add(pr, time))
+		pr->based = true;
+	comm_add(pr, time, comm);
 }
 
 void sym_procs_fork(struct sym_procs *p, uint32_t pid, uint32_t ppid, uint64_t time)
 {
-	struct proc *pr = proc_get(p, pid);
-	struct gen *g = pr ? gen_add(pr, time) : NULL;
-	/* looked up after proc_get: growing the table moves entries */
-	const struct gen *pg = g ? gen_at(proc_find(p, ppid), time) : NULL;
-	if (!pg || pg == g)
+	if (pid == ppid) /* a thread: same address space */
 		return;
-	memcpy(g->comm, pg->comm, sizeof(g->comm));
+	struct proc *pr = proc_get(p, pid);
+	/* looked up after proc_get: growing the table moves entries */
+	const struct proc *pp = proc_find(p, ppid);
+	const struct gen *pg = gen_at(pp, time);
+	if (!pr || !pg)
+		return; /* parent unknown: a snapshot will tell */
+	struct gen *g = gen_add(pr, time);
+	if (!g)
+		return;
+	pr->based = true;
+	comm_add(pr, time, sym_procs_comm_at(p, ppid, time));
+	/* all of them: a parent snapshot taken after the fork stamps its maps
+	 * later than the fork, yet they are what the child started with */
 	for (size_t i = 0; i < pg->n; i++)
-		map_add(p, g, time, pg->maps[i].start, pg->maps[i].end, pg->maps[i].pgoff,
-			pg->maps[i].path);
+		map_add(g, time, pg->maps[i].start, pg->maps[i].end, pg->maps[i].pgoff,
+			pg->maps[i].file);
 }
 
 void sym_procs_exit(struct sym_procs *p, uint32_t pid, uint64_t time)
 {
-	(void)time;
 	struct proc *pr = proc_find(p, pid);
-	if (pr)
+	if (pr) {
 		pr->exited = true; /* its history stays: exited processes still symbolize */
+		pr->exit_time = time;
+	}
 }
 
 const char *sym_procs_comm_at(const struct sym_procs *p, uint32_t pid, uint64_t time)
 {
 	const struct proc *pr = proc_find(p, pid);
-	const struct gen *g = gen_at(pr, time);
-	if (g && g->comm[0])
-		return g->comm;
-	for (size_t i = pr ? pr->n : 0; i > 0; i--)
-		if (pr->gens[i - 1].comm[0])
-			return pr->gens[i - 1].comm;
-	return NULL;
+	if (!pr || !pr->ncomm)
+		return NULL;
+	for (size_t i = pr->ncomm; i > 0; i--)
+		if (pr->comms[i - 1].time <= time)
+			return pr->comms[i - 1].name;
+	return pr->comms[pr->ncomm - 1].name;
 }
 
-static struct sym_elf *file_elf(struct sym_procs *p, const char *path)
+static struct sym_elf *file_elf(struct sym_procs *p, struct file *f)
 {
-	for (size_t i = 0; i < p->nfiles; i++) {
-		struct file *f = &p->files[i];
-		if (f->path != path && strcmp(f->path, path) != 0)
-			continue;
-		if (!f->tried) {
-			f->tried = true;
-			if (path[0] == '/' && sym_elf_open(path, p->debug_root, &f->elf) < 0)
-				f->elf = NULL;
-		}
-		return f->elf;
+	if (!f->tried) {
+		f->tried = true;
+		/* "[vdso]", "//anon", "/memfd:x (deleted)": open fails, cached */
+		if (f->path[0] != '/' || sym_elf_open(f->path, p->debug_root, &f->elf) < 0)
+			f->elf = NULL;
 	}
-	return NULL;
+	return f->elf;
+}
+
+/* The mapping of ADDR at TIME: the newest added at or before TIME, else
+ * (added after the sample's stamp, records race) the earliest. */
+static const struct map *map_at(const struct gen *g, uint64_t time, uint64_t addr)
+{
+	const struct map *best = NULL, *late = NULL;
+	for (size_t i = 0; g && i < g->n; i++) {
+		const struct map *m = &g->maps[i];
+		if (addr < m->start || addr >= m->end)
+			continue;
+		if (m->time <= time && (!best || m->time >= best->time))
+			best = m;
+		if (m->time > time && (!late || m->time < late->time))
+			late = m;
+	}
+	return best ? best : late;
 }
 
 int sym_procs_lookup(struct sym_procs *p, uint32_t pid, uint64_t time, uint64_t addr,
 		     struct sym_frame *out)
 {
-	const struct gen *g = gen_at(proc_find(p, pid), time);
-	const struct map *m = NULL;
+	const struct map *m = map_at(gen_at(proc_find(p, pid), time), time, addr);
+	uint64_t vaddr;
 	memset(out, 0, sizeof(*out));
-	for (size_t i = g ? g->n : 0; i > 0 && !m; i--) {
-		const struct map *c = &g->maps[i - 1];
-		if (addr >= c->start && addr < c->end && c->time <= time)
-			m = c;
-	}
-	for (size_t i = g ? g->n : 0; i > 0 && !m; i--) {
-		const struct map *c = &g->maps[i - 1];
-		if (addr >= c->start && addr < c->end)
-			m = c; /* mapped after the sample's time stamp: best guess */
-	}
 	if (!m)
 		return -ENOENT;
-	out->dso = m->path;
+	struct file *f = &p->files[m->file];
+	out->dso = f->path;
 	out->dso_offset = addr - m->start + m->pgoff;
-	struct sym_elf *e = file_elf(p, m->path);
-	uint64_t vaddr;
+	struct sym_elf *e = file_elf(p, f);
 	if (e && sym_elf_offset_to_vaddr(e, out->dso_offset, &vaddr) == 0)
 		out->name = sym_elf_lookup(e, vaddr, &out->offset);
 	return 0;

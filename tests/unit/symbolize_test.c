@@ -16,10 +16,31 @@ __attribute__((noinline)) int symbolize_test_target(int x)
 	return x * 3 + 1;
 }
 
+/* Static: only in .symtab, so stripped copies need debuginfo to name it. */
+__attribute__((noinline)) static int symbolize_static_target(int x)
+{
+	return x * 5 + symbolize_test_target(x);
+}
+
+static int count_ksym(void *ctx, const char *name, uint64_t addr)
+{
+	(void)addr;
+	if (strcmp(name, "some_data") == 0 || strcmp(name, "xfs_bss") == 0)
+		return -1; /* data symbols must not be listed */
+	(*(int *)ctx)++;
+	return 0;
+}
+
+static int stop_at_kfree(void *ctx, const char *name, uint64_t addr)
+{
+	*(uint64_t *)ctx = addr;
+	return strcmp(name, "kfree") == 0 ? 7 : 0;
+}
+
 static void test_kallsyms(void)
 {
 	struct sym_kernel *k = NULL;
-	uint64_t off = 0, s, e;
+	uint64_t off = 0, s = 0, e = 0;
 	const char *mod = NULL;
 	CHECK(sym_kernel_load("tests/unit/fixtures/kallsyms.txt", &k) == 0, "kallsyms fixture loads");
 	if (!k)
@@ -27,20 +48,41 @@ static void test_kallsyms(void)
 	CHECK_STR(sym_kernel_lookup(k, 0xffffffff81003010, &off, &mod), "__kmalloc_noprof", "lookup inside a symbol");
 	CHECK_EQ_U64(off, 0x10, "offset into it");
 	CHECK(mod == NULL, "vmlinux symbol has no module");
-	CHECK_STR(sym_kernel_lookup(k, 0xffffffff81001fff, &off, NULL), "helper_static", "static text symbol");
-	CHECK_STR(sym_kernel_lookup(k, 0xffffffffc0001004, &off, &mod), "ext4_fill_super", "module symbol");
+	CHECK_STR(sym_kernel_lookup(k, 0xffffffff81000000, &off, NULL), "startup_64", "alias with fewest underscores");
+	CHECK_EQ_U64(off, 0, "exact start: offset 0");
+	CHECK_STR(sym_kernel_lookup(k, 0xffffffff81002800, &off, NULL), "helper_static", "static text symbol spans the data symbol");
+	CHECK_EQ_U64(off, 0x1800, "offset past the dropped data symbol");
+	CHECK_STR(sym_kernel_lookup(k, 0xffffffff81003500, &off, NULL), "kfree", "weak symbol kept");
+	CHECK_STR(sym_kernel_lookup(k, 0xffffffffc0001004, &off, &mod), "ext4_fill_super", "module symbol (unsorted input)");
+	CHECK_EQ_U64(off, 4, "module offset");
 	CHECK_STR(mod, "ext4", "module name");
+	CHECK_STR(sym_kernel_lookup(k, 0xffffffffc0003000 + 0xfffff, &off, &mod), "xfs_mount", "last symbol within 1 MiB");
+	CHECK_STR(mod, "xfs", "second module");
+	CHECK(sym_kernel_lookup(k, 0xffffffffc0003000 + 0x100000, &off, NULL) == NULL, "beyond the last symbol + 1 MiB: none");
 	CHECK(sym_kernel_lookup(k, 0xffffffff80000000, &off, NULL) == NULL, "below every symbol: none");
-	CHECK(sym_kernel_range(k, "kfree", &s, &e) == 0 && s == 0xffffffff81003400 &&
-	      e == 0xffffffffc0001000, "range of kfree ends at the next symbol");
+	CHECK(sym_kernel_lookup(k, 0xffffffff90000000, &off, NULL) == NULL, "between vmlinux and modules: none");
+	CHECK(sym_kernel_range(k, "kfree", &s, &e) == 0, "range of kfree");
+	CHECK_EQ_U64(s, 0xffffffff81003400, "kfree start");
+	CHECK_EQ_U64(e, 0xffffffff81003400 + 0x100000, "kfree, last of vmlinux, ends 1 MiB on");
+	CHECK(sym_kernel_range(k, "helper_static", &s, &e) == 0 && s == 0xffffffff81001000 &&
+	      e == 0xffffffff81003000, "range ends at the next text symbol");
+	CHECK(sym_kernel_range(k, "ext4_iget", &s, &e) == 0 && s == 0xffffffffc0002000 &&
+	      e == 0xffffffffc0003000, "module range ends at a nearby module's symbol");
 	CHECK(sym_kernel_extent(k, 0xffffffff81003001, &s, &e) == 0 && s == 0xffffffff81003000 &&
 	      e == 0xffffffff81003400, "extent of the containing symbol");
+	CHECK(sym_kernel_extent(k, 0xffffffff80000000, &s, &e) == -ENOENT, "no extent below all");
 	CHECK(sym_kernel_range(k, "some_data", &s, &e) == -ENOENT, "data symbols are not kept");
+	CHECK(sym_kernel_range(k, "xfs_bss", &s, &e) == -ENOENT, "module bss not kept");
+	int n = 0;
+	CHECK(sym_kernel_foreach(k, count_ksym, &n) == 0, "foreach lists text only");
+	CHECK_EQ_U64(n, 8, "text symbols");
+	CHECK(sym_kernel_foreach(k, stop_at_kfree, &s) == 7 && s == 0xffffffff81003400,
+	      "foreach stops with fn's value");
 	sym_kernel_free(k);
 
 	char tmp[] = "/tmp/ftstack-ksym-XXXXXX";
 	int fd = mkstemp(tmp);
-	const char zero[] = "0000000000000000 T a\n0000000000000000 T b\n";
+	const char zero[] = "0000000000000000 T a\n0000000000000000 t b\t[m]\n";
 	CHECK(fd >= 0 && write(fd, zero, sizeof(zero) - 1) == (ssize_t)sizeof(zero) - 1, "zero fixture");
 	close(fd);
 	CHECK(sym_kernel_load(tmp, &k) == -EPERM, "all-zero addresses (kptr_restrict): -EPERM");
@@ -72,6 +114,38 @@ static int self_mapping(uint64_t addr, char *file, size_t len, uint64_t *start, 
 	return ret;
 }
 
+struct fn_scan {
+	const char *want;
+	int seen;
+	uint64_t gap; /* first address past a sized function before the next */
+	uint64_t prev_end, prev_addr;
+};
+
+static int scan_fn(void *ctx, const char *name, uint64_t vaddr, uint64_t size)
+{
+	struct fn_scan *sc = ctx;
+	if (strcmp(name, sc->want) == 0)
+		sc->seen++;
+	if (!sc->gap && sc->prev_end && vaddr > sc->prev_end && vaddr != sc->prev_addr)
+		sc->gap = sc->prev_end;
+	if (vaddr != sc->prev_addr)
+		sc->prev_end = size ? vaddr + size : 0;
+	sc->prev_addr = vaddr;
+	return 0;
+}
+
+/* vaddr of this process's ADDR in its file FILE (through the maps). */
+static int own_vaddr(uint64_t addr, char *file, size_t len, uint64_t *vaddr)
+{
+	uint64_t start, pgoff;
+	struct sym_elf *e = NULL;
+	if (self_mapping(addr, file, len, &start, &pgoff) < 0 || sym_elf_open(file, NULL, &e) < 0)
+		return -1;
+	int ret = sym_elf_offset_to_vaddr(e, addr - start + pgoff, vaddr);
+	sym_elf_free(e);
+	return ret;
+}
+
 static void test_elf(void)
 {
 	char file[4096];
@@ -89,8 +163,76 @@ static void test_elf(void)
 	uint64_t file_off;
 	CHECK(sym_file_vaddr_to_offset(file, vaddr, &file_off) == 0 && file_off == addr - start + pgoff,
 	      "vaddr back to the same file offset");
+	uint64_t sa = (uint64_t)(uintptr_t)&symbolize_static_target;
+	CHECK(self_mapping(sa, file, sizeof(file), &start, &pgoff) == 0 &&
+	      sym_elf_offset_to_vaddr(e, sa - start + pgoff, &vaddr) == 0, "static function's vaddr");
+	CHECK_STR(sym_elf_lookup(e, vaddr, &off), "symbolize_static_target", "static function from .symtab");
+	CHECK_EQ_U64(off, 0, "at its start");
+	CHECK(sym_elf_offset_to_vaddr(e, UINT64_MAX - 8, &vaddr) == -ENOENT, "offset outside PT_LOADs");
+	struct fn_scan sc = { .want = "symbolize_test_target" };
+	CHECK(sym_elf_foreach(e, scan_fn, &sc) == 0, "foreach");
+	CHECK_EQ_U64(sc.seen, 1, "each function listed once");
+	CHECK(sc.gap != 0, "a padding gap after a sized function exists");
+	CHECK(sym_elf_lookup(e, sc.gap, &off) == NULL, "size-aware: padding after a function is unnamed");
 	sym_elf_free(e);
 	CHECK(sym_elf_open("tests/unit/fixtures/kallsyms.txt", NULL, &e) == -ENOEXEC, "not ELF: -ENOEXEC");
+	CHECK(sym_elf_open("/nonexistent/file", NULL, &e) == -ENOENT, "missing: -ENOENT");
+}
+
+/* Looks VADDR up in PATH opened with DEBUG_ROOT. */
+static const char *name_in(const char *path, const char *debug_root, uint64_t vaddr,
+			   char *buf, size_t len)
+{
+	struct sym_elf *e = NULL;
+	const char *name = NULL;
+	if (sym_elf_open(path, debug_root, &e) == 0)
+		name = sym_elf_lookup(e, vaddr, NULL);
+	snprintf(buf, len, "%s", name ? name : "(none)");
+	sym_elf_free(e);
+	return buf;
+}
+
+static int sh(const char *fmt, const char *dir, const char *arg)
+{
+	char cmd[8192];
+	snprintf(cmd, sizeof(cmd), fmt, dir, arg, dir, dir, dir);
+	return system(cmd);
+}
+
+/* Stripped copies of this binary: the static function is named only
+ * through build-id debuginfo, a .gnu_debuglink or MiniDebugInfo. */
+static void test_debuginfo(void)
+{
+	char dir[] = "/tmp/ftstack-dbg-XXXXXX", file[4096], path[4200], dbg[4200], nm[256];
+	uint64_t vaddr;
+	CHECK(mkdtemp(dir) != NULL, "debuginfo dir");
+	CHECK(own_vaddr((uint64_t)(uintptr_t)&symbolize_static_target, file, sizeof(file), &vaddr) == 0,
+	      "static function's vaddr");
+	CHECK(sh("cp '%2$s' %1$s/bin && objcopy --only-keep-debug %3$s/bin %4$s/bin.debug && "
+		 "objcopy --strip-all %5$s/bin %5$s/stripped", dir, file) == 0, "objcopy strip");
+	snprintf(path, sizeof(path), "%s/stripped", dir);
+	CHECK_STR(name_in(path, "/nonexistent", vaddr, nm, sizeof(nm)), "(none)", "stripped: unnamed");
+	CHECK(sh("id=$(readelf -n %1$s/bin | awk '/Build ID/ {print $3}') && [ -n \"$id\" ] && "
+		 "mkdir -p %3$s/debug/.build-id/$(echo $id | cut -c1-2) && cp %4$s/bin.debug "
+		 "%5$s/debug/.build-id/$(echo $id | cut -c1-2)/$(echo $id | cut -c3-).debug%2$s",
+		 dir, "") == 0, "build-id debuginfo tree");
+	snprintf(dbg, sizeof(dbg), "%s/debug", dir);
+	CHECK_STR(name_in(path, dbg, vaddr, nm, sizeof(nm)), "symbolize_static_target", "named by build-id");
+	CHECK(sh("cd %1$s && objcopy --add-gnu-debuglink=bin.debug stripped linked%2$s", dir, "") == 0,
+	      "debuglink added");
+	snprintf(path, sizeof(path), "%s/linked", dir);
+	CHECK_STR(name_in(path, "/nonexistent", vaddr, nm, sizeof(nm)), "symbolize_static_target",
+		  "named by .gnu_debuglink beside the file");
+	CHECK(sh("cd %1$s && mkdir .debug && mv bin.debug .debug/%2$s", dir, "") == 0, "into .debug/");
+	CHECK_STR(name_in(path, "/nonexistent", vaddr, nm, sizeof(nm)), "symbolize_static_target",
+		  "named by .gnu_debuglink in .debug/");
+	CHECK(sh("cd %1$s && objcopy --only-keep-debug bin mini && xz mini && "
+		 "objcopy --add-section .gnu_debugdata=mini.xz stripped minidebug%2$s", dir, "") == 0,
+	      "MiniDebugInfo built");
+	snprintf(path, sizeof(path), "%s/minidebug", dir);
+	CHECK_STR(name_in(path, "/nonexistent", vaddr, nm, sizeof(nm)), "symbolize_static_target",
+		  "named by .gnu_debugdata");
+	CHECK(sh("rm -rf %1$s%2$s", dir, "") == 0, "debuginfo dir removed");
 }
 
 static void test_procs_self(void)
@@ -131,6 +273,8 @@ static void test_procs_history(void)
 	f = fopen(path, "w");
 	fprintf(f, "%" PRIx64 "-%" PRIx64 " r-xp %08" PRIx64 " 00:00 0    %s\n", start,
 		start + 0x100000, pgoff, file);
+	fprintf(f, "7f0000000000-7f0000100000 rw-p 00000000 00:00 0    %s\n", file);
+	fprintf(f, "7fff00000000-7fff00002000 r-xp 00000000 00:00 0                          [vdso]\n");
 	fclose(f);
 	struct sym_procs *p = NULL;
 	struct sym_frame fr;
@@ -138,20 +282,56 @@ static void test_procs_history(void)
 	CHECK(sym_procs_snapshot(p, 42, 1000) == 0, "snapshot from fake proc");
 	CHECK(sym_procs_snapshot(p, 43, 1000) == -ESRCH, "no such pid: -ESRCH");
 	CHECK_STR(sym_procs_comm_at(p, 42, 1500), "fakecomm", "comm from the snapshot");
+	CHECK(sym_procs_known(p, 42) && !sym_procs_known(p, 50), "known after snapshot only");
+	CHECK(sym_procs_lookup(p, 42, 500, a, &fr) == 0 && fr.name &&
+	      strcmp(fr.name, "symbolize_test_target") == 0, "sample stamped before the snapshot");
+	CHECK(fr.dso && strcmp(fr.dso, file) == 0, "dso is the mapped path");
+	CHECK_EQ_U64(fr.dso_offset, a - start + pgoff, "dso offset");
+	CHECK(sym_procs_lookup(p, 42, 1500, 0x7f0000000010, &fr) == -ENOENT, "non-exec mapping skipped");
+	CHECK(sym_procs_lookup(p, 42, 1500, 0x7fff00000010, &fr) == 0 && fr.name == NULL &&
+	      fr.dso && strcmp(fr.dso, "[vdso]") == 0, "[vdso] kept, unnamed");
+	sym_procs_fork(p, 42, 42, 1800); /* a thread: nothing changes */
+	CHECK(sym_procs_lookup(p, 42, 1900, a, &fr) == 0 && fr.name, "thread creation keeps maps");
+	sym_procs_fork(p, 60, 61, 1800);
+	CHECK(!sym_procs_known(p, 60), "fork of an unknown parent: still needs a snapshot");
+	sym_procs_comm(p, 42, 1900, "renamed", false);
+	CHECK_STR(sym_procs_comm_at(p, 42, 1850), "fakecomm", "comm before a rename");
+	CHECK_STR(sym_procs_comm_at(p, 42, 1950), "renamed", "comm after a rename");
+	CHECK(sym_procs_comm_at(p, 99, 1950) == NULL, "unknown pid: no comm");
 	sym_procs_fork(p, 50, 42, 2000);
+	CHECK(sym_procs_known(p, 50), "forked child known");
+	CHECK_STR(sym_procs_comm_at(p, 50, 2000), "renamed", "child inherits the comm");
 	CHECK(sym_procs_lookup(p, 50, 2500, a, &fr) == 0 && fr.name &&
 	      strcmp(fr.name, "symbolize_test_target") == 0, "forked child inherits mappings");
 	sym_procs_comm(p, 50, 3000, "newprog", true);
 	CHECK(sym_procs_lookup(p, 50, 3500, a, &fr) == -ENOENT, "after exec: old mappings gone");
 	CHECK(sym_procs_lookup(p, 50, 2500, a, &fr) == 0, "before exec: still named");
 	CHECK_STR(sym_procs_comm_at(p, 50, 3500), "newprog", "comm after exec");
-	CHECK_STR(sym_procs_comm_at(p, 50, 2500), "fakecomm", "comm before exec");
+	CHECK_STR(sym_procs_comm_at(p, 50, 2500), "renamed", "comm before exec");
+	sym_procs_mmap(p, 50, 3900, 0x20000000, 0x100000, pgoff, false, file);
+	CHECK(sym_procs_lookup(p, 50, 4500, 0x20000000 + (a - start), &fr) == -ENOENT,
+	      "non-exec MMAP2 ignored");
 	sym_procs_mmap(p, 50, 4000, 0x10000000, 0x100000, pgoff, true, file);
+	CHECK(sym_procs_lookup(p, 42, 4500, 0x10000000 + (a - start), &fr) == -ENOENT,
+	      "the child's mapping is not the parent's");
 	CHECK(sym_procs_lookup(p, 50, 4500, 0x10000000 + (a - start), &fr) == 0 && fr.name &&
 	      strcmp(fr.name, "symbolize_test_target") == 0, "MMAP2 after exec names the new mapping");
 	sym_procs_exit(p, 50, 5000);
-	CHECK(sym_procs_lookup(p, 50, 4500, 0x10000000 + (a - start), &fr) == 0,
-	      "exited process still symbolizes");
+	CHECK(sym_procs_lookup(p, 50, 4500, 0x10000000 + (a - start), &fr) == 0 && fr.name &&
+	      strcmp(fr.name, "symbolize_test_target") == 0, "exited process still symbolizes");
+	CHECK(sym_procs_lookup(p, 50, 6000, 0x10000000 + (a - start), &fr) == 0,
+	      "even at a time after its exit");
+	CHECK(sym_procs_lookup(p, 50, 2500, a, &fr) == 0 && fr.name, "and its first generation too");
+	/* a mapping replaced at the same address: the one in effect at TIME */
+	sym_procs_mmap(p, 70, 100, 0x30000000, 0x1000, 0, true, "/nonexistent/old.so");
+	sym_procs_mmap(p, 70, 200, 0x30000000, 0x1000, 0, true, "/nonexistent/new.so");
+	CHECK(!sym_procs_known(p, 70), "MMAP2 alone does not make a history complete");
+	CHECK(sym_procs_lookup(p, 70, 150, 0x30000010, &fr) == 0 && fr.dso &&
+	      strcmp(fr.dso, "/nonexistent/old.so") == 0 && !fr.name, "older mapping at its time");
+	CHECK(sym_procs_lookup(p, 70, 250, 0x30000010, &fr) == 0 && fr.dso &&
+	      strcmp(fr.dso, "/nonexistent/new.so") == 0, "newer mapping after");
+	CHECK(sym_procs_lookup(p, 70, 50, 0x30000010, &fr) == 0 && fr.dso &&
+	      strcmp(fr.dso, "/nonexistent/old.so") == 0, "before both: the earliest");
 	sym_procs_free(p);
 	snprintf(path, sizeof(path), "rm -rf %s", root);
 	CHECK(system(path) == 0, "fixture removed");
@@ -161,6 +341,7 @@ int main(void)
 {
 	test_kallsyms();
 	test_elf();
+	test_debuginfo();
 	test_procs_self();
 	test_procs_history();
 	CHECK_DONE();
