@@ -231,7 +231,6 @@ static int setup_instance(struct ft_ftrace_source *fs)
 	int ret;
 	/* nothing is recorded until enable */
 	if ((ret = inst_write(fs, "tracing_on", "0", false, TRACEFS_UNDO_WRITE, "0")) < 0 ||
-	    (ret = inst_write(fs, "trace_clock", "mono", false, TRACEFS_UNDO_WRITE, "local")) < 0 ||
 	    /* a full buffer drops new events (counted) instead of overwriting
 	     * unread pages under the reader */
 	    (ret = inst_write(fs, "options/overwrite", "0", false, TRACEFS_UNDO_WRITE, "1")) < 0)

@@ -1,9 +1,12 @@
 /* offcpu: time each thread spends switched out, by the stack it was switched
  * out with (bcc offcputime without BPF). Every sched:sched_switch sample is
  * taken in the context of the task leaving the CPU, so it carries that task's
- * stack; the task's time off CPU ends at the later switch whose next_pid is
- * it, usually on another CPU. Rings are drained CPU by CPU, so a thread's
- * switch-in can be read before its switch-out: each thread keeps a few
+ * stack; the task's time off CPU ends when it is switched back in, which the
+ * same events report as PERF_RECORD_SWITCH_CPU_WIDE "in" records written in
+ * the incoming task's context. (sched_switch's next_pid would say the same,
+ * but its samples taken in the idle task's context are missing on one CPU of
+ * this project's VM, for perf record too.) Rings are drained CPU by CPU, so
+ * a switch-in can be read before its switch-out: each thread keeps a few
  * unmatched switches sorted by time, and a switch-out is paired with the
  * switch-in that directly follows it in time, whichever arrives first. */
 #include <errno.h>
@@ -25,6 +28,7 @@ struct switch_ev {
 
 struct thread {
 	uint32_t tid;
+	bool exited;         /* its last switch-out (do_task_dead) ends nothing */
 	uint8_t n;
 	struct switch_ev ev[OFFCPU_PENDING];
 };
@@ -32,7 +36,7 @@ struct thread {
 struct ft_offcpu {
 	struct thread *t;
 	size_t cap, n;
-	uint32_t off_prev_pid, off_prev_state, off_next_pid;
+	uint32_t off_prev_pid, off_prev_state;
 	uint32_t size_prev_state;
 	uint32_t *follow;    /* -c: the command and its descendants */
 	size_t nfollow, capfollow;
@@ -94,8 +98,7 @@ int ft_offcpu_create(struct ft_session *s)
 	}
 	const struct tracefs_field *pp = tracefs_field_find(f, n, "prev_pid");
 	const struct tracefs_field *ps = tracefs_field_find(f, n, "prev_state");
-	const struct tracefs_field *np = tracefs_field_find(f, n, "next_pid");
-	if (!pp || !ps || !np) {
+	if (!pp || !ps) {
 		free(f);
 		free(oc);
 		return -ENOENT;
@@ -103,7 +106,6 @@ int ft_offcpu_create(struct ft_session *s)
 	oc->off_prev_pid = pp->offset;
 	oc->off_prev_state = ps->offset;
 	oc->size_prev_state = ps->size;
-	oc->off_next_pid = np->offset;
 	free(f);
 	s->offcpu = oc;
 	return 0;
@@ -228,21 +230,12 @@ void ft_offcpu_sample(struct ft_session *s, const struct perfev_sample *smp, uin
 	struct ft_offcpu *oc = s->offcpu;
 	const struct ft_options *o = s->opt;
 	uint32_t prev = (uint32_t)field(smp->raw, smp->raw_size, oc->off_prev_pid, 4);
-	uint32_t next = (uint32_t)field(smp->raw, smp->raw_size, oc->off_next_pid, 4);
 	uint64_t state = field(smp->raw, smp->raw_size, oc->off_prev_state, oc->size_prev_state);
+	struct thread *t;
 	oc->event = event;
-	struct thread *t = next ? thread_get(oc, next, false) : NULL;
-	if (t) {
-		struct switch_ev in = { .time = smp->time, .out = false };
-		add_switch(s, t, &in);
-	} else if (next) {
-		/* its switch-out may still be in another CPU's ring */
-		t = thread_get(oc, next, true);
-		struct switch_ev in = { .time = smp->time, .out = false };
-		if (t)
-			add_switch(s, t, &in);
-	}
 	if (prev != smp->tid || !wanted(s, smp->pid, prev))
+		return;
+	if ((t = thread_get(oc, prev, false)) && t->exited)
 		return;
 	if ((o->state >= 0 && state != (uint64_t)o->state) ||
 	    ((o->user_threads || o->kernel_threads) && is_kthread(prev) != o->kernel_threads)) {
@@ -259,6 +252,26 @@ void ft_offcpu_sample(struct ft_session *s, const struct perfev_sample *smp, uin
 	memcpy(out.ips, smp->kips, out.nk * sizeof(uint64_t));
 	memcpy(out.ips + out.nk, smp->uips, out.nu * sizeof(uint64_t));
 	add_switch(s, t, &out);
+}
+
+void ft_offcpu_switch_in(struct ft_session *s, uint32_t tid, uint64_t time)
+{
+	/* created when unknown: its switch-out may still be in another CPU's ring */
+	struct thread *t = tid ? thread_get(s->offcpu, tid, true) : NULL;
+	struct switch_ev in = { .time = time, .out = false };
+	if (!t)
+		return;
+	t->exited = false; /* a new thread that got an old tid */
+	add_switch(s, t, &in);
+}
+
+void ft_offcpu_exit(struct ft_session *s, uint32_t tid)
+{
+	struct thread *t = s->offcpu ? thread_get(s->offcpu, tid, true) : NULL;
+	while (t && t->n)
+		drop(t, t->n - 1);
+	if (t)
+		t->exited = true;
 }
 
 void ft_offcpu_finish(struct ft_session *s, uint64_t end)

@@ -44,13 +44,6 @@ static const struct ft_event sideband_event = {
 	.perf_config = PERF_COUNT_SW_DUMMY,
 };
 
-uint64_t ft_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* Online CPUs from sysfs ("0-1,4"), restricted by -C. Returns the count. */
 static int online_cpus(const struct ft_options *o, bool *online, int max)
 {
@@ -160,6 +153,7 @@ static void attr_for(const struct ft_session *s, const struct ft_event *e, struc
 	/* --through reads the kernel stack even when only user stacks are shown */
 	po->exclude_kernel_chain = !s->want_kernel && !s->kfilter.through.n;
 	po->disabled = true;
+	po->context_switch = e->kind == FT_EV_SCHED_SWITCH; /* offcpu's switch-ins */
 	/* wake the loop when a quarter of the ring is full, not per record */
 	po->wakeup_bytes = (uint32_t)(o->buffer_kb * 1024 / 4);
 	po->inherit = !s->offcpu && (s->have_child || o->npids > 0);

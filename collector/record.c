@@ -49,8 +49,9 @@ static void configure(struct ft_session *s)
 	s->want_kernel = !o->user_only;
 	bool comm = o->per_process || (o->format != OUT_TEXT && o->format != OUT_TOP);
 	s->need_procs = s->want_user || comm;
-	/* offcpu -c follows the command's children through FORK records */
-	s->track = s->need_procs || (o->cmd == FT_OFFCPU && o->command);
+	/* offcpu follows -c's children through FORK records and forgets
+	 * threads that exit (they are not off CPU, they are gone) */
+	s->track = s->need_procs || o->cmd == FT_OFFCPU; /* offcpu: forks and exits */
 	s->key_pid = comm;
 	s->max_stack = max_stack();
 	s->plan.track_mmaps = s->track && s->want_user;
@@ -195,12 +196,12 @@ int ft_cmd_record(const struct ft_options *o)
 			goto cleanup;
 		}
 		s.have_child = true;
-		sym_procs_snapshot(s.procs, (uint32_t)s.child.pid, ft_now_ns());
+		/* valid from the start: its exec comes later, in the records */
+		sym_procs_snapshot(s.procs, (uint32_t)s.child.pid, 0);
 		ft_offcpu_follow(&s, (uint32_t)s.child.pid, 0);
 	}
 	if (ft_source_open(&s, epfd) < 0 || ft_source_enable(&s) < 0)
 		goto cleanup;
-	s.start_ns = ft_now_ns();
 	announce(&s);
 	if (s.have_child && (ret = ft_child_release(&s.child)) < 0) {
 		fprintf(stderr, "ftstack: cannot run %s: %s\n", o->command[0], strerror(-ret));
@@ -208,11 +209,10 @@ int ft_cmd_record(const struct ft_options *o)
 	}
 	ret = ft_loop_run(&s, epfd);
 	ft_source_disable(&s);
-	s.end_ns = ft_now_ns();
 	if (ret == 0)
 		ret = ft_source_drain_all(&s);
 	if (ret == 0 && s.offcpu)
-		ft_offcpu_finish(&s, s.end_ns);
+		ft_offcpu_finish(&s, s.last_time);
 	if (ret < 0) {
 		fprintf(stderr, "ftstack: reading the ring buffers failed: %s\n", strerror(-ret));
 		goto cleanup;

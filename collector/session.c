@@ -40,6 +40,8 @@ static void add_entry_caller(struct ft_session *s, const struct perfev_sample *s
 void ft_session_count(struct ft_session *s, const struct perfev_sample *smp, uint32_t event,
 		      uint64_t weight)
 {
+	if (smp->time > s->last_time)
+		s->last_time = smp->time;
 	struct agg_record r = {
 		.time = smp->time, .pid = smp->pid, .tid = smp->tid, .cpu = smp->cpu,
 		.event = event, .weight = weight,
@@ -106,6 +108,8 @@ static void on_sample(struct ft_session *s, const struct perfev_record *rec)
 
 int ft_session_record(struct ft_session *s, const struct perfev_record *rec)
 {
+	if (rec->time > s->last_time)
+		s->last_time = rec->time;
 	switch (rec->kind) {
 	case PERFEV_SAMPLE:
 		on_sample(s, rec);
@@ -128,10 +132,16 @@ int ft_session_record(struct ft_session *s, const struct perfev_record *rec)
 	case PERFEV_EXIT:
 		if (s->need_procs && rec->pid == rec->tid)
 			sym_procs_exit(s->procs, rec->pid, rec->time);
+		if (s->offcpu)
+			ft_offcpu_exit(s, rec->tid);
 		break;
 	case PERFEV_LOST:
 	case PERFEV_LOST_SAMPLES:
 		s->cnt.lost += rec->lost.lost;
+		break;
+	case PERFEV_SWITCH:
+		if (s->offcpu && !rec->sw.out)
+			ft_offcpu_switch_in(s, rec->tid, rec->time);
 		break;
 	case PERFEV_THROTTLE:
 		s->cnt.throttled++;

@@ -54,7 +54,7 @@ struct ft_session {
 	int exit_signal;         /* the signal that ended the run, 0 if none */
 	pid_t self;
 	struct ft_counters cnt;
-	uint64_t start_ns, end_ns; /* trace clock at arm / stop */
+	uint64_t last_time;      /* newest record time seen (perf/ftrace clock): the end */
 	uint64_t period_ns;      /* profile: ns per sample */
 	const char *title;       /* svg/speedscope title */
 	FILE *out;               /* stdout or -o FILE */
@@ -89,8 +89,6 @@ int ft_perf_source_event(const struct ft_session *s, uint64_t id);
 uint64_t ft_perf_source_bad_records(const struct ft_session *s);
 /* True when cookie belongs to the perf source. */
 bool ft_perf_source_owns(const struct ft_session *s, const void *cookie);
-/* The trace clock now (CLOCK_MONOTONIC, what perf samples carry). */
-uint64_t ft_now_ns(void);
 
 /* ---- ftrace source (ftrace_source.c): a private instance, stacktrace
  * triggers, per-CPU trace_pipe_raw; same contract as the perf source ---- */
@@ -112,10 +110,14 @@ void ft_source_close(struct ft_session *s);
 /* ---- offcpu (offcpu.c) ---- */
 /* Reads sched_switch's field offsets. Returns 0 or -errno. */
 int ft_offcpu_create(struct ft_session *s);
-/* Handles one sched_switch sample (switch-out of smp->tid, switch-in of next_pid). */
+/* Handles one sched_switch sample: the switch-out of smp->tid. */
 void ft_offcpu_sample(struct ft_session *s, const struct perfev_sample *smp, uint32_t event);
 /* -c: PID is followed when PPID is (PPID 0: the command itself). */
 void ft_offcpu_follow(struct ft_session *s, uint32_t pid, uint32_t ppid);
+/* Thread TID came back on a CPU at TIME (a PERF_RECORD_SWITCH "in"). */
+void ft_offcpu_switch_in(struct ft_session *s, uint32_t tid, uint64_t time);
+/* Thread TID exited: its last switch-out ended nothing that can be counted. */
+void ft_offcpu_exit(struct ft_session *s, uint32_t tid);
 /* Counts threads still off CPU at END up to it. */
 void ft_offcpu_finish(struct ft_session *s, uint64_t end);
 void ft_offcpu_free(struct ft_session *s);

@@ -279,6 +279,13 @@ static void decode_body(struct cur *c, uint32_t type, uint16_t misc, struct perf
 		r->kind = PERFEV_LOST_SAMPLES;
 		r->lost.lost = u64(c);
 		break;
+	case PERF_RECORD_SWITCH:
+	case PERF_RECORD_SWITCH_CPU_WIDE:
+		r->kind = PERFEV_SWITCH;
+		r->sw.out = misc & PERF_RECORD_MISC_SWITCH_OUT;
+		if (type == PERF_RECORD_SWITCH_CPU_WIDE)
+			u32x2(c, &r->sw.other_pid, &r->sw.other_tid);
+		break;
 	default:
 		r->kind = PERFEV_OTHER;
 		break;

@@ -66,10 +66,13 @@ int perfev_open(const struct perfev_opts *o, int pid, int cpu, int group_fd)
 	 * and attribute like samples */
 	a.sample_id_all = 1;
 	a.inherit = o->inherit;
+	a.context_switch = o->context_switch;
 	a.disabled = o->disabled;
-	/* times comparable with clock_gettime(CLOCK_MONOTONIC) in collector/ */
-	a.use_clockid = 1;
-	a.clockid = CLOCK_MONOTONIC;
+	/* Times stay in perf's own clock (local_clock, what ftrace's "local"
+	 * trace clock reads too). With use_clockid = CLOCK_MONOTONIC, this
+	 * 6.18 VM intermittently recorded no sched_switch samples taken in the
+	 * idle task's context for a whole run (perf record --clockid=monotonic
+	 * shows it too: 1 run in ~10 without any switch-in of the traced task). */
 	if (o->wakeup_bytes) {
 		a.watermark = 1;
 		a.wakeup_watermark = o->wakeup_bytes;

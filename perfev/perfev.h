@@ -29,6 +29,7 @@ struct perfev_opts {
 	bool exclude_kernel_chain; /* -U: exclude_callchain_kernel */
 	bool track;             /* comm(+exec) + task records (side band) */
 	bool track_mmap;        /* with track: mmap2 records too (user symbolization) */
+	bool context_switch;    /* SWITCH records (CPU-wide for per-CPU events) */
 	bool inherit;           /* follow children (per-task events) */
 	bool disabled;          /* start disabled; perfev_enable() later */
 	uint16_t max_stack;     /* sample_max_stack; 0 = kernel default */
@@ -36,8 +37,9 @@ struct perfev_opts {
 };
 
 /* Opens one event for (pid, cpu) as perf_event_open(2) takes them, with
- * sample_id_all set and use_clockid = CLOCK_MONOTONIC, so record times compare
- * with clock_gettime(CLOCK_MONOTONIC). The wakeup is every record unless
+ * sample_id_all set. Record times are perf's clock (local_clock), the clock of
+ * ftrace's default "local" trace clock; they compare with each other, not
+ * with clock_gettime(). The wakeup is every record unless
  * wakeup_bytes is set (then a watermark). Returns the fd (>= 0, close-on-exec)
  * or -errno. */
 int perfev_open(const struct perfev_opts *o, int pid, int cpu, int group_fd);
@@ -70,6 +72,7 @@ void perfev_ring_unmap(struct perfev_ring *r);
 enum perfev_kind {
 	PERFEV_SAMPLE = 1, PERFEV_MMAP2, PERFEV_COMM, PERFEV_FORK, PERFEV_EXIT,
 	PERFEV_LOST, PERFEV_THROTTLE, PERFEV_UNTHROTTLE, PERFEV_LOST_SAMPLES,
+	PERFEV_SWITCH, /* SWITCH / SWITCH_CPU_WIDE: pid/tid above is the task in context */
 	PERFEV_OTHER,
 };
 
@@ -106,6 +109,9 @@ struct perfev_record {
 		struct { const char *comm; bool exec; } comm;
 		struct { uint32_t ppid, ptid; } task; /* FORK and EXIT; pid/tid above */
 		struct { uint64_t lost; } lost;       /* LOST and LOST_SAMPLES */
+		/* out: the task above leaves the CPU; else it comes in. The other
+		 * task is known only for CPU-wide records (0 otherwise). */
+		struct { bool out; uint32_t other_pid, other_tid; } sw;
 	};
 };
 

@@ -264,9 +264,24 @@ static void test_side_band(void)
 	finish(&b, PERF_RECORD_UNTHROTTLE, 0);
 	CHECK(perfev_decode(b.w, len, PERFEV_SAMPLE_TYPE, 0, &r) == 0 && r.kind == PERFEV_UNTHROTTLE,
 	      "unthrottle");
-	finish(&b, PERF_RECORD_SWITCH, 0);
+	finish(&b, 0x7f0, 0);
 	CHECK(perfev_decode(b.w, len, PERFEV_SAMPLE_TYPE, 0, &r) == 0 && r.kind == PERFEV_OTHER &&
 	      r.id == 66 && r.time == 8000, "other record type, trailer read");
+
+	/* a CPU-wide switch-out: the next task in the body, ours in the trailer */
+	begin(&b);
+	p32x2(&b, 77, 78);
+	trailer(&b, 55, 56, 9000, 1, 66);
+	len = finish(&b, PERF_RECORD_SWITCH_CPU_WIDE, PERF_RECORD_MISC_SWITCH_OUT);
+	CHECK(perfev_decode(b.w, len, PERFEV_SAMPLE_TYPE, 0, &r) == 0 && r.kind == PERFEV_SWITCH &&
+	      r.sw.out && r.sw.other_pid == 77 && r.sw.other_tid == 78 && r.pid == 55 &&
+	      r.tid == 56 && r.time == 9000, "switch-out, cpu-wide");
+	check_truncations(&b, len, PERFEV_SAMPLE_TYPE, 0, "switch");
+	begin(&b);
+	trailer(&b, 57, 57, 9100, 1, 66);
+	len = finish(&b, PERF_RECORD_SWITCH, 0);
+	CHECK(perfev_decode(b.w, len, PERFEV_SAMPLE_TYPE, 0, &r) == 0 && r.kind == PERFEV_SWITCH &&
+	      !r.sw.out && r.tid == 57 && r.time == 9100, "switch-in, per task");
 }
 
 /* ---- bytes captured from this kernel's rings (fixtures/perfev_*.bin):
@@ -367,7 +382,7 @@ struct tally {
 	const struct perfev_ring *ring;
 	uint32_t pid;
 	long bad_pid, no_kips, no_uips, raw_ok;
-	uint64_t t0, t1, id; /* with t1: every sample in [t0, t1] with this id */
+	uint64_t t0, t1, id; /* with t1: sample times never go back, ids match */
 	long bad_time, dwarf, mmap2, comm;
 };
 
@@ -387,7 +402,9 @@ static int count_cb(void *ctx, const struct perfev_record *rec)
 		if (rec->sample.raw && rec->sample.raw_size >= 16)
 			memcpy(&nr, (const uint8_t *)rec->sample.raw + 8, 8);
 		t->raw_ok += nr == SYS_getppid;
-		t->bad_time += t->t1 && (rec->time < t->t0 || rec->time > t->t1 || rec->id != t->id);
+		/* perf's own clock: only its order is comparable here */
+		t->bad_time += t->t1 && (rec->time < t->t0 || rec->id != t->id);
+		t->t0 = rec->time;
 		t->dwarf += rec->sample.uregs_abi == PERF_SAMPLE_REGS_ABI_64 && rec->sample.uregs &&
 			    rec->sample.ustack_size > 0 && rec->sample.ustack_size <= 8192;
 	} else if (rec->kind == PERFEV_LOST) {
@@ -567,14 +584,14 @@ static void test_live(void)
 	CHECK(fd >= 0 && r.data_size == 1 << 20, "1 MiB ring (%d)", fd);
 	if (fd < 0)
 		return;
-	struct tally t = { .pid = (uint32_t)getpid(), .t0 = mono_ns() };
+	struct tally t = { .pid = (uint32_t)getpid(), .t0 = 0 };
 	getppids(fd, 1000);
-	t.t1 = mono_ns();
+	t.t1 = 1;
 	CHECK(perfev_id(fd, &t.id) == 0, "event id");
 	CHECK_EQ_U64(perfev_ring_drain(&r, PERFEV_SAMPLE_TYPE, 0, count_cb, &t), 1000, "1000 records");
 	CHECK(t.samples == 1000 && t.lost == 0 && t.bad_pid == 0 && t.no_kips == 0 && t.no_uips == 0,
 	      "1000 samples of this pid with kernel and user stacks");
-	CHECK_EQ_U64(t.bad_time, 0, "sample times within CLOCK_MONOTONIC window, ids match");
+	CHECK_EQ_U64(t.bad_time, 0, "sample times in order, ids match");
 	perfev_ring_unmap(&r);
 	close(fd);
 
