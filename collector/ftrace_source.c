@@ -173,38 +173,6 @@ static int setup_pids(struct ft_ftrace_source *fs)
 	return ret;
 }
 
-/* Online CPUs ("0-1,4"), restricted by -C, into online[]. Returns max+1. */
-static int online_cpus(const struct ft_options *o, bool *online, int max)
-{
-	FILE *f = fopen("/sys/devices/system/cpu/online", "r");
-	char buf[4096];
-	int top = 0;
-	if (f && fgets(buf, sizeof(buf), f)) {
-		for (char *save = NULL, *tok = strtok_r(buf, ",\n", &save); tok;
-		     tok = strtok_r(NULL, ",\n", &save)) {
-			int lo, hi;
-			if (sscanf(tok, "%d-%d", &lo, &hi) != 2)
-				hi = lo = atoi(tok);
-			for (int c = lo < 0 ? 0 : lo; c <= hi && c < max; c++)
-				online[c] = true;
-		}
-	} else {
-		long n = sysconf(_SC_NPROCESSORS_ONLN);
-		for (int c = 0; c < n && c < max; c++)
-			online[c] = true;
-	}
-	if (f)
-		fclose(f);
-	for (int c = 0; c < max; c++) {
-		if (online[c] && o->cpus_set && !o->cpus[c])
-			online[c] = false;
-		if (online[c])
-			top = c + 1;
-	}
-	return top;
-}
-
-/* -C: tracing_cpumask, so the other CPUs' buffers stay empty. */
 static int setup_cpumask(struct ft_ftrace_source *fs, const bool *online, int top)
 {
 	char mask[FT_MAX_CPUS / 4 + FT_MAX_CPUS / 32 + 2], old[64];
@@ -263,7 +231,7 @@ static int open_cpus(struct ft_ftrace_source *fs, int epfd, const uint16_t *ids)
 	struct ft_session *s = fs->s;
 	static bool online[FT_MAX_CPUS];
 	memset(online, 0, sizeof(online));
-	int top = online_cpus(s->opt, online, FT_MAX_CPUS), ret;
+	int top = ft_online_cpus(s->opt, online, FT_MAX_CPUS), ret;
 	if ((ret = setup_cpumask(fs, online, top)) < 0)
 		return ret;
 	fs->cpus = calloc((size_t)top + 1, sizeof(*fs->cpus));

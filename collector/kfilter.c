@@ -3,36 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "collector/kfilter.h"
-
-/* Functions that belong to the tracing machinery, not the traced code: perf's
- * and ftrace's event handlers, kprobe/uprobe dispatch, the function tracer and
- * the stack-trace triggers. Matched by prefix. */
-static const char *const machinery_prefixes[] = {
-	"perf_trace_", "perf_syscall_", "perf_tp_event", "perf_callchain",
-	"get_perf_callchain", "perf_prepare_sample", "perf_event_output",
-	"__perf_event_overflow", "perf_swevent_", "trace_event_raw_event_",
-	"__traceiter_", "__bpf_trace_", "trace_call_bpf", "ftrace_syscall_",
-	"kprobe_perf_func", "kprobe_dispatcher", "kprobe_ftrace_handler",
-	"kprobe_trace_func", "kretprobe_dispatcher", "kretprobe_perf_func",
-	"kretprobe_trace_func", "__kretprobe_trampoline", "kretprobe_trampoline",
-	"opt_pre_handler", "optimized_callback", "aggr_pre_handler",
-	"uprobe_dispatcher", "uprobe_perf_func", "__uprobe_perf_func", "uprobe_trace_func",
-	"ftrace_call", "ftrace_regs_call", "ftrace_caller", "ftrace_regs_caller",
-	"ftrace_ops_list_func", "arch_ftrace_ops_list_func", "ftrace_ops_assist_func",
-	"function_trace_call", "function_stack_trace_call", "trace_function",
-	"__ftrace_trace_stack", "ftrace_trace_stack", "__trace_stack",
-	"event_triggers_call", "stacktrace_trigger", "stacktrace_count_trigger",
-	"trace_event_buffer_commit", "trace_buffer_unlock_commit",
-	"trace_event_buffer_reserve", "trace_event_ignore_this_pid",
-};
-
-bool ft_kfilter_is_machinery(const char *name)
-{
-	for (size_t i = 0; i < sizeof(machinery_prefixes) / sizeof(*machinery_prefixes); i++)
-		if (strncmp(name, machinery_prefixes[i], strlen(machinery_prefixes[i])) == 0)
-			return true;
-	return false;
-}
+#include "report/report.h"
 
 /* ftstack's own side band: with mmap tracking on, the kernel allocates in
  * perf_event_mmap (and its static helpers) on every mmap of every process. */
@@ -94,7 +65,7 @@ static int collect(void *arg, const char *name, uint64_t addr)
 		if (strcmp(name, c->through) == 0)
 			dst[0] = &c->f->through; /* same-named statics: each its own range */
 	} else {
-		if (ft_kfilter_is_machinery(name))
+		if (report_is_machinery(name))
 			dst[0] = &c->f->machinery;
 		if (c->track && is_self(name))
 			dst[1] = &c->f->self;

@@ -5,7 +5,8 @@
  *  - records whose stack passes through ftstack's own side-band machinery
  *    (perf_event_mmap* while mmap tracking is on) are left out;
  *  - --through FUNC keeps only stacks through FUNC, cut there.
- * Ranges come from kallsyms once; per record it is a few binary searches. */
+ * Ranges come from kallsyms once (the names: report_is_machinery(), the one
+ * table saved text and live runs share); per record a few binary searches. */
 #ifndef FTSTACK_KFILTER_H
 #define FTSTACK_KFILTER_H
 
@@ -43,7 +44,5 @@ enum ft_kfilter_verdict ft_kfilter_apply(const struct ft_kfilter *f, const uint6
 					 uint32_t n, uint32_t *start);
 /* True when ADDR is inside one of the ranges. */
 bool ft_ranges_contain(const struct ft_ranges *r, uint64_t addr);
-/* True when NAME is a tracing-machinery function (by name; report uses it). */
-bool ft_kfilter_is_machinery(const char *name);
 
 #endif

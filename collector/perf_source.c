@@ -44,24 +44,24 @@ static const struct ft_event sideband_event = {
 	.perf_config = PERF_COUNT_SW_DUMMY,
 };
 
-/* Online CPUs from sysfs ("0-1,4"), restricted by -C. Returns the count. */
-static int online_cpus(const struct ft_options *o, bool *online, int max)
+/* Online CPUs ("0-1,4"), restricted by -C, into online[]. Returns max+1. */
+int ft_online_cpus(const struct ft_options *o, bool *online, int max)
 {
 	FILE *f = fopen("/sys/devices/system/cpu/online", "r");
-	int n = 0, hi_seen = -1;
 	char buf[4096];
+	int top = 0;
 	if (f && fgets(buf, sizeof(buf), f)) {
 		for (char *save = NULL, *tok = strtok_r(buf, ",\n", &save); tok;
 		     tok = strtok_r(NULL, ",\n", &save)) {
 			int lo, hi;
 			if (sscanf(tok, "%d-%d", &lo, &hi) != 2)
 				hi = lo = atoi(tok);
-			for (int c = lo; c <= hi && c < max; c++)
+			for (int c = lo < 0 ? 0 : lo; c <= hi && c < max; c++)
 				online[c] = true;
 		}
 	} else {
-		long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-		for (int c = 0; c < ncpu && c < max; c++)
+		long n = sysconf(_SC_NPROCESSORS_ONLN);
+		for (int c = 0; c < n && c < max; c++)
 			online[c] = true;
 	}
 	if (f)
@@ -69,14 +69,13 @@ static int online_cpus(const struct ft_options *o, bool *online, int max)
 	for (int c = 0; c < max; c++) {
 		if (online[c] && o->cpus_set && !o->cpus[c])
 			online[c] = false;
-		if (online[c]) {
-			n++;
-			hi_seen = c;
-		}
+		if (online[c])
+			top = c + 1;
 	}
-	return hi_seen + 1 > n ? hi_seen + 1 : n;
+	return top;
 }
 
+/* -C: tracing_cpumask, so the other CPUs' buffers stay empty. */
 static int push_fd(struct ft_perf_source *ps, int fd)
 {
 	if (ps->nfds == ps->capfds) {
@@ -285,7 +284,7 @@ static int open_events(struct ft_session *s, int epfd, const struct ft_event *ev
 	s->perf = ps;
 	ps->events = events;
 	ps->nevents = nevents;
-	ps->ncpus = online_cpus(s->opt, online, FT_MAX_CPUS);
+	ps->ncpus = ft_online_cpus(s->opt, online, FT_MAX_CPUS);
 	ps->rings = calloc(ps->ncpus, sizeof(*ps->rings));
 	ps->sample_type = PERFEV_SAMPLE_TYPE;
 	ps->single_event = nevents == 1;

@@ -68,6 +68,10 @@ int ft_session_record(struct ft_session *s, const struct perfev_record *rec);
 void ft_session_count(struct ft_session *s, const struct perfev_sample *smp, uint32_t event,
 		      uint64_t weight);
 
+/* Marks the online CPUs (sysfs "0-1,4"), restricted by -C, in online[0..max).
+ * Returns the highest marked CPU + 1. */
+int ft_online_cpus(const struct ft_options *o, bool *online, int max);
+
 /* ---- perf source ---- */
 /* Opens every event of the plan (per CPU, or per task with -p/-L/-c), maps
  * one ring per CPU and registers it with the loop. Returns 0, or -errno after

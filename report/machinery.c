@@ -40,6 +40,8 @@ static const char *const machinery_names[] = {
 	"trace_event_buffer_lock_reserve", "trace_buffer_unlock_commit_regs",
 	"trace_buffer_unlock_commit_nostack", "__buffer_unlock_commit",
 	"trace_call_bpf", "perf_tp_event", "perf_trace_run_bpf_submit",
+	"perf_prepare_sample", "perf_event_output", "__perf_event_overflow",
+	"perf_swevent_event", "perf_swevent_overflow", "perf_swevent_hrtimer",
 	"perf_trace_buf_submit", "perf_callchain", "get_perf_callchain",
 	"event_hist_trigger", "hist_trigger_elt_update",
 	"stack_trace_save", "stack_trace_save_regs", "arch_stack_walk",

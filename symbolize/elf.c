@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "symbolize/symbolize.h"
+#include "symbolize/internal.h"
 
 #define ARENA_CHUNK (64u << 10)
 #define MAX_SEGS 32
@@ -188,8 +189,10 @@ static int read_minidebug(struct sym_elf *e, Elf *elf, bool *has_symtab)
 	return ret;
 }
 
-static int open_elf(const char *path, int *fd, Elf **elf)
+int sym_open_elf(const char *path, int *fd, Elf **elf)
 {
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -ENOTSUP;
 	*fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (*fd < 0)
 		return -errno;
@@ -235,7 +238,7 @@ static int try_debug_file(struct sym_elf *e, const char *cand, const char *path,
 {
 	int fd;
 	Elf *dbg;
-	if (strcmp(cand, path) == 0 || open_elf(cand, &fd, &dbg) < 0)
+	if (strcmp(cand, path) == 0 || sym_open_elf(cand, &fd, &dbg) < 0)
 		return 0;
 	int ret = read_symbols(e, dbg, found);
 	elf_end(dbg);
@@ -319,9 +322,7 @@ int sym_elf_open(const char *path, const char *debug_root, struct sym_elf **out)
 	int fd;
 	bool has_symtab = false;
 	Elf *elf;
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return -ENOTSUP;
-	int ret = open_elf(path, &fd, &elf);
+	int ret = sym_open_elf(path, &fd, &elf);
 	if (ret < 0)
 		return ret;
 	struct sym_elf *e = calloc(1, sizeof(*e));

@@ -10,23 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "symbolize/symbolize.h"
-
-static int elf_begin_path(const char *path, int *fd, Elf **elf)
-{
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return -ENOTSUP;
-	*fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (*fd < 0)
-		return -errno;
-	*elf = elf_begin(*fd, ELF_C_READ_MMAP, NULL);
-	if (!*elf || elf_kind(*elf) != ELF_K_ELF) {
-		if (*elf)
-			elf_end(*elf);
-		close(*fd);
-		return -ENOEXEC;
-	}
-	return 0;
-}
+#include "symbolize/internal.h"
 
 /* VADDR → file offset through the PT_LOAD segment holding it. */
 static int vaddr_to_offset(Elf *elf, uint64_t vaddr, uint64_t *off)
@@ -50,7 +34,7 @@ int sym_file_vaddr_to_offset(const char *path, uint64_t vaddr, uint64_t *off)
 {
 	int fd;
 	Elf *elf;
-	int ret = elf_begin_path(path, &fd, &elf);
+	int ret = sym_open_elf(path, &fd, &elf);
 	if (ret < 0)
 		return ret;
 	ret = vaddr_to_offset(elf, vaddr, off);
@@ -154,7 +138,7 @@ int sym_usdt_list(const char *path, struct sym_usdt **out)
 	int fd, n = 0, cap = 0;
 	Elf *elf;
 	struct sym_usdt *arr = NULL;
-	int ret = elf_begin_path(path, &fd, &elf);
+	int ret = sym_open_elf(path, &fd, &elf);
 	if (ret < 0)
 		return ret;
 	uint64_t base = 0;
