@@ -20,7 +20,8 @@ struct ksym {
 	uint64_t addr;
 	uint32_t name;   /* offset into buf */
 	uint32_t module; /* offset into buf, 0 = vmlinux */
-	uint32_t line;   /* order in the file: a stable tie-break */
+	uint32_t line : 31; /* order in the file: a stable tie-break */
+	uint32_t global : 1; /* T/W: the name callers and probes use */
 };
 
 /* Big buffers come from mmap with MAP_POPULATE: on a VM, faulting in the
@@ -149,6 +150,7 @@ static bool parse_line(char *line, char *base, struct ksym *s)
 		}
 	}
 	s->name = (uint32_t)(name - base);
+	s->global = q[1] == 'T' || q[1] == 'W';
 	return true;
 }
 
@@ -301,16 +303,21 @@ static uint64_t end_of(const struct sym_kernel *k, size_t i)
 	return cap;
 }
 
-/* Among aliases at one address the name with the fewest leading
- * underscores reads best (startup_64 over _stext); then file order. */
+/* Among aliases at one address a global symbol names it (the entry point
+ * callers and kprobes use: __x64_sys_getppid, not its inlined static
+ * __do_sys_getppid); then the fewest leading underscores (startup_64 over
+ * _stext); then file order. */
 static size_t best_alias(const struct sym_kernel *k, size_t i)
 {
 	size_t best = i, bu = strspn(k->buf + k->syms[i].name, "_");
+	bool bg = k->syms[i].global;
 	for (size_t j = i; j > 0 && k->syms[j - 1].addr == k->syms[i].addr; j--) {
-		size_t u = strspn(k->buf + k->syms[j - 1].name, "_");
-		if (u <= bu) {
+		const struct ksym *c = &k->syms[j - 1];
+		size_t u = strspn(k->buf + c->name, "_");
+		if ((c->global && !bg) || (c->global == bg && u <= bu)) {
 			best = j - 1;
 			bu = u;
+			bg = c->global;
 		}
 	}
 	return best;

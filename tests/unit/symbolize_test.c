@@ -42,6 +42,11 @@ static void test_kallsyms(void)
 	struct sym_kernel *k = NULL;
 	uint64_t off = 0, s = 0, e = 0;
 	const char *mod = NULL;
+	struct sym_kernel *ka = NULL;
+	CHECK(sym_kernel_load("tests/unit/fixtures/kallsyms_alias.txt", &ka) == 0, "alias fixture loads");
+	CHECK_STR(ka ? sym_kernel_lookup(ka, 0xffffffff81003804, &off, NULL) : NULL, "__x64_sys_getppid",
+		  "a global alias names its address before an inlined static one (the name kprobes use)");
+	sym_kernel_free(ka);
 	CHECK(sym_kernel_load("tests/unit/fixtures/kallsyms.txt", &k) == 0, "kallsyms fixture loads");
 	if (!k)
 		return;

@@ -14,6 +14,7 @@ for m in kprobe-pmu kprobe-events; do
 	expect_eq "$m: caller_a path" "$(fc $TMP/o 'caller_a;do_getppid;.*__x64_sys_getppid [0-9]+$')" $a
 	expect_eq "$m: caller_b path" "$(fc $TMP/o 'caller_b;do_getppid;.*__x64_sys_getppid [0-9]+$')" $b
 	check "$m: mechanism said" grep -q "through: ${m%%-*}" $TMP/e
+	[ "$(fc $TMP/o 'caller_a;do_getppid;.*__x64_sys_getppid [0-9]+$')" = $a ] || info "$m output: $(head -c 600 $TMP/o)"
 done
 
 # the headline: __kmalloc exists on 6.1 under its own name
