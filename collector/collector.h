@@ -108,6 +108,7 @@ struct ft_event {
 	uint64_t sample_freq;    /* profile -F */
 	bool raw;                /* needs PERF_SAMPLE_RAW (offcpu) */
 	bool in_stack;       /* the stack itself ends in the event (functions) */
+	bool kfunc;          /* a kernel function: its leaf frame is named as asked */
 	char path[256];      /* uprobe: the ELF file; kprobe PMU: unused */
 	uint64_t offset;     /* uprobe: file offset of the probe */
 	uint64_t ref_ctr;    /* USDT semaphore file offset, 0 = none */

@@ -131,7 +131,7 @@ static void follow_rename(const struct ft_plan *p, char *name, size_t len)
 
 static int add_kprobe(const struct ft_spec *sp, struct ft_plan *p, const char *func, int pmu)
 {
-	struct ft_event e = { .in_stack = true };
+	struct ft_event e = { .in_stack = true, .kfunc = true };
 	snprintf(e.name, sizeof(e.name), "%s", func);
 	snprintf(e.label, sizeof(e.label), "%s", func);
 	snprintf(e.event, sizeof(e.event), "%s", func);
@@ -183,7 +183,7 @@ static int plan_fallback(const struct ft_spec *sp, struct ft_plan *p, const char
 			return -EINVAL;
 		}
 		struct ft_event e = { .kind = FT_EV_TRACEPOINT, .perf_type = PERF_TYPE_TRACEPOINT,
-				      .perf_config = te->id, .in_stack = true };
+				      .perf_config = te->id, .in_stack = true, .kfunc = true };
 		free(te);
 		snprintf(e.name, sizeof(e.name), "%s", func);
 		snprintf(e.label, sizeof(e.label), "%s", func);

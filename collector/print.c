@@ -20,11 +20,25 @@ static const char *entry_comm(struct ft_session *s, const struct agg_entry *e)
 	return comm;
 }
 
+/* A kernel function event's leaf is that function; kallsyms may list other
+ * names at its address (6.1: __ia32_sys_getppid = __x64_sys_getppid), and
+ * the name the person asked for is the one to print. */
+static void name_kfunc_leaf(struct ft_session *s, const struct agg_entry *e, const char **frames)
+{
+	const struct ft_event *ev = &s->plan.events[e->event];
+	uint64_t start, end;
+	if (ev->kfunc && e->nkstack && !s->opt->offsets && !s->opt->addresses && s->ksyms &&
+	    sym_kernel_range(s->ksyms, ev->name, &start, &end) == 0 &&
+	    e->kstack[0] >= start && e->kstack[0] < end)
+		frames[0] = ev->name;
+}
+
 /* Names one entry's frames into FRAMES (room for both stacks). */
 static void name_frames(struct ft_session *s, const struct agg_entry *e, const char **frames)
 {
 	for (uint32_t i = 0; i < e->nkstack; i++)
 		frames[i] = ft_symcache_name(s->symcache, 0, e->first_time, e->kstack[i], true);
+	name_kfunc_leaf(s, e, frames);
 	for (uint32_t i = 0; i < e->nustack; i++)
 		frames[e->nkstack + i] = ft_symcache_name(s->symcache, e->pid, e->first_time,
 							  e->ustack[i], i == 0);
