@@ -14,6 +14,7 @@
 #include "collector/session.h"
 
 enum { TAG_SIGNAL = 1, TAG_DURATION, TAG_INTERVAL };
+#define HUNG_RING_POLL_MS 100
 static int tags[4]; /* their addresses are the epoll cookies */
 
 static int add_fd(int epfd, int fd, int tag)
@@ -98,13 +99,18 @@ int ft_loop_run(struct ft_session *s, int epfd)
 	bool end = s->have_child && ft_child_reap(&s->child);
 	while (!end) {
 		struct epoll_event evs[64];
-		int n = epoll_wait(epfd, evs, 64, -1);
+		int ended = 0;
+		int n = epoll_wait(epfd, evs, 64, s->poll_rings ? HUNG_RING_POLL_MS : -1);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			ret = -errno;
 			break;
 		}
+		if (n == 0 && (ret = ft_perf_source_drain_all(s)) < 0)
+			break;
+		if (n == 0)
+			ended = ft_perf_source_targets_gone(s);
 		for (int i = 0; i < n && ret == 0; i++) {
 			void *c = evs[i].data.ptr;
 			if (c == &tags[TAG_SIGNAL])
@@ -113,6 +119,8 @@ int ft_loop_run(struct ft_session *s, int epfd)
 				end = true;
 			else if (c == &tags[TAG_INTERVAL])
 				ret = on_interval(s, ifd);
+			else if (ft_perf_source_owns(s, c) && (evs[i].events & EPOLLHUP))
+				ended = ret = ft_perf_source_hangup(s, c, epfd);
 			else if (ft_perf_source_owns(s, c))
 				ret = ft_perf_source_ready(s, c);
 			else if (ft_ftrace_source_owns(s, c))
@@ -120,6 +128,12 @@ int ft_loop_run(struct ft_session *s, int epfd)
 		}
 		if (ret < 0)
 			break;
+		if (ended) {
+			fprintf(stderr, "ftstack: the traced %s exited\n",
+				s->opt->npids ? "processes" : "threads");
+			end = true;
+			ret = 0;
+		}
 	}
 cleanup:
 	if (sfd < 0 && ret == 0)

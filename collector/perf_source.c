@@ -351,6 +351,54 @@ int ft_perf_source_ready(struct ft_session *s, void *cookie)
 	return n < 0 ? (int)n : 0;
 }
 
+/* True when task ID exists and is not a zombie (its parent may be slow to
+ * reap it, and a zombie writes no more samples). */
+static bool task_running(pid_t id)
+{
+	char path[48], buf[512];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)id);
+	FILE *f = fopen(path, "r");
+	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+	if (f)
+		fclose(f);
+	buf[n] = '\0';
+	const char *p = strrchr(buf, ')');
+	return p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X' && p[2] != '\0';
+}
+
+/* True while some -p process or -L thread still runs. */
+static bool targets_alive(const struct ft_options *o)
+{
+	for (int i = 0; i < o->npids; i++)
+		if (task_running(o->pids[i]))
+			return true;
+	for (int i = 0; i < o->ntids; i++)
+		if (task_running(o->tids[i]))
+			return true;
+	return false;
+}
+
+int ft_perf_source_hangup(struct ft_session *s, void *cookie, int epfd)
+{
+	struct ft_perf_ring *r = cookie;
+	int ret = ft_perf_source_ready(s, cookie);
+	if (ret < 0)
+		return ret;
+	if (epoll_ctl(epfd, EPOLL_CTL_DEL, r->ring.fd, NULL) < 0)
+		return -errno;
+	ft_debug("perf ring for CPU %d: its task exited", r->cpu);
+	/* other threads may still write into it (SET_OUTPUT); the task may
+	 * also be still on its way out: look again on each timeout */
+	s->poll_rings = true;
+	return ft_perf_source_targets_gone(s);
+}
+
+bool ft_perf_source_targets_gone(const struct ft_session *s)
+{
+	const struct ft_options *o = s->opt;
+	return !s->have_child && (o->npids || o->ntids) && !targets_alive(o);
+}
+
 int ft_perf_source_drain_all(struct ft_session *s)
 {
 	struct ft_perf_source *ps = s->perf;

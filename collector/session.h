@@ -51,6 +51,7 @@ struct ft_session {
 	bool key_pid;            /* the aggregator keeps processes apart */
 	uint16_t max_stack;      /* kernel.perf_event_max_stack */
 	bool stop;               /* the loop ends after this round */
+	bool poll_rings;         /* a ring left epoll: drain on a timeout too */
 	int exit_signal;         /* the signal that ended the run, 0 if none */
 	pid_t self;
 	struct ft_counters cnt;
@@ -84,6 +85,14 @@ int ft_perf_source_open_sideband(struct ft_session *s, int epfd);
 int ft_perf_source_drain_all(struct ft_session *s);
 /* Drains the ring behind an epoll cookie. */
 int ft_perf_source_ready(struct ft_session *s, void *cookie);
+/* The ring COOKIE reported EPOLLHUP: the task its fd follows (and every
+ * inherited child) exited, and poll would say so forever. Drains the ring and
+ * stops polling it. Returns 1 when none of the -p/-L tasks is left (the run
+ * can end), 0 when some are (the loop then drains every ring on a short
+ * timeout), or -errno. */
+int ft_perf_source_hangup(struct ft_session *s, void *cookie, int epfd);
+/* True when the run follows -p/-L tasks and none of them runs any more. */
+bool ft_perf_source_targets_gone(const struct ft_session *s);
 int ft_perf_source_enable(struct ft_session *s);
 void ft_perf_source_disable(struct ft_session *s);
 void ft_perf_source_close(struct ft_session *s);
