@@ -17,6 +17,7 @@
 
 #define FTSTACK_VERSION "0.1.0"
 #define FT_MAX_EVENTS 1024
+#define FT_ENTRY_RA "ftstack_ra" /* uprobe_events field: the return address at entry */
 #define FT_MAX_CPUS 1024
 
 enum ft_cmd { FT_COUNT, FT_PROFILE, FT_OFFCPU, FT_REPORT, FT_CHECK, FT_CLEANUP };
@@ -130,6 +131,7 @@ struct ft_plan {
 	struct tracefs_log log;         /* every change made to tracefs, undone at exit */
 	char group[32];                 /* ftstack_<pid>: dynamic events made by this run */
 	const char *mechanism;          /* what kernel functions use, said on stderr */
+	bool tracefs_events;            /* --backend ftrace: probes must be tracefs events */
 };
 
 /* Creates what the plan needs in tracefs (dynamic events), recording each

@@ -17,6 +17,7 @@
 
 #define MAX_PAGES_PER_READY 256 /* then let other CPUs' buffers have a turn */
 #define TGID_CACHE 4096
+#define FT_FTRACE_WAKE_PERCENT "10"
 
 struct ft_ftrace_cpu {
 	struct ft_ftrace_source *src;
@@ -81,16 +82,33 @@ static int ftrace_type_id(const char *root, const char *name)
 	return ret;
 }
 
-/* Each plan event's trigger, filter and enable; the type ids for decoding. */
-static int setup_events(struct ft_ftrace_source *fs, uint16_t *ids)
+/* The offset of a function-entry uprobe's return-address field, or -1. */
+static int entry_ra_offset(const char *root, const struct ft_event *e)
+{
+	struct tracefs_field *fields = NULL;
+	if (!e->entry_fix)
+		return -1;
+	int n = tracefs_event_fields(root, e->system, e->event, &fields);
+	const struct tracefs_field *f = n > 0 ? tracefs_field_find(fields, n, FT_ENTRY_RA) : NULL;
+	int off = f && f->size == 8 ? (int)f->offset : -1;
+	free(fields);
+	return off;
+}
+
+/* Each plan event's trigger, filter and enable; the type ids (and argument
+ * offsets) for decoding. */
+static int setup_events(struct ft_ftrace_source *fs, uint16_t *ids, int *args, bool *user)
 {
 	struct ft_session *s = fs->s;
-	bool kstack = s->want_kernel || s->plan.through_name;
 	for (int i = 0; i < s->plan.nevents; i++) {
 		const struct ft_event *e = &s->plan.events[i];
+		/* a uprobe's kernel stack is only the breakpoint's handling, and
+		 * the perf backend records none: neither does this one */
+		user[i] = e->path[0] != '\0';
+		bool kstack = (s->want_kernel || s->plan.through_name) && !user[i];
 		char rel[512], trig[128], *text = NULL;
 		if (e->kind != FT_EV_TRACEPOINT) {
-			fprintf(stderr, "ftstack: --backend ftrace traces tracepoints only; %s "
+			fprintf(stderr, "ftstack: --backend ftrace traces tracefs events only; %s "
 				"needs --backend perf\n", e->name);
 			return -EOPNOTSUPP;
 		}
@@ -104,6 +122,7 @@ static int setup_events(struct ft_ftrace_source *fs, uint16_t *ids)
 			return ret < 0 ? ret : -EINVAL;
 		}
 		ids[i] = (uint16_t)id;
+		args[i] = entry_ra_offset(s->plan.tracefs, e);
 		/* the trigger carries the filter too: unconditional triggers fire on
 		 * hits the event filter throws away */
 		snprintf(rel, sizeof(rel), "events/%s/%s/", e->system, e->event);
@@ -198,7 +217,12 @@ static int setup_instance(struct ft_ftrace_source *fs)
 	char val[32], old[32];
 	int ret;
 	/* nothing is recorded until enable */
+	inst_read_word(fs, "buffer_percent", old, sizeof(old));
 	if ((ret = inst_write(fs, "tracing_on", "0", false, TRACEFS_UNDO_WRITE, "0")) < 0 ||
+	    /* wake the reader early (the default is half full): a reader that
+	     * loses its CPU for a while still has most of the buffer left */
+	    (old[0] && (ret = inst_write(fs, "buffer_percent", FT_FTRACE_WAKE_PERCENT, false,
+					 TRACEFS_UNDO_WRITE, old)) < 0) ||
 	    /* a full buffer drops new events (counted) instead of overwriting
 	     * unread pages under the reader */
 	    (ret = inst_write(fs, "options/overwrite", "0", false, TRACEFS_UNDO_WRITE, "1")) < 0)
@@ -226,7 +250,8 @@ static size_t subbuf_size(struct ft_ftrace_source *fs)
 	return kb > 0 && kb <= 1024 ? (size_t)kb * 1024 : (size_t)getpagesize();
 }
 
-static int open_cpus(struct ft_ftrace_source *fs, int epfd, const uint16_t *ids)
+static int open_cpus(struct ft_ftrace_source *fs, int epfd, const uint16_t *ids,
+		     const int *args, const bool *user)
 {
 	struct ft_session *s = fs->s;
 	static bool online[FT_MAX_CPUS];
@@ -238,7 +263,8 @@ static int open_cpus(struct ft_ftrace_source *fs, int epfd, const uint16_t *ids)
 	fs->buf = malloc(fs->subbuf);
 	if (!fs->cpus || !fs->buf)
 		return -ENOMEM;
-	struct tracefs_raw_types t = { .events = ids, .nevents = s->plan.nevents };
+	struct tracefs_raw_types t = { .events = ids, .nevents = s->plan.nevents,
+				       .arg_offsets = args, .user_events = user };
 	int k = ftrace_type_id(s->plan.tracefs, "kernel_stack");
 	int u = ftrace_type_id(s->plan.tracefs, "user_stack");
 	if (k < 0 || u < 0) {
@@ -283,19 +309,23 @@ int ft_ftrace_source_open(struct ft_session *s, int epfd)
 	fs->s = s;
 	snprintf(fs->inst, sizeof(fs->inst), "instances/%s", s->plan.group);
 	uint16_t *ids = calloc((size_t)s->plan.nevents + 1, sizeof(*ids));
-	int ret = ids ? tracefs_log_mkdir(&s->plan.log, fs->inst) : -ENOMEM;
-	if (ret < 0 && ids)
+	int *args = calloc((size_t)s->plan.nevents + 1, sizeof(*args));
+	bool *user = calloc((size_t)s->plan.nevents + 1, sizeof(*user));
+	int ret = ids && args && user ? tracefs_log_mkdir(&s->plan.log, fs->inst) : -ENOMEM;
+	if (ret < 0 && ids && args && user)
 		fprintf(stderr, "ftstack: cannot make the instance %s/%s: %s\n", s->plan.tracefs,
 			fs->inst, strerror(-ret));
 	if (ret == 0)
 		ret = setup_instance(fs);
 	if (ret == 0)
-		ret = setup_events(fs, ids);
+		ret = setup_events(fs, ids, args, user);
 	if (ret == 0) {
 		fs->subbuf = subbuf_size(fs);
-		ret = open_cpus(fs, epfd, ids);
+		ret = open_cpus(fs, epfd, ids, args, user);
 	}
 	free(ids);
+	free(args);
+	free(user);
 	if (ret == -ENOMEM)
 		fprintf(stderr, "ftstack: out of memory\n");
 	return ret;
@@ -357,6 +387,9 @@ static void on_sample(void *ctx, const struct tracefs_raw_sample *rs)
 	struct perfev_sample smp = {
 		.pid = pid, .tid = tid, .time = rs->ts, .cpu = (uint32_t)pc->cpu, .period = 1,
 		.kips = rs->kips, .nkips = rs->nkips, .uips = rs->uips, .nuips = rs->nuips,
+		/* [sp] at a function-entry uprobe, as the perf backend's user stack copy */
+		.ustack = rs->has_arg ? (const uint8_t *)&rs->arg : NULL,
+		.ustack_size = rs->has_arg ? sizeof(rs->arg) : 0,
 	};
 	ft_session_count(s, &smp, (uint32_t)rs->event, 1);
 }

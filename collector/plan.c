@@ -225,6 +225,7 @@ int ft_plan_build(const struct ft_options *o, struct ft_plan *p)
 	}
 	tracefs_owned_name(getpid(), p->group, sizeof(p->group));
 	tracefs_log_init(&p->log, p->tracefs);
+	p->tracefs_events = o->backend == FT_BACKEND_FTRACE;
 	if (o->cmd == FT_PROFILE)
 		return plan_profile(o, p);
 	if (o->cmd == FT_OFFCPU)

@@ -239,7 +239,8 @@ int ft_plan_kfunc(const struct ft_options *o, const struct ft_spec *sp, struct f
 			return -EINVAL;
 		}
 	}
-	int pmu = ft_pmu_type("kprobe");
+	/* the ftrace backend reads tracefs events only: no PMU probes */
+	int pmu = p->tracefs_events ? -1 : ft_pmu_type("kprobe");
 	bool kprobes = pmu >= 0 || kprobe_events_present(p);
 	if (o->mechanism && strcmp(o->mechanism, "kprobe-events") == 0) {
 		pmu = -1;
@@ -247,7 +248,8 @@ int ft_plan_kfunc(const struct ft_options *o, const struct ft_spec *sp, struct f
 	} else if (o->mechanism && strcmp(o->mechanism, "tracepoint") == 0) {
 		kprobes = false;
 	} else if (o->mechanism && pmu < 0) {
-		fprintf(stderr, "ftstack: --mechanism kprobe-pmu: this kernel has no kprobe PMU\n");
+		fprintf(stderr, "ftstack: --mechanism kprobe-pmu: %s\n", p->tracefs_events ?
+			"--backend ftrace needs kprobe_events" : "this kernel has no kprobe PMU");
 		list_free(&l);
 		return -EINVAL;
 	}

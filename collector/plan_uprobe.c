@@ -126,7 +126,7 @@ static int add_uprobe(struct ft_plan *p, const char *display, const char *path, 
 	const char *label = strrchr(display, ':');
 	snprintf(e.label, sizeof(e.label), "%s", label ? label + 1 : display);
 	snprintf(e.path, sizeof(e.path), "%s", path);
-	int pmu = ft_pmu_type("uprobe");
+	int pmu = p->tracefs_events ? -1 : ft_pmu_type("uprobe");
 	if (pmu >= 0) {
 		e.kind = FT_EV_UPROBE_PMU;
 		e.perf_type = (uint32_t)pmu;
@@ -144,8 +144,11 @@ static int add_uprobe(struct ft_plan *p, const char *display, const char *path, 
 	char ref[32] = "";
 	if (ref_ctr)
 		snprintf(ref, sizeof(ref), "(0x%llx)", (unsigned long long)ref_ctr);
-	snprintf(e.dyn_def, sizeof(e.dyn_def), "p:%s/%s %s:0x%llx%s", p->group, e.event, path,
-		 (unsigned long long)offset, ref);
+	/* the ftrace backend has no user stack copy: the event itself fetches
+	 * the return address at [sp] for the entry caller */
+	snprintf(e.dyn_def, sizeof(e.dyn_def), "p:%s/%s %s:0x%llx%s%s", p->group, e.event, path,
+		 (unsigned long long)offset, ref,
+		 function && p->tracefs_events ? " " FT_ENTRY_RA "=$stack0" : "");
 	p->mechanism = p->mechanism ? p->mechanism : "uprobe_events";
 	return ft_plan_add(p, &e);
 }

@@ -189,7 +189,7 @@ int ft_cmd_record(const struct ft_options *o)
 	if (ft_plan_create(&s.plan) < 0)
 		goto cleanup;
 	if (s.plan.mechanism)
-		fprintf(stderr, "ftstack: kernel functions through: %s\n", s.plan.mechanism);
+		fprintf(stderr, "ftstack: probes through: %s\n", s.plan.mechanism);
 	if (o->command) {
 		if ((ret = ft_child_start(o->command, &s.child)) < 0) {
 			status = ret == -EINVAL ? 2 : 1;

@@ -15,6 +15,8 @@
 struct id_map {
 	uint16_t id;
 	int event;
+	int arg_off; /* -1 = no argument */
+	bool user;   /* no kernel stack comes */
 };
 
 struct pending {
@@ -22,6 +24,9 @@ struct pending {
 	int32_t tid;
 	uint32_t tgid;
 	uint64_t ts;
+	bool user;
+	bool has_arg;
+	uint64_t arg;
 	bool has_k, has_u;
 	uint32_t nk, nu;
 	uint64_t kips[TRACEFS_RAW_MAX_IPS];
@@ -67,7 +72,9 @@ int tracefs_raw_create(const struct tracefs_raw_types *types, size_t subbuf_size
 		return -ENOMEM;
 	}
 	for (int i = 0; i < types->nevents; i++)
-		r->ids[i] = (struct id_map){ types->events[i], i };
+		r->ids[i] = (struct id_map){ types->events[i], i,
+					     types->arg_offsets ? types->arg_offsets[i] : -1,
+					     types->user_events && types->user_events[i] };
 	r->nids = types->nevents;
 	qsort(r->ids, (size_t)r->nids, sizeof(*r->ids), id_cmp);
 	r->kstack_id = types->kernel_stack;
@@ -94,19 +101,29 @@ const struct tracefs_raw_stats *tracefs_raw_stats(const struct tracefs_raw *r)
 	return &r->st;
 }
 
-static int event_of(const struct tracefs_raw *r, uint16_t type)
+static const struct id_map *event_of(const struct tracefs_raw *r, uint16_t type)
 {
 	int lo = 0, hi = r->nids;
 	while (lo < hi) {
 		int mid = lo + (hi - lo) / 2;
 		if (r->ids[mid].id == type)
-			return r->ids[mid].event;
+			return &r->ids[mid];
 		if (r->ids[mid].id < type)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return -1;
+	return NULL;
+}
+
+/* The event's u64 argument, when its record is long enough to hold it. */
+static void copy_arg(const struct id_map *m, const uint8_t *data, uint32_t size,
+		     struct tracefs_raw_record *rec)
+{
+	if (m->arg_off < 0 || (uint64_t)m->arg_off + 8 > size)
+		return;
+	memcpy(&rec->arg, data + m->arg_off, sizeof(rec->arg));
+	rec->has_arg = true;
 }
 
 /* Copies up to N callers from the record (4-byte aligned in the ring, so
@@ -128,6 +145,7 @@ static uint32_t copy_ips(struct tracefs_raw *r, const uint8_t *data, uint32_t si
 static void parse_record(struct tracefs_raw *r, const uint8_t *data, uint32_t size,
 			 struct tracefs_raw_record *rec)
 {
+	const struct id_map *m;
 	memset(rec, 0, sizeof(*rec));
 	rec->event = -1;
 	rec->ips = r->ips;
@@ -151,8 +169,11 @@ static void parse_record(struct tracefs_raw *r, const uint8_t *data, uint32_t si
 		/* unused slots of the fixed caller[] are zero: the stack ends there */
 		while (rec->nips < n && r->ips[rec->nips] != 0)
 			rec->nips++;
-	} else if ((rec->event = event_of(r, rec->type)) >= 0) {
+	} else if ((m = event_of(r, rec->type))) {
 		rec->kind = TRACEFS_RAW_EVENT;
+		rec->event = m->event;
+		rec->user = m->user;
+		copy_arg(m, data, size, rec);
 	} else {
 		rec->kind = TRACEFS_RAW_OTHER;
 	}
@@ -229,7 +250,7 @@ struct feed_ctx {
 
 static bool complete(const struct tracefs_raw *r, const struct pending *p)
 {
-	return (!r->want_k || p->has_k) && (!r->want_u || p->has_u);
+	return (!r->want_k || p->user || p->has_k) && (!r->want_u || p->has_u);
 }
 
 /* Gives out pending event I and removes it. */
@@ -240,7 +261,7 @@ static void emit(struct tracefs_raw *r, int i, tracefs_raw_sample_fn fn, void *c
 		r->st.incomplete++;
 	struct tracefs_raw_sample smp = {
 		.event = p->event, .tid = p->tid, .tgid = p->tgid, .ts = p->ts,
-		.has_kstack = p->has_k, .has_ustack = p->has_u,
+		.has_kstack = p->has_k, .has_ustack = p->has_u, .has_arg = p->has_arg, .arg = p->arg,
 		.kips = p->kips, .nkips = p->nk, .uips = p->uips, .nuips = p->nu,
 	};
 	if (fn)
@@ -265,6 +286,9 @@ static void add_event(struct tracefs_raw *r, const struct tracefs_raw_record *re
 	p->tid = rec->pid;
 	p->tgid = 0;
 	p->ts = rec->ts;
+	p->user = rec->user;
+	p->has_arg = rec->has_arg;
+	p->arg = rec->arg;
 	p->has_k = p->has_u = false;
 	p->nk = p->nu = 0;
 	if (complete(r, p))
@@ -280,7 +304,7 @@ static void add_stack(struct tracefs_raw *r, const struct tracefs_raw_record *re
 	bool kernel = rec->kind == TRACEFS_RAW_KSTACK;
 	for (int i = r->npend - 1; i >= 0; i--) {
 		struct pending *p = &r->pend[i];
-		if (p->tid != rec->pid || (kernel ? p->has_k : p->has_u))
+		if (p->tid != rec->pid || (kernel ? p->has_k || p->user : p->has_u))
 			continue;
 		if (kernel) {
 			p->has_k = true;

@@ -183,6 +183,13 @@ struct tracefs_raw_types {
 	uint16_t kernel_stack, user_stack;
 	const uint16_t *events; /* traced events' ids; the index is the event number */
 	int nevents;
+	/* per event, the offset of a u64 field to hand on with the sample
+	 * (a uprobe's ra=$stack0), or -1; NULL = none for any event */
+	const int *arg_offsets;
+	/* per event, true when it fires in user space (a uprobe): its kernel
+	 * stack would be the probe's own machinery, so none is awaited; NULL =
+	 * false for every event */
+	const bool *user_events;
 };
 
 /* One decoded record; pointers are valid during the callback only. */
@@ -192,7 +199,10 @@ struct tracefs_raw_record {
 	int32_t pid;            /* common_pid (the thread id) */
 	uint64_t ts;            /* ring-buffer time (the instance's trace_clock) */
 	int event;              /* EVENT: index in tracefs_raw_types.events, else -1 */
+	bool user;              /* EVENT: listed in user_events */
 	uint32_t tgid;          /* USTACK: the process, else 0 */
+	bool has_arg;           /* EVENT: its arg_offsets field was in the record */
+	uint64_t arg;
 	const uint64_t *ips;    /* stacks: leaf first, trailing zeros dropped */
 	uint32_t nips;
 };
@@ -205,7 +215,8 @@ struct tracefs_raw_sample {
 	int32_t tid;
 	uint32_t tgid;          /* from its user_stack record, 0 when none came */
 	uint64_t ts;
-	bool has_kstack, has_ustack;
+	bool has_kstack, has_ustack, has_arg;
+	uint64_t arg;           /* the event's arg_offsets field, when has_arg */
 	const uint64_t *kips, *uips;
 	uint32_t nkips, nuips;
 };

@@ -5,7 +5,8 @@
 cd "$(dirname "$0")/../.." && . tests/live/lib.sh
 before=$(tracefs_state)
 W="$BIN/getppid_paths" EV=t:syscalls:sys_enter_getppid
-n=${N_FTRACE:-100000}; a=$((n / 4)); b=$((n - n / 4))
+# the issue's rate: 1,000,000 events with stacks, none lost, default buffer
+n=${N_FTRACE:-1000000}; a=$((n / 4)); b=$((n - n / 4))
 
 run_ft $TMP/f $TMP/e -e $EV --backend ftrace -f -c "$W $n"; expect_eq "ftrace: exit status" $? 0
 expect_eq "ftrace: caller_a:caller_b" "$(folded_count $TMP/f 'main;caller_a;do_getppid;.*do_syscall_64'):$(folded_count $TMP/f 'main;caller_b;do_getppid;.*do_syscall_64')" "$a:$b"
@@ -13,9 +14,24 @@ check "ftrace: zero lost" grep -q ' 0 lost' $TMP/e
 check "ftrace: no ftrace machinery frames" bash -c "! grep -Eq 'ftrace_syscall_enter|trace_event_raw|event_triggers' $TMP/f"
 
 # the two backends agree, kernel stacks only
-run_ft $TMP/k1 $TMP/e -e $EV --backend ftrace -K -f -c "$W $n"
-run_ft $TMP/k2 $TMP/e -e $EV --backend perf -K -f -c "$W $n"
+m=${N_AGREE:-100000}
+run_ft $TMP/k1 $TMP/e -e $EV --backend ftrace -K -f -c "$W $m"
+run_ft $TMP/k2 $TMP/e -e $EV --backend perf -K -f -c "$W $m"
 expect_eq "backends agree (-K folded)" "$(cat $TMP/k1)" "$(cat $TMP/k2)"
+check "backends agree: non-empty" test -s $TMP/k1
+# ... and on a uprobe at a function's entry: the ftrace backend gets the
+# caller from the probe's ra=$stack0 field, the perf backend from the kernel
+U="u:$W:do_getppid"
+run_ft $TMP/u1 $TMP/e -e "$U" --backend ftrace -U -f -c "$W 20000"
+check "ftrace uprobe: through uprobe_events" grep -q 'probes through: uprobe_events' $TMP/e
+run_ft $TMP/u2 $TMP/e -e "$U" --backend perf -U -f -c "$W 20000"
+expect_eq "backends agree (uprobe, -U folded)" "$(cat $TMP/u1)" "$(cat $TMP/u2)"
+expect_eq "ftrace uprobe: caller_a:caller_b" "$(folded_count $TMP/u1 'main;caller_a;do_getppid [0-9]+$'):$(folded_count $TMP/u1 'main;caller_b;do_getppid [0-9]+$')" "5000:15000"
+# a tracepoint and a uprobe in one run: each waits for its own stacks
+run_ft $TMP/m1 $TMP/e -e "$U" -e $EV --backend ftrace -f -c "$W 20000"
+run_ft $TMP/m2 $TMP/e -e "$U" -e $EV --backend perf -f -c "$W 20000"
+expect_eq "backends agree (uprobe + tracepoint)" "$(cat $TMP/m1)" "$(cat $TMP/m2)"
+check "uprobe + tracepoint: 40000 events" grep -q '^ftstack: 40000 events counted' $TMP/e
 
 # report: perf script of perf record -g gives the exact per-path counts
 if command -v perf >/dev/null; then

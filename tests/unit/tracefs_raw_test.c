@@ -171,7 +171,8 @@ static void put_ustack(struct page *p, int32_t pid, uint32_t tgid, int n, uint64
 }
 
 static const uint16_t ev_ids[2] = { 300, 301 };
-static const struct tracefs_raw_types types = { 4, 13, ev_ids, 2 };
+static const struct tracefs_raw_types types = { .kernel_stack = 4, .user_stack = 13,
+						.events = ev_ids, .nevents = 2 };
 
 static struct tracefs_raw *fresh(bool k, bool u)
 {
@@ -292,6 +293,44 @@ static void test_bad_and_missed(void)
 	tracefs_raw_free(r);
 }
 
+/* A uprobe event (user_events) waits for its user stack only and carries
+ * its ra field; a tracepoint beside it still waits for both stacks. */
+static void test_user_event_arg(void)
+{
+	static struct page p;
+	static struct got g;
+	static const int offs[2] = { 16, -1 };
+	static const bool user[2] = { true, false };
+	const struct tracefs_raw_types t = { .kernel_stack = 4, .user_stack = 13, .events = ev_ids,
+					     .nevents = 2, .arg_offsets = offs, .user_events = user };
+	uint8_t d[24] = { 0 };
+	uint16_t type = 300;
+	int32_t pid = 7;
+	uint64_t ra = 0x4011aa;
+	memcpy(d, &type, 2);
+	memcpy(d + 4, &pid, 4);
+	memcpy(d + 16, &ra, 8);
+	page_init(&p, 0);
+	put(&p, 10, d, sizeof(d));      /* uprobe hit with ra */
+	put_ustack(&p, 7, 70, 3, 0x100);
+	put_event(&p, 301, 7);          /* a tracepoint: both stacks */
+	put_ustack(&p, 7, 70, 2, 0x200);
+	put_kstack(&p, 7, 2, 0x8000);
+	put(&p, 10, d, 16);             /* a record too short for its field */
+	put_ustack(&p, 7, 70, 1, 0x300);
+	struct tracefs_raw *r = NULL;
+	CHECK_EQ_U64(tracefs_raw_create(&t, SUBBUF, true, true, &r), 0, "user event: create");
+	tracefs_raw_feed(r, p.b, 16 + p.len, on_sample, &g);
+	CHECK_EQ_U64(g.n, 3, "user event: three samples before flush");
+	CHECK(g.s[0].event == 0 && g.s[0].has_arg && g.s[0].arg == ra && !g.s[0].has_kstack &&
+	      g.u0[0] == 0x100, "user event: complete with its user stack and ra");
+	CHECK(g.s[1].event == 1 && !g.s[1].has_arg && g.k0[1] == 0x8000 && g.u0[1] == 0x200,
+	      "user event: the tracepoint waited for its kernel stack");
+	CHECK(g.s[2].event == 0 && !g.s[2].has_arg, "user event: short record has no ra");
+	CHECK_EQ_U64(tracefs_raw_stats(r)->incomplete, 0, "user event: none incomplete");
+	tracefs_raw_free(r);
+}
+
 static void test_format_id(void)
 {
 	CHECK_EQ_U64(tracefs_raw_format_id("name: kernel_stack\nID: 4\nformat:\n"), 4, "format id");
@@ -310,6 +349,7 @@ int main(void)
 	test_other_pid();
 	test_overflow_and_kinds();
 	test_bad_and_missed();
+	test_user_event_arg();
 	test_format_id();
 	CHECK_DONE();
 }
