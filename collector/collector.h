@@ -59,6 +59,7 @@ struct ft_options {
 	bool call_graph_dwarf;
 	uint32_t dwarf_size;
 	size_t buffer_kb;        /* per-CPU ring size */
+	bool buffer_set;         /* --buffer-size given: the ftrace instance is resized */
 	size_t max_stacks;
 	const char *through;     /* --through FUNC */
 	uint64_t max_probes;     /* --max-probes N, 0 = default */

@@ -227,7 +227,9 @@ static int setup_instance(struct ft_ftrace_source *fs)
 	     * unread pages under the reader */
 	    (ret = inst_write(fs, "options/overwrite", "0", false, TRACEFS_UNDO_WRITE, "1")) < 0)
 		return ret;
-	if (s->opt->buffer_kb) {
+	/* unless told, the instance keeps the kernel's size (trace_buf_size,
+	 * 1410 KB per CPU by default), larger than the perf rings' default */
+	if (s->opt->buffer_set) {
 		inst_read_word(fs, "buffer_size_kb", old, sizeof(old));
 		snprintf(val, sizeof(val), "%zu", s->opt->buffer_kb);
 		if ((ret = inst_write(fs, "buffer_size_kb", val, false, TRACEFS_UNDO_WRITE,

@@ -305,6 +305,7 @@ static int apply_option(int c, const char *arg, struct ft_options *o)
 		if (v < 8 || v > 1024 * 1024)
 			return bad("--buffer-size: KB per CPU in 8..1048576, got '%s'%s", arg, "");
 		o->buffer_kb = v;
+		o->buffer_set = true;
 		return 0;
 	case OPT_MAX_STACKS:
 		if (parse_u64("--max-stacks", arg, &v) < 0)
