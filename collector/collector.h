@@ -94,6 +94,7 @@ enum ft_event_kind {
 	FT_EV_SCHED_SWITCH,
 	FT_EV_KPROBE_PMU,    /* kprobe PMU: config1 = function name */
 	FT_EV_UPROBE_PMU,    /* uprobe PMU: config1 = path, config2 = offset */
+	FT_EV_FUNCTION,      /* the function tracer (ftrace backend): kstart..kend */
 };
 
 struct ft_event {
@@ -118,6 +119,7 @@ struct ft_event {
 	char dyn_file[16];   /* "kprobe_events"/"uprobe_events" when made in tracefs */
 	char dyn_def[640];   /* the definition line written there */
 	uint32_t pid_only;   /* uprobe -p resolution: only this process's hits */
+	uint64_t kstart, kend; /* FT_EV_FUNCTION: the function's kernel text */
 };
 
 struct ft_plan {
@@ -133,6 +135,10 @@ struct ft_plan {
 	char group[32];                 /* ftstack_<pid>: dynamic events made by this run */
 	const char *mechanism;          /* what kernel functions use, said on stderr */
 	bool tracefs_events;            /* --backend ftrace: probes must be tracefs events */
+	enum ft_backend backend;        /* --backend, or ftrace for the function tracer */
+	bool function_tracer;           /* some events are FT_EV_FUNCTION */
+	bool function_tracer_tried;     /* and what trying it in an instance said */
+	int function_tracer_err;
 };
 
 /* Creates what the plan needs in tracefs (dynamic events), recording each

@@ -13,36 +13,15 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <unistd.h>
-#include "collector/session.h"
+#include "collector/ftrace_source.h"
 
 #define MAX_PAGES_PER_READY 256 /* then let other CPUs' buffers have a turn */
-#define TGID_CACHE 4096
 #define FT_FTRACE_WAKE_PERCENT "10"
-
-struct ft_ftrace_cpu {
-	struct ft_ftrace_source *src;
-	int cpu;
-	int fd;
-	struct tracefs_raw *raw;
-	uint64_t overrun, dropped;  /* last values read from per_cpu/cpuN/stats */
-	uint64_t missed;            /* kbuffer's count, added when stats are unreadable */
-};
-
-struct ft_ftrace_source {
-	struct ft_session *s;
-	char inst[64];              /* "instances/ftstack_<pid>" */
-	struct ft_ftrace_cpu *cpus;
-	int ncpus;
-	size_t subbuf;
-	uint8_t *buf;
-	uint64_t bad_pages;
-	struct { uint32_t tid, tgid; } tgids[TGID_CACHE];
-};
 
 /* Writes VALUE to the instance file REL, recording UNDO. Prints the kernel's
  * complaint on failure. */
-static int inst_write(struct ft_ftrace_source *fs, const char *rel, const char *value,
-		      bool append, enum tracefs_undo_kind kind, const char *undo)
+int ft_ftrace_write(struct ft_ftrace_source *fs, const char *rel, const char *value,
+		    bool append, enum tracefs_undo_kind kind, const char *undo)
 {
 	char path[512], err[256] = "";
 	snprintf(path, sizeof(path), "%s/%s", fs->inst, rel);
@@ -97,15 +76,20 @@ static int entry_ra_offset(const char *root, const struct ft_event *e)
 
 /* Each plan event's trigger, filter and enable; the type ids (and argument
  * offsets) for decoding. */
-static int setup_events(struct ft_ftrace_source *fs, uint16_t *ids, int *args, bool *user)
+static int setup_events(struct ft_ftrace_source *fs, uint16_t *ids, int *args, uint8_t *stacks)
 {
 	struct ft_session *s = fs->s;
 	for (int i = 0; i < s->plan.nevents; i++) {
 		const struct ft_event *e = &s->plan.events[i];
+		args[i] = -1;
+		if (e->kind == FT_EV_FUNCTION)
+			continue; /* setup_function; recognised by ip, not by type */
 		/* a uprobe's kernel stack is only the breakpoint's handling, and
 		 * the perf backend records none: neither does this one */
-		user[i] = e->path[0] != '\0';
-		bool kstack = (s->want_kernel || s->plan.through_name) && !user[i];
+		bool user = e->path[0] != '\0';
+		stacks[i] = user ? TRACEFS_RAW_WANT_USTACK :
+			    TRACEFS_RAW_WANT_KSTACK | TRACEFS_RAW_WANT_USTACK;
+		bool kstack = (s->want_kernel || s->plan.through_name) && !user;
 		char rel[512], trig[128], *text = NULL;
 		if (e->kind != FT_EV_TRACEPOINT) {
 			fprintf(stderr, "ftstack: --backend ftrace traces tracefs events only; %s "
@@ -129,19 +113,19 @@ static int setup_events(struct ft_ftrace_source *fs, uint16_t *ids, int *args, b
 		size_t l = strlen(rel);
 		if (e->filter[0]) {
 			snprintf(rel + l, sizeof(rel) - l, "filter");
-			if ((ret = inst_write(fs, rel, e->filter, false, TRACEFS_UNDO_WRITE, "0")) < 0)
+			if ((ret = ft_ftrace_write(fs, rel, e->filter, false, TRACEFS_UNDO_WRITE, "0")) < 0)
 				return ret;
 		}
 		if (kstack) {
 			snprintf(trig, sizeof(trig), "stacktrace%s%s", e->filter[0] ? " if " : "",
 				 e->filter);
 			snprintf(rel + l, sizeof(rel) - l, "trigger");
-			if ((ret = inst_write(fs, rel, trig, true, TRACEFS_UNDO_APPEND,
+			if ((ret = ft_ftrace_write(fs, rel, trig, true, TRACEFS_UNDO_APPEND,
 					      "!stacktrace")) < 0)
 				return ret;
 		}
 		snprintf(rel + l, sizeof(rel) - l, "enable");
-		if ((ret = inst_write(fs, rel, "1", false, TRACEFS_UNDO_WRITE, "0")) < 0)
+		if ((ret = ft_ftrace_write(fs, rel, "1", false, TRACEFS_UNDO_WRITE, "0")) < 0)
 			return ret;
 	}
 	return 0;
@@ -149,6 +133,15 @@ static int setup_events(struct ft_ftrace_source *fs, uint16_t *ids, int *args, b
 
 /* Appends every thread of process PID to set_event_pid (it filters by
  * thread); event-fork adds the threads and children made later. */
+static int follow_tid(struct ft_ftrace_source *fs, const char *tid)
+{
+	int ret = ft_ftrace_write(fs, "set_event_pid", tid, true, TRACEFS_UNDO_WRITE, " ");
+	/* the function tracer has a pid list of its own */
+	if (ret == 0 && fs->s->plan.function_tracer)
+		ret = ft_ftrace_write(fs, "set_ftrace_pid", tid, true, TRACEFS_UNDO_WRITE, " ");
+	return ret;
+}
+
 static int follow_process(struct ft_ftrace_source *fs, pid_t pid)
 {
 	char dir[64], val[16];
@@ -158,19 +151,20 @@ static int follow_process(struct ft_ftrace_source *fs, pid_t pid)
 	for (struct dirent *de = d ? readdir(d) : NULL; de && ret == 0; de = readdir(d)) {
 		if (de->d_name[0] < '0' || de->d_name[0] > '9')
 			continue;
-		ret = inst_write(fs, "set_event_pid", de->d_name, true, TRACEFS_UNDO_WRITE, " ");
+		ret = follow_tid(fs, de->d_name);
 		n++;
 	}
 	if (d)
 		closedir(d);
 	if (ret == 0 && n == 0) { /* not started yet (-c) or gone: the pid itself */
 		snprintf(val, sizeof(val), "%d", (int)pid);
-		ret = inst_write(fs, "set_event_pid", val, true, TRACEFS_UNDO_WRITE, " ");
+		ret = follow_tid(fs, val);
 	}
 	return ret;
 }
 
-/* -c, -p, -L: only those tasks (and, through event-fork, their children). */
+/* -c, -p, -L: only those tasks (and, through event-fork and function-fork,
+ * their children). */
 static int setup_pids(struct ft_ftrace_source *fs)
 {
 	struct ft_session *s = fs->s;
@@ -185,10 +179,13 @@ static int setup_pids(struct ft_ftrace_source *fs)
 		ret = follow_process(fs, o->pids[i]);
 	for (int i = 0; i < o->ntids && ret == 0; i++) {
 		snprintf(val, sizeof(val), "%d", (int)o->tids[i]);
-		ret = inst_write(fs, "set_event_pid", val, true, TRACEFS_UNDO_WRITE, " ");
+		ret = follow_tid(fs, val);
 	}
 	if (ret == 0 && (s->have_child || o->npids))
-		ret = inst_write(fs, "options/event-fork", "1", false, TRACEFS_UNDO_WRITE, "0");
+		ret = ft_ftrace_write(fs, "options/event-fork", "1", false, TRACEFS_UNDO_WRITE, "0");
+	if (ret == 0 && (s->have_child || o->npids) && s->plan.function_tracer)
+		ret = ft_ftrace_write(fs, "options/function-fork", "1", false, TRACEFS_UNDO_WRITE,
+				      "0");
 	return ret;
 }
 
@@ -206,7 +203,7 @@ static int setup_cpumask(struct ft_ftrace_source *fs, const bool *online, int to
 		m += (size_t)snprintf(mask + m, sizeof(mask) - m, g ? "%08x," : "%08x", w);
 	}
 	inst_read_word(fs, "tracing_cpumask", old, sizeof(old));
-	return inst_write(fs, "tracing_cpumask", mask, false, TRACEFS_UNDO_WRITE,
+	return ft_ftrace_write(fs, "tracing_cpumask", mask, false, TRACEFS_UNDO_WRITE,
 			  old[0] ? old : "ffffffff");
 }
 
@@ -218,26 +215,26 @@ static int setup_instance(struct ft_ftrace_source *fs)
 	int ret;
 	/* nothing is recorded until enable */
 	inst_read_word(fs, "buffer_percent", old, sizeof(old));
-	if ((ret = inst_write(fs, "tracing_on", "0", false, TRACEFS_UNDO_WRITE, "0")) < 0 ||
+	if ((ret = ft_ftrace_write(fs, "tracing_on", "0", false, TRACEFS_UNDO_WRITE, "0")) < 0 ||
 	    /* wake the reader early (the default is half full): a reader that
 	     * loses its CPU for a while still has most of the buffer left */
-	    (old[0] && (ret = inst_write(fs, "buffer_percent", FT_FTRACE_WAKE_PERCENT, false,
+	    (old[0] && (ret = ft_ftrace_write(fs, "buffer_percent", FT_FTRACE_WAKE_PERCENT, false,
 					 TRACEFS_UNDO_WRITE, old)) < 0) ||
 	    /* a full buffer drops new events (counted) instead of overwriting
 	     * unread pages under the reader */
-	    (ret = inst_write(fs, "options/overwrite", "0", false, TRACEFS_UNDO_WRITE, "1")) < 0)
+	    (ret = ft_ftrace_write(fs, "options/overwrite", "0", false, TRACEFS_UNDO_WRITE, "1")) < 0)
 		return ret;
 	/* unless told, the instance keeps the kernel's size (trace_buf_size,
 	 * 1410 KB per CPU by default), larger than the perf rings' default */
 	if (s->opt->buffer_set) {
 		inst_read_word(fs, "buffer_size_kb", old, sizeof(old));
 		snprintf(val, sizeof(val), "%zu", s->opt->buffer_kb);
-		if ((ret = inst_write(fs, "buffer_size_kb", val, false, TRACEFS_UNDO_WRITE,
+		if ((ret = ft_ftrace_write(fs, "buffer_size_kb", val, false, TRACEFS_UNDO_WRITE,
 				      old[0] ? old : "1410")) < 0)
 			return ret;
 	}
 	if (s->want_user &&
-	    (ret = inst_write(fs, "options/userstacktrace", "1", false, TRACEFS_UNDO_WRITE,
+	    (ret = ft_ftrace_write(fs, "options/userstacktrace", "1", false, TRACEFS_UNDO_WRITE,
 			      "0")) < 0)
 		return ret;
 	return setup_pids(fs);
@@ -252,8 +249,7 @@ static size_t subbuf_size(struct ft_ftrace_source *fs)
 	return kb > 0 && kb <= 1024 ? (size_t)kb * 1024 : (size_t)getpagesize();
 }
 
-static int open_cpus(struct ft_ftrace_source *fs, int epfd, const uint16_t *ids,
-		     const int *args, const bool *user)
+static int open_cpus(struct ft_ftrace_source *fs, int epfd, struct tracefs_raw_types *t)
 {
 	struct ft_session *s = fs->s;
 	static bool online[FT_MAX_CPUS];
@@ -265,8 +261,6 @@ static int open_cpus(struct ft_ftrace_source *fs, int epfd, const uint16_t *ids,
 	fs->buf = malloc(fs->subbuf);
 	if (!fs->cpus || !fs->buf)
 		return -ENOMEM;
-	struct tracefs_raw_types t = { .events = ids, .nevents = s->plan.nevents,
-				       .arg_offsets = args, .user_events = user };
 	int k = ftrace_type_id(s->plan.tracefs, "kernel_stack");
 	int u = ftrace_type_id(s->plan.tracefs, "user_stack");
 	if (k < 0 || u < 0) {
@@ -274,8 +268,8 @@ static int open_cpus(struct ft_ftrace_source *fs, int epfd, const uint16_t *ids,
 			s->plan.tracefs);
 		return k < 0 ? k : u;
 	}
-	t.kernel_stack = (uint16_t)k;
-	t.user_stack = (uint16_t)u;
+	t->kernel_stack = (uint16_t)k;
+	t->user_stack = (uint16_t)u;
 	for (int c = 0; c < top; c++) {
 		if (!online[c])
 			continue;
@@ -292,7 +286,7 @@ static int open_cpus(struct ft_ftrace_source *fs, int epfd, const uint16_t *ids,
 			return ret;
 		}
 		fs->ncpus++;
-		if ((ret = tracefs_raw_create(&t, fs->subbuf, s->want_kernel || s->plan.through_name,
+		if ((ret = tracefs_raw_create(t, fs->subbuf, s->want_kernel || s->plan.through_name,
 					      s->want_user, &pc->raw)) < 0)
 			return ret;
 		struct epoll_event ev = { .events = EPOLLIN, .data.ptr = pc };
@@ -310,24 +304,31 @@ int ft_ftrace_source_open(struct ft_session *s, int epfd)
 	s->ftrace = fs;
 	fs->s = s;
 	snprintf(fs->inst, sizeof(fs->inst), "instances/%s", s->plan.group);
-	uint16_t *ids = calloc((size_t)s->plan.nevents + 1, sizeof(*ids));
-	int *args = calloc((size_t)s->plan.nevents + 1, sizeof(*args));
-	bool *user = calloc((size_t)s->plan.nevents + 1, sizeof(*user));
-	int ret = ids && args && user ? tracefs_log_mkdir(&s->plan.log, fs->inst) : -ENOMEM;
-	if (ret < 0 && ids && args && user)
+	size_t n = (size_t)s->plan.nevents + 1;
+	uint16_t *ids = calloc(n, sizeof(*ids));
+	int *args = calloc(n, sizeof(*args));
+	uint8_t *stacks = calloc(n, sizeof(*stacks));
+	struct tracefs_raw_func *funcs = calloc(n, sizeof(*funcs));
+	struct tracefs_raw_types t = { .events = ids, .nevents = s->plan.nevents,
+				       .arg_offsets = args, .stacks = stacks, .funcs = funcs };
+	int ret = ids && args && stacks && funcs ? tracefs_log_mkdir(&s->plan.log, fs->inst) : -ENOMEM;
+	if (ret < 0 && ret != -ENOMEM)
 		fprintf(stderr, "ftstack: cannot make the instance %s/%s: %s\n", s->plan.tracefs,
 			fs->inst, strerror(-ret));
 	if (ret == 0)
 		ret = setup_instance(fs);
 	if (ret == 0)
-		ret = setup_events(fs, ids, args, user);
+		ret = setup_events(fs, ids, args, stacks);
+	if (ret == 0 && s->plan.function_tracer)
+		ret = ft_ftrace_function_setup(fs, &t);
 	if (ret == 0) {
 		fs->subbuf = subbuf_size(fs);
-		ret = open_cpus(fs, epfd, ids, args, user);
+		ret = open_cpus(fs, epfd, &t);
 	}
 	free(ids);
 	free(args);
-	free(user);
+	free(stacks);
+	free(funcs);
 	if (ret == -ENOMEM)
 		fprintf(stderr, "ftstack: out of memory\n");
 	return ret;
@@ -335,13 +336,13 @@ int ft_ftrace_source_open(struct ft_session *s, int epfd)
 
 int ft_ftrace_source_enable(struct ft_session *s)
 {
-	return inst_write(s->ftrace, "tracing_on", "1", false, TRACEFS_UNDO_WRITE, "0");
+	return ft_ftrace_write(s->ftrace, "tracing_on", "1", false, TRACEFS_UNDO_WRITE, "0");
 }
 
 void ft_ftrace_source_disable(struct ft_session *s)
 {
 	if (s->ftrace)
-		inst_write(s->ftrace, "tracing_on", "0", false, TRACEFS_UNDO_WRITE, "0");
+		ft_ftrace_write(s->ftrace, "tracing_on", "0", false, TRACEFS_UNDO_WRITE, "0");
 }
 
 bool ft_ftrace_source_owns(const struct ft_session *s, const void *cookie)
@@ -386,9 +387,13 @@ static void on_sample(void *ctx, const struct tracefs_raw_sample *rs)
 	}
 	if (rs->tgid)
 		fs->tgids[tid % TGID_CACHE].tid = tid, fs->tgids[tid % TGID_CACHE].tgid = rs->tgid;
+	const uint64_t *kips = rs->kips;
+	uint32_t nkips = rs->nkips;
+	if (s->plan.events[rs->event].kind == FT_EV_FUNCTION)
+		ft_ftrace_function_cut(&s->plan.events[rs->event], &kips, &nkips);
 	struct perfev_sample smp = {
 		.pid = pid, .tid = tid, .time = rs->ts, .cpu = (uint32_t)pc->cpu, .period = 1,
-		.kips = rs->kips, .nkips = rs->nkips, .uips = rs->uips, .nuips = rs->nuips,
+		.kips = kips, .nkips = nkips, .uips = rs->uips, .nuips = rs->nuips,
 		/* [sp] at a function-entry uprobe, as the perf backend's user stack copy */
 		.ustack = rs->has_arg ? (const uint8_t *)&rs->arg : NULL,
 		.ustack_size = rs->has_arg ? sizeof(rs->arg) : 0,

@@ -331,8 +331,8 @@ static int apply_option(int c, const char *arg, struct ft_options *o)
 	case OPT_DIFF: o->diff = true; return 0;
 	case OPT_MECHANISM:
 		if (strcmp(arg, "kprobe-pmu") != 0 && strcmp(arg, "kprobe-events") != 0 &&
-		    strcmp(arg, "tracepoint") != 0)
-			return bad("--mechanism takes kprobe-pmu, kprobe-events or tracepoint, got '%s'%s", arg, "");
+		    strcmp(arg, "function") != 0 && strcmp(arg, "tracepoint") != 0)
+			return bad("--mechanism takes kprobe-pmu, kprobe-events, function or tracepoint, got '%s'%s", arg, "");
 		o->mechanism = arg;
 		return 0;
 	default:

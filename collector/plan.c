@@ -93,7 +93,7 @@ static int plan_tracepoints(const struct ft_options *o, const struct ft_spec *sp
 		snprintf(e.system, sizeof(e.system), "%s", evs[i].system);
 		snprintf(e.event, sizeof(e.event), "%s", evs[i].name);
 		e.perf_config = evs[i].id;
-		int ret = o->backend == FT_BACKEND_PERF ? syscall_redirect(p->tracefs, &evs[i], &e) : 0;
+		int ret = p->backend == FT_BACKEND_PERF ? syscall_redirect(p->tracefs, &evs[i], &e) : 0;
 		if (ret == 0)
 			ret = ft_plan_add(p, &e);
 		if (ret < 0) {
@@ -214,6 +214,16 @@ int ft_plan_create(struct ft_plan *p)
 	return 0;
 }
 
+static int plan_specs(const struct ft_options *o, struct ft_plan *p)
+{
+	for (int i = 0; i < o->nspecs; i++) {
+		int ret = plan_spec(o, o->specs[i], p);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
 int ft_plan_build(const struct ft_options *o, struct ft_plan *p)
 {
 	int ret = tracefs_find_root(p->tracefs, sizeof(p->tracefs));
@@ -225,15 +235,22 @@ int ft_plan_build(const struct ft_options *o, struct ft_plan *p)
 	}
 	tracefs_owned_name(getpid(), p->group, sizeof(p->group));
 	tracefs_log_init(&p->log, p->tracefs);
+	p->backend = o->backend;
 	p->tracefs_events = o->backend == FT_BACKEND_FTRACE;
 	if (o->cmd == FT_PROFILE)
 		return plan_profile(o, p);
 	if (o->cmd == FT_OFFCPU)
 		return plan_offcpu(p);
-	for (int i = 0; i < o->nspecs; i++) {
-		if ((ret = plan_spec(o, o->specs[i], p)) < 0)
-			return ret;
+	if (p->backend != FT_BACKEND_FTRACE && ft_plan_kfunc_uses_function_tracer(o, p)) {
+		/* its records exist in tracefs only: every event is planned for
+		 * the ftrace backend (probes as tracefs events, syscalls as such) */
+		fprintf(stderr, "ftstack: the function tracer is read through --backend ftrace; "
+			"using it\n");
+		p->backend = FT_BACKEND_FTRACE;
+		p->tracefs_events = true;
 	}
+	if ((ret = plan_specs(o, p)) < 0)
+		return ret;
 	if (p->nevents > FT_MAX_EVENTS) {
 		fprintf(stderr, "ftstack: %d events match; at most %d at once (narrow the pattern)\n",
 			p->nevents, FT_MAX_EVENTS);

@@ -1,7 +1,8 @@
 /* Kernel functions as events: `func`, `p::func`, `kprobe:func`, globs and
  * regexes. Mechanism, best first: the kprobe PMU (nothing to clean up); a
  * kprobe event in tracefs kprobe_events (group ftstack_<pid>, undone at exit);
- * and where kprobes are missing, a tracepoint that fires inside the function,
+ * where kprobes are missing, the function tracer with func_stack_trace in the
+ * ftrace backend's private instance; else a tracepoint that fires inside the function,
  * kept only when its kernel stack passes through the function and cut there
  * (doc/KFUNC.md says when that is exact). */
 #include <errno.h>
@@ -129,15 +130,36 @@ static void follow_rename(const struct ft_plan *p, char *name, size_t len)
 	}
 }
 
-static int add_kprobe(const struct ft_spec *sp, struct ft_plan *p, const char *func, int pmu)
+enum mechanism { MECH_NONE, MECH_KPROBE_PMU, MECH_KPROBE_EVENTS, MECH_FUNCTION, MECH_TRACEPOINT };
+
+/* The function tracer: the ftrace backend maps each record's ip back to the
+ * event through the function's text range. */
+static int add_function(struct ft_plan *p, struct ft_event *e, const char *func)
+{
+	if (!p->ksyms || sym_kernel_range(p->ksyms, func, &e->kstart, &e->kend) < 0) {
+		fprintf(stderr, "ftstack: no kernel function %s (see /proc/kallsyms)\n", func);
+		return -EINVAL;
+	}
+	e->kind = FT_EV_FUNCTION;
+	snprintf(e->system, sizeof(e->system), "ftrace");
+	snprintf(e->event, sizeof(e->event), "function");
+	p->function_tracer = true;
+	p->mechanism = "function tracer";
+	return ft_plan_add(p, e);
+}
+
+static int add_probe(struct ft_plan *p, const char *func, enum mechanism mech)
 {
 	struct ft_event e = { .in_stack = true, .kfunc = true };
 	snprintf(e.name, sizeof(e.name), "%s", func);
 	snprintf(e.label, sizeof(e.label), "%s", func);
 	snprintf(e.event, sizeof(e.event), "%s", func);
-	if (pmu >= 0) {
+	if (mech == MECH_FUNCTION)
+		return add_function(p, &e, func);
+	if (mech == MECH_KPROBE_PMU) {
 		e.kind = FT_EV_KPROBE_PMU;
-		e.perf_type = (uint32_t)pmu;
+		e.perf_type = (uint32_t)ft_pmu_type("kprobe");
+		p->mechanism = "kprobe PMU";
 	} else {
 		/* made in tracefs by ft_plan_create; event names allow [A-Za-z0-9_] */
 		char ev[128];
@@ -152,8 +174,8 @@ static int add_kprobe(const struct ft_spec *sp, struct ft_plan *p, const char *f
 		snprintf(e.event, sizeof(e.event), "%s", ev);
 		snprintf(e.dyn_file, sizeof(e.dyn_file), "kprobe_events");
 		snprintf(e.dyn_def, sizeof(e.dyn_def), "p:%s/%s %s", p->group, ev, func);
+		p->mechanism = "kprobe_events";
 	}
-	(void)sp;
 	return ft_plan_add(p, &e);
 }
 
@@ -162,6 +184,49 @@ static bool kprobe_events_present(const struct ft_plan *p)
 	char path[512];
 	snprintf(path, sizeof(path), "%s/kprobe_events", p->tracefs);
 	return access(path, W_OK) == 0;
+}
+
+/* tracefs_function_tracer_try, once per run. */
+static int function_tracer(struct ft_plan *p)
+{
+	if (!p->function_tracer_tried) {
+		p->function_tracer_err = tracefs_function_tracer_try(p->tracefs);
+		p->function_tracer_tried = true;
+	}
+	return p->function_tracer_err;
+}
+
+/* Best first: the kprobe PMU (not for --backend ftrace, which reads tracefs
+ * events only), kprobe_events, the function tracer (tried in a private
+ * instance: it can be listed yet refused), a tracepoint inside the function.
+ * --mechanism picks one. Returns MECH_NONE after saying why. */
+static enum mechanism choose_mechanism(const struct ft_options *o, struct ft_plan *p)
+{
+	bool pmu = !p->tracefs_events && ft_pmu_type("kprobe") >= 0;
+	bool events = kprobe_events_present(p);
+	const char *m = o->mechanism;
+	if (!m)
+		return pmu ? MECH_KPROBE_PMU : events ? MECH_KPROBE_EVENTS :
+		       function_tracer(p) == 0 ? MECH_FUNCTION : MECH_TRACEPOINT;
+	if (strcmp(m, "tracepoint") == 0)
+		return MECH_TRACEPOINT;
+	if (strcmp(m, "kprobe-pmu") == 0 && pmu)
+		return MECH_KPROBE_PMU;
+	if (strcmp(m, "kprobe-events") == 0 && events)
+		return MECH_KPROBE_EVENTS;
+	int ret = strcmp(m, "function") == 0 ? function_tracer(p) : 0;
+	if (strcmp(m, "function") == 0 && ret == 0)
+		return MECH_FUNCTION;
+	if (strcmp(m, "function") == 0)
+		fprintf(stderr, "ftstack: --mechanism function: the kernel refuses the function "
+			"tracer (%s)\n", strerror(-ret));
+	else if (strcmp(m, "kprobe-pmu") == 0)
+		fprintf(stderr, "ftstack: --mechanism kprobe-pmu: %s\n", p->tracefs_events ?
+			"--backend ftrace needs kprobe_events" : "this kernel has no kprobe PMU");
+	else
+		fprintf(stderr, "ftstack: --mechanism kprobe-events: no writable %s/kprobe_events\n",
+			p->tracefs);
+	return MECH_NONE;
 }
 
 /* No kprobes: a tracepoint inside the function, filtered by --through. */
@@ -239,17 +304,8 @@ int ft_plan_kfunc(const struct ft_options *o, const struct ft_spec *sp, struct f
 			return -EINVAL;
 		}
 	}
-	/* the ftrace backend reads tracefs events only: no PMU probes */
-	int pmu = p->tracefs_events ? -1 : ft_pmu_type("kprobe");
-	bool kprobes = pmu >= 0 || kprobe_events_present(p);
-	if (o->mechanism && strcmp(o->mechanism, "kprobe-events") == 0) {
-		pmu = -1;
-		kprobes = kprobe_events_present(p);
-	} else if (o->mechanism && strcmp(o->mechanism, "tracepoint") == 0) {
-		kprobes = false;
-	} else if (o->mechanism && pmu < 0) {
-		fprintf(stderr, "ftstack: --mechanism kprobe-pmu: %s\n", p->tracefs_events ?
-			"--backend ftrace needs kprobe_events" : "this kernel has no kprobe PMU");
+	enum mechanism mech = choose_mechanism(o, p);
+	if (mech == MECH_NONE) {
 		list_free(&l);
 		return -EINVAL;
 	}
@@ -260,19 +316,18 @@ int ft_plan_kfunc(const struct ft_options *o, const struct ft_spec *sp, struct f
 		if (p->ksyms && sym_kernel_range(p->ksyms, func, &a, &b) < 0) {
 			fprintf(stderr, "ftstack: no kernel function %s (see /proc/kallsyms)\n", func);
 			ret = -EINVAL;
-		} else if (!kprobes) {
+		} else if (mech == MECH_TRACEPOINT) {
 			ret = plan_fallback(sp, p, func);
 		} else {
-			ret = add_kprobe(sp, p, func, pmu);
-			p->mechanism = pmu >= 0 ? "kprobe PMU" : "kprobe_events";
+			ret = add_probe(p, func, mech);
 		}
 		list_free(&l);
 		return ret;
 	}
-	if (!kprobes) {
-		fprintf(stderr, "ftstack: '%s': this kernel has no kprobes, so function patterns "
-			"cannot be traced; name one function (e.g. -e __kmalloc) or a tracepoint\n",
-			sp->name);
+	if (mech == MECH_TRACEPOINT) {
+		fprintf(stderr, "ftstack: '%s': this kernel has no kprobes and no usable function "
+			"tracer, so function patterns cannot be traced; name one function "
+			"(e.g. -e __kmalloc) or a tracepoint\n", sp->name);
 		list_free(&l);
 		return -EINVAL;
 	}
@@ -286,8 +341,22 @@ int ft_plan_kfunc(const struct ft_options *o, const struct ft_spec *sp, struct f
 		fprintf(stderr, "ftstack: '%s' matches %d functions; tracing the first %d "
 			"(--max-probes), skipping %d\n", sp->name, l.n, max, l.n - max);
 	for (int i = 0; i < l.n && i < max && ret == 0; i++)
-		ret = add_kprobe(sp, p, l.names[i], pmu);
-	p->mechanism = pmu >= 0 ? "kprobe PMU" : "kprobe_events";
+		ret = add_probe(p, l.names[i], mech);
 	list_free(&l);
 	return ret;
+}
+
+bool ft_plan_kfunc_uses_function_tracer(const struct ft_options *o, struct ft_plan *p)
+{
+	bool kfunc = false;
+	for (int i = 0; i < o->nspecs && !kfunc; i++) {
+		struct ft_spec sp;
+		kfunc = ft_spec_parse(o->specs[i], o->lib, &sp) == 0 && sp.kind == FT_SPEC_KFUNC;
+	}
+	if (!kfunc || (o->mechanism && strcmp(o->mechanism, "function") != 0))
+		return false;
+	/* the kprobe PMU is out of reach of the ftrace backend, not of perf */
+	if (!o->mechanism && (ft_pmu_type("kprobe") >= 0 || kprobe_events_present(p)))
+		return false;
+	return function_tracer(p) == 0; /* refused: choose_mechanism says so */
 }

@@ -15,8 +15,8 @@
 struct id_map {
 	uint16_t id;
 	int event;
-	int arg_off; /* -1 = no argument */
-	bool user;   /* no kernel stack comes */
+	int arg_off;    /* -1 = no argument */
+	uint8_t stacks; /* TRACEFS_RAW_WANT_* */
 };
 
 struct pending {
@@ -24,7 +24,7 @@ struct pending {
 	int32_t tid;
 	uint32_t tgid;
 	uint64_t ts;
-	bool user;
+	uint8_t stacks;
 	bool has_arg;
 	uint64_t arg;
 	bool has_k, has_u;
@@ -40,6 +40,10 @@ struct tracefs_raw {
 	uint16_t kstack_id, ustack_id;
 	struct id_map *ids;   /* sorted by id */
 	int nids;
+	uint16_t function_id;
+	uint32_t function_ip_off;
+	struct tracefs_raw_func *funcs; /* sorted by start */
+	int nfuncs;
 	bool want_k, want_u;
 	struct pending pend[TRACEFS_RAW_PENDING]; /* oldest first */
 	int npend;
@@ -51,6 +55,25 @@ static int id_cmp(const void *a, const void *b)
 {
 	const struct id_map *x = a, *y = b;
 	return (x->id > y->id) - (x->id < y->id);
+}
+
+static int func_cmp(const void *a, const void *b)
+{
+	const struct tracefs_raw_func *x = a, *y = b;
+	return (x->start > y->start) - (x->start < y->start);
+}
+
+static int copy_funcs(struct tracefs_raw *r, const struct tracefs_raw_types *t)
+{
+	r->funcs = calloc((size_t)t->nfuncs, sizeof(*r->funcs));
+	if (!r->funcs)
+		return -ENOMEM;
+	memcpy(r->funcs, t->funcs, (size_t)t->nfuncs * sizeof(*r->funcs));
+	r->nfuncs = t->nfuncs;
+	qsort(r->funcs, (size_t)r->nfuncs, sizeof(*r->funcs), func_cmp);
+	r->function_id = t->function;
+	r->function_ip_off = t->function_ip_offset;
+	return 0;
 }
 
 int tracefs_raw_create(const struct tracefs_raw_types *types, size_t subbuf_size,
@@ -71,12 +94,19 @@ int tracefs_raw_create(const struct tracefs_raw_types *types, size_t subbuf_size
 		tracefs_raw_free(r);
 		return -ENOMEM;
 	}
-	for (int i = 0; i < types->nevents; i++)
-		r->ids[i] = (struct id_map){ types->events[i], i,
-					     types->arg_offsets ? types->arg_offsets[i] : -1,
-					     types->user_events && types->user_events[i] };
-	r->nids = types->nevents;
+	for (int i = 0; i < types->nevents; i++) {
+		if (!types->events[i])
+			continue;
+		r->ids[r->nids++] = (struct id_map){
+			types->events[i], i, types->arg_offsets ? types->arg_offsets[i] : -1,
+			types->stacks ? types->stacks[i] : TRACEFS_RAW_WANT_KSTACK | TRACEFS_RAW_WANT_USTACK,
+		};
+	}
 	qsort(r->ids, (size_t)r->nids, sizeof(*r->ids), id_cmp);
+	if (types->nfuncs > 0 && copy_funcs(r, types) < 0) {
+		tracefs_raw_free(r);
+		return -ENOMEM;
+	}
 	r->kstack_id = types->kernel_stack;
 	r->ustack_id = types->user_stack;
 	r->want_k = want_kstack;
@@ -93,6 +123,7 @@ void tracefs_raw_free(struct tracefs_raw *r)
 		kbuffer_free(r->kb);
 	free(r->page);
 	free(r->ids);
+	free(r->funcs);
 	free(r);
 }
 
@@ -114,6 +145,26 @@ static const struct id_map *event_of(const struct tracefs_raw *r, uint16_t type)
 			hi = mid;
 	}
 	return NULL;
+}
+
+/* The traced function whose text holds the function record's ip: the
+ * entry's ip is its fentry call site, a few bytes into the function. */
+static const struct tracefs_raw_func *func_of(const struct tracefs_raw *r, const uint8_t *data,
+					      uint32_t size)
+{
+	uint64_t ip;
+	if ((uint64_t)r->function_ip_off + 8 > size)
+		return NULL;
+	memcpy(&ip, data + r->function_ip_off, sizeof(ip));
+	int lo = 0, hi = r->nfuncs; /* first start > ip */
+	while (lo < hi) {
+		int mid = lo + (hi - lo) / 2;
+		if (r->funcs[mid].start <= ip)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo > 0 && ip < r->funcs[lo - 1].end ? &r->funcs[lo - 1] : NULL;
 }
 
 /* The event's u64 argument, when its record is long enough to hold it. */
@@ -146,6 +197,7 @@ static void parse_record(struct tracefs_raw *r, const uint8_t *data, uint32_t si
 			 struct tracefs_raw_record *rec)
 {
 	const struct id_map *m;
+	const struct tracefs_raw_func *f;
 	memset(rec, 0, sizeof(*rec));
 	rec->event = -1;
 	rec->ips = r->ips;
@@ -172,8 +224,12 @@ static void parse_record(struct tracefs_raw *r, const uint8_t *data, uint32_t si
 	} else if ((m = event_of(r, rec->type))) {
 		rec->kind = TRACEFS_RAW_EVENT;
 		rec->event = m->event;
-		rec->user = m->user;
+		rec->stacks = m->stacks;
 		copy_arg(m, data, size, rec);
+	} else if (r->nfuncs && rec->type == r->function_id && (f = func_of(r, data, size))) {
+		rec->kind = TRACEFS_RAW_EVENT;
+		rec->event = f->event;
+		rec->stacks = TRACEFS_RAW_WANT_KSTACK; /* func_stack_trace; no user stack */
 	} else {
 		rec->kind = TRACEFS_RAW_OTHER;
 	}
@@ -250,7 +306,8 @@ struct feed_ctx {
 
 static bool complete(const struct tracefs_raw *r, const struct pending *p)
 {
-	return (!r->want_k || p->user || p->has_k) && (!r->want_u || p->has_u);
+	return (!r->want_k || !(p->stacks & TRACEFS_RAW_WANT_KSTACK) || p->has_k) &&
+	       (!r->want_u || !(p->stacks & TRACEFS_RAW_WANT_USTACK) || p->has_u);
 }
 
 /* Gives out pending event I and removes it. */
@@ -286,7 +343,7 @@ static void add_event(struct tracefs_raw *r, const struct tracefs_raw_record *re
 	p->tid = rec->pid;
 	p->tgid = 0;
 	p->ts = rec->ts;
-	p->user = rec->user;
+	p->stacks = rec->stacks;
 	p->has_arg = rec->has_arg;
 	p->arg = rec->arg;
 	p->has_k = p->has_u = false;
@@ -304,7 +361,8 @@ static void add_stack(struct tracefs_raw *r, const struct tracefs_raw_record *re
 	bool kernel = rec->kind == TRACEFS_RAW_KSTACK;
 	for (int i = r->npend - 1; i >= 0; i--) {
 		struct pending *p = &r->pend[i];
-		if (p->tid != rec->pid || (kernel ? p->has_k || p->user : p->has_u))
+		uint8_t want = kernel ? TRACEFS_RAW_WANT_KSTACK : TRACEFS_RAW_WANT_USTACK;
+		if (p->tid != rec->pid || !(p->stacks & want) || (kernel ? p->has_k : p->has_u))
 			continue;
 		if (kernel) {
 			p->has_k = true;

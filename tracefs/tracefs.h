@@ -160,6 +160,10 @@ struct tracefs_check_item {
  * to MAX items; returns the number filled. */
 int tracefs_check(const char *root, const char *proc_root, struct tracefs_check_item *items,
 		  int max);
+/* Tries current_tracer=function in a private instance (ftstack_<pid>),
+ * removed again. Returns 0 when the kernel takes it, -ENOENT when it is not
+ * in available_tracers, else the write's -errno (EPERM: refused). */
+int tracefs_function_tracer_try(const char *root);
 
 /* ---- raw ring-buffer pages: per-CPU trace_pipe_raw (raw.c) ----
  * Pure decoding, no I/O: sub-buffers (pages) as read from trace_pipe_raw,
@@ -178,18 +182,35 @@ enum tracefs_raw_kind {
 	TRACEFS_RAW_USTACK, /* ftrace:user_stack */
 };
 
+#define TRACEFS_RAW_WANT_KSTACK 1
+#define TRACEFS_RAW_WANT_USTACK 2
+
+/* A traced kernel function of the function tracer: records of type
+ * tracefs_raw_types.function whose ip is in [start, end) are that event's. */
+struct tracefs_raw_func {
+	uint64_t start, end;
+	int event;
+};
+
 /* The common_type ids to recognise (ftrace's own from events/ftrace/X/format). */
 struct tracefs_raw_types {
 	uint16_t kernel_stack, user_stack;
-	const uint16_t *events; /* traced events' ids; the index is the event number */
+	/* traced events' ids; the index is the event number; 0 = not by type
+	 * (a function of the function tracer) */
+	const uint16_t *events;
 	int nevents;
 	/* per event, the offset of a u64 field to hand on with the sample
 	 * (a uprobe's ra=$stack0), or -1; NULL = none for any event */
 	const int *arg_offsets;
-	/* per event, true when it fires in user space (a uprobe): its kernel
-	 * stack would be the probe's own machinery, so none is awaited; NULL =
-	 * false for every event */
-	const bool *user_events;
+	/* per event, the stacks that follow it, TRACEFS_RAW_WANT_*: a uprobe
+	 * gets no kernel stack worth waiting for (only its breakpoint's
+	 * handling), the function tracer writes no user stack; NULL = both */
+	const uint8_t *stacks;
+	/* the function tracer's records (ftrace:function) and where their ip is */
+	uint16_t function;
+	uint32_t function_ip_offset;
+	const struct tracefs_raw_func *funcs; /* copied and sorted */
+	int nfuncs;
 };
 
 /* One decoded record; pointers are valid during the callback only. */
@@ -199,7 +220,7 @@ struct tracefs_raw_record {
 	int32_t pid;            /* common_pid (the thread id) */
 	uint64_t ts;            /* ring-buffer time (the instance's trace_clock) */
 	int event;              /* EVENT: index in tracefs_raw_types.events, else -1 */
-	bool user;              /* EVENT: listed in user_events */
+	uint8_t stacks;         /* EVENT: the TRACEFS_RAW_WANT_* stacks it gets */
 	uint32_t tgid;          /* USTACK: the process, else 0 */
 	bool has_arg;           /* EVENT: its arg_offsets field was in the record */
 	uint64_t arg;

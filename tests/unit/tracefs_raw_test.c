@@ -293,16 +293,17 @@ static void test_bad_and_missed(void)
 	tracefs_raw_free(r);
 }
 
-/* A uprobe event (user_events) waits for its user stack only and carries
- * its ra field; a tracepoint beside it still waits for both stacks. */
+/* A uprobe event (user stack only) carries its ra field; a tracepoint
+ * beside it still waits for both stacks. */
 static void test_user_event_arg(void)
 {
 	static struct page p;
 	static struct got g;
 	static const int offs[2] = { 16, -1 };
-	static const bool user[2] = { true, false };
+	static const uint8_t stacks[2] = { TRACEFS_RAW_WANT_USTACK,
+					   TRACEFS_RAW_WANT_KSTACK | TRACEFS_RAW_WANT_USTACK };
 	const struct tracefs_raw_types t = { .kernel_stack = 4, .user_stack = 13, .events = ev_ids,
-					     .nevents = 2, .arg_offsets = offs, .user_events = user };
+					     .nevents = 2, .arg_offsets = offs, .stacks = stacks };
 	uint8_t d[24] = { 0 };
 	uint16_t type = 300;
 	int32_t pid = 7;
@@ -331,6 +332,55 @@ static void test_user_event_arg(void)
 	tracefs_raw_free(r);
 }
 
+/* Function tracer records (type 1, ip at 8) map to events by address and
+ * wait for a kernel stack only, even when user stacks are wanted. */
+static void put_function(struct page *p, int32_t pid, uint64_t ip)
+{
+	uint8_t d[24] = { 0 };
+	uint16_t type = 1;
+	memcpy(d, &type, 2);
+	memcpy(d + 4, &pid, 4);
+	memcpy(d + 8, &ip, 8);
+	put(p, 10, d, sizeof(d));
+}
+
+static void test_functions(void)
+{
+	static struct page p;
+	static struct got g;
+	static const uint16_t ids[3] = { 0, 0, 300 };
+	static const struct tracefs_raw_func funcs[2] = {
+		{ 0x2000, 0x2080, 1 }, { 0x1000, 0x1100, 0 }, /* unsorted on purpose */
+	};
+	const struct tracefs_raw_types t = { .kernel_stack = 4, .user_stack = 13, .events = ids,
+					     .nevents = 3, .function = 1, .function_ip_offset = 8,
+					     .funcs = funcs, .nfuncs = 2 };
+	page_init(&p, 0);
+	put_function(&p, 7, 0x1004);    /* fentry site of the first function */
+	put_kstack(&p, 7, 3, 0xa000);
+	put_function(&p, 7, 0x3000);    /* not a traced function: ignored */
+	put_function(&p, 8, 0x207f);    /* last byte of the second */
+	put_kstack(&p, 8, 2, 0xb000);
+	put_function(&p, 8, 0x2080);    /* just past it */
+	put_event(&p, 300, 7);          /* a tracepoint still waits for both */
+	put_kstack(&p, 7, 1, 0xc000);
+	put_ustack(&p, 7, 70, 1, 0x100);
+	struct tracefs_raw *r = NULL;
+	CHECK_EQ_U64(tracefs_raw_create(&t, SUBBUF, true, true, &r), 0, "functions: create");
+	tracefs_raw_feed(r, p.b, 16 + p.len, on_sample, &g);
+	CHECK_EQ_U64(g.n, 3, "functions: three samples");
+	CHECK(g.s[0].event == 0 && g.k0[0] == 0xa000 && g.s[0].nkips == 3 && !g.s[0].has_ustack,
+	      "functions: first function, its kernel stack, no user stack awaited");
+	CHECK(g.s[1].event == 1 && g.k0[1] == 0xb000 && g.s[1].tid == 8,
+	      "functions: second function by its last byte");
+	CHECK(g.s[2].event == 2 && g.k0[2] == 0xc000 && g.u0[2] == 0x100,
+	      "functions: the tracepoint beside them");
+	const struct tracefs_raw_stats *st = tracefs_raw_stats(r);
+	CHECK_EQ_U64(st->others, 2, "functions: untraced addresses are other records");
+	CHECK_EQ_U64(st->incomplete + st->orphans, 0, "functions: none incomplete or orphaned");
+	tracefs_raw_free(r);
+}
+
 static void test_format_id(void)
 {
 	CHECK_EQ_U64(tracefs_raw_format_id("name: kernel_stack\nID: 4\nformat:\n"), 4, "format id");
@@ -350,6 +400,7 @@ int main(void)
 	test_overflow_and_kinds();
 	test_bad_and_missed();
 	test_user_event_arg();
+	test_functions();
 	test_format_id();
 	CHECK_DONE();
 }

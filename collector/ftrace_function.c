@@ -1,0 +1,80 @@
+/* The function tracer in the ftrace backend's private instance: the traced
+ * functions in set_ftrace_filter, func_stack_trace for a kernel stack after
+ * each hit, current_tracer=function. Its ftrace:function records carry the
+ * function's fentry call site, mapped back to the plan event by address.
+ * The tracer writes no user stack (userstacktrace follows events only), so
+ * these events have kernel stacks only. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "collector/ftrace_source.h"
+
+/* The ip field's offset in ftrace:function records (8 on every kernel seen). */
+static int function_ip_offset(const char *root)
+{
+	struct tracefs_field *fields = NULL;
+	int n = tracefs_event_fields(root, "ftrace", "function", &fields);
+	const struct tracefs_field *f = n > 0 ? tracefs_field_find(fields, n, "ip") : NULL;
+	int off = f && f->size == 8 ? (int)f->offset : -ENOENT;
+	free(fields);
+	return off;
+}
+
+/* Each FT_EV_FUNCTION event's name into set_ftrace_filter, its text range
+ * into T. */
+static int write_filter(struct ft_ftrace_source *fs, struct tracefs_raw_types *t,
+			struct tracefs_raw_func *funcs)
+{
+	const struct ft_plan *p = &fs->s->plan;
+	int n = 0;
+	for (int i = 0; i < p->nevents; i++) {
+		const struct ft_event *e = &p->events[i];
+		if (e->kind != FT_EV_FUNCTION)
+			continue;
+		/* the first write empties the filter; the rest add to it */
+		int ret = ft_ftrace_write(fs, "set_ftrace_filter", e->name, n > 0,
+					  TRACEFS_UNDO_WRITE, " ");
+		if (ret < 0)
+			return ret;
+		funcs[n++] = (struct tracefs_raw_func){ e->kstart, e->kend, i };
+	}
+	t->nfuncs = n;
+	return 0;
+}
+
+int ft_ftrace_function_setup(struct ft_ftrace_source *fs, struct tracefs_raw_types *t)
+{
+	struct ft_session *s = fs->s;
+	uint32_t id = 0;
+	int off = function_ip_offset(s->plan.tracefs);
+	int ret = tracefs_event_id(s->plan.tracefs, "ftrace", "function", &id);
+	if (ret < 0 || off < 0 || id > 65535) {
+		fprintf(stderr, "ftstack: no usable events/ftrace/function/format in %s\n",
+			s->plan.tracefs);
+		return ret < 0 ? ret : off < 0 ? off : -EINVAL;
+	}
+	t->function = (uint16_t)id;
+	t->function_ip_offset = (uint32_t)off;
+	if ((ret = write_filter(fs, t, (struct tracefs_raw_func *)t->funcs)) < 0)
+		return ret;
+	if (s->want_user)
+		fprintf(stderr, "ftstack: the function tracer records no user stacks: "
+			"kernel stacks only for %d function%s\n", t->nfuncs,
+			t->nfuncs == 1 ? "" : "s");
+	if ((ret = ft_ftrace_write(fs, "options/func_stack_trace", "1", false, TRACEFS_UNDO_WRITE,
+				   "0")) < 0)
+		return ret;
+	return ft_ftrace_write(fs, "current_tracer", "function", false, TRACEFS_UNDO_WRITE, "nop");
+}
+
+void ft_ftrace_function_cut(const struct ft_event *e, const uint64_t **ips, uint32_t *n)
+{
+	for (uint32_t i = 0; i < *n; i++) {
+		if ((*ips)[i] >= e->kstart && (*ips)[i] < e->kend) {
+			*ips += i;
+			*n -= i;
+			return;
+		}
+	}
+}

@@ -1,0 +1,45 @@
+/* Internals of the ftrace backend shared by ftrace_source.c and
+ * ftrace_function.c. */
+#ifndef FTSTACK_FTRACE_SOURCE_H
+#define FTSTACK_FTRACE_SOURCE_H
+
+#include "collector/session.h"
+
+#define TGID_CACHE 4096
+
+struct ft_ftrace_cpu {
+	struct ft_ftrace_source *src;
+	int cpu;
+	int fd;
+	struct tracefs_raw *raw;
+	uint64_t overrun, dropped;  /* last values read from per_cpu/cpuN/stats */
+	uint64_t missed;            /* kbuffer's count, added when stats are unreadable */
+};
+
+struct ft_ftrace_source {
+	struct ft_session *s;
+	char inst[64];              /* "instances/ftstack_<pid>" */
+	struct ft_ftrace_cpu *cpus;
+	int ncpus;
+	size_t subbuf;
+	uint8_t *buf;
+	uint64_t bad_pages;
+	struct { uint32_t tid, tgid; } tgids[TGID_CACHE];
+};
+
+/* Writes VALUE to the instance file REL (appends when APPEND), recording
+ * UNDO in the plan's log. Returns 0 or -errno after printing the kernel's
+ * complaint. */
+int ft_ftrace_write(struct ft_ftrace_source *fs, const char *rel, const char *value,
+		    bool append, enum tracefs_undo_kind kind, const char *undo);
+
+/* The function tracer in the instance for the plan's FT_EV_FUNCTION events:
+ * set_ftrace_filter, set_ftrace_pid, func_stack_trace, current_tracer.
+ * Fills T's function fields for decoding. Returns 0 or -errno. */
+int ft_ftrace_function_setup(struct ft_ftrace_source *fs, struct tracefs_raw_types *t);
+
+/* Cuts a function event's kernel stack at the traced function: the
+ * function tracer's own frames (its trampoline) come before it. */
+void ft_ftrace_function_cut(const struct ft_event *e, const uint64_t **ips, uint32_t *n);
+
+#endif
