@@ -83,7 +83,12 @@ check-vm: ftstack tests-bin
 demo: deps ftstack
 	./ftstack -e t:kmem:kmalloc -t 3 5
 
-bench: ftstack tests-bin
+# the minimal reader of ftstack's perf events, the floor bench/run compares with
+$(BUILD)/bench/floor: bench/floor.c $(BUILD)/libftstack.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libftstack.a $(LDFLAGS) $(LDLIBS)
+
+bench: ftstack tests-bin $(BUILD)/bench/floor
 	bench/run
 
 cppcheck:

@@ -184,6 +184,12 @@ static int open_one(struct ft_session *s, int ev, int pid, int cpu, bool track)
 		return ret;
 	if (e->filter[0] && ioctl(fd, PERF_EVENT_IOC_SET_FILTER, e->filter) < 0)
 		return -errno;
+	/* offcpu: the idle task's switch-outs are dropped in user space anyway
+	 * (it is never blocked), but their callchains were taken on the
+	 * critical path of every wakeup from idle. Best effort: without the
+	 * filter the same samples are dropped later. */
+	if (e->kind == FT_EV_SCHED_SWITCH && !e->filter[0])
+		ioctl(fd, PERF_EVENT_IOC_SET_FILTER, "prev_pid != 0");
 	struct ft_perf_ring *r = &ps->rings[cpu];
 	if (r->ring.base)
 		return perfev_set_output(fd, r->ring.fd);

@@ -5,12 +5,18 @@
  * syscall names every caller exactly.
  *   getppid_paths N            run now
  *   getppid_paths N --wait F   block until file F exists, then run (for -p tests)
+ *   getppid_paths N --ns       also print the calls' elapsed ns and the
+ *                              process's CPU ns on stderr (bench/run: the
+ *                              workload's own time, without the tracer's
+ *                              start-up and printing)
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 __attribute__((noinline)) long do_getppid(void)
@@ -39,19 +45,40 @@ __attribute__((noinline)) long caller_b(long n)
 	return sum;
 }
 
+static long long tv_ns(struct timeval tv)
+{
+	return tv.tv_sec * 1000000000LL + tv.tv_usec * 1000LL;
+}
+
+static long long now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
-		fprintf(stderr, "usage: getppid_paths N [--wait FILE]\n");
+		fprintf(stderr, "usage: getppid_paths N [--wait FILE] [--ns]\n");
 		return 2;
 	}
 	long n = atol(argv[1]);
-	if (argc == 4 && strcmp(argv[2], "--wait") == 0) {
+	int ns = argc > 2 && strcmp(argv[argc - 1], "--ns") == 0;
+	if (argc - ns == 4 && strcmp(argv[2], "--wait") == 0) {
 		struct stat st;
 		while (stat(argv[3], &st) != 0)
 			usleep(1000);
 	}
 	long a = n / 4;
+	long long t0 = now_ns();
 	long sum = caller_a(a) + caller_b(n - a);
+	if (ns) {
+		long long t1 = now_ns();
+		struct rusage ru;
+		getrusage(RUSAGE_SELF, &ru);
+		fprintf(stderr, "getppid_paths: %lld ns, %lld ns cpu\n", t1 - t0,
+			tv_ns(ru.ru_utime) + tv_ns(ru.ru_stime));
+	}
 	return sum == 0 ? 3 : 0;
 }

@@ -1,0 +1,63 @@
+/* Workload for offcpu's cost: two processes pass one byte back and forth
+ * over a pipe each way, N round trips, so each blocks in read() once per
+ * round trip (two context switches per trip on each side's CPU). Prints
+ * nothing, unless --ns: then the round trips' elapsed ns on stderr (the
+ * workload's own time, without a tracer's start-up and printing).
+ *   pingpong N [--ns]
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static long long now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* Reads one byte from IN and writes it to OUT, N times (the child). */
+__attribute__((noinline)) static int pong(int in, int out, long n)
+{
+	char b;
+	for (long i = 0; i < n; i++)
+		if (read(in, &b, 1) != 1 || write(out, &b, 1) != 1)
+			return 1;
+	return 0;
+}
+
+/* Writes one byte to OUT and waits for it on IN, N times (the parent). */
+__attribute__((noinline)) static int ping(int in, int out, long n)
+{
+	char b = 'x';
+	for (long i = 0; i < n; i++)
+		if (write(out, &b, 1) != 1 || read(in, &b, 1) != 1)
+			return 1;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	int there[2], back[2], st;
+	if (argc < 2 || pipe(there) < 0 || pipe(back) < 0) {
+		fprintf(stderr, "usage: pingpong N [--ns]\n");
+		return 2;
+	}
+	long n = atol(argv[1]);
+	pid_t pid = fork();
+	if (pid < 0)
+		return 1;
+	if (pid == 0)
+		_exit(pong(there[0], back[1], n));
+	long long t0 = now_ns();
+	int ret = ping(back[0], there[1], n);
+	long long t1 = now_ns();
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		ret = 1;
+	if (argc > 2 && strcmp(argv[2], "--ns") == 0)
+		fprintf(stderr, "pingpong: %lld ns\n", t1 - t0);
+	return ret;
+}
