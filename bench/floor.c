@@ -3,7 +3,7 @@
  * so `make bench` can tell ftstack's own cost from the kernel's. Same events
  * (raw_syscalls:sys_enter, filter "id == N", one per online CPU on the
  * command's pid, inherited, comm/task/mmap side band), same sample_type,
- * 1 MB ring per CPU woken at a quarter full, and the command started the
+ * 4 MB ring per CPU woken at a quarter full, and the command started the
  * same way (forked blocked, armed, released). Records are only skipped over
  * and samples counted: no decoding, no aggregation, no symbols.
  *   floor 'CMD ARGS'     prints "N samples, L lost" on stderr
@@ -22,7 +22,7 @@
 #include "collector/command.h"
 #include "perfev/perfev.h"
 
-#define RING_BYTES (1024 * 1024) /* ftstack's default --buffer-size */
+#define RING_BYTES (4096 * 1024) /* ftstack's default ring on up to 64 CPUs */
 #define MAX_CPUS 256
 
 struct counts {

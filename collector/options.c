@@ -187,7 +187,6 @@ static void set_defaults(struct ft_options *o)
 	memset(o, 0, sizeof(*o));
 	o->format = OUT_TEXT;
 	o->state = -1;
-	o->buffer_kb = 1024;
 	o->min_block_us = 1;
 	o->backend = FT_BACKEND_PERF;
 }

@@ -28,6 +28,7 @@ struct ft_perf_source {
 	size_t nfds, capfds;
 	struct ft_perf_ring *rings; /* indexed by CPU */
 	int ncpus;
+	size_t ring_kb;            /* per-CPU ring: --buffer-size or default_ring_kb */
 	struct ft_id_map *ids;
 	size_t nids, capids;
 	uint64_t sample_type;
@@ -154,7 +155,7 @@ static void attr_for(const struct ft_session *s, const struct ft_event *e, struc
 	po->disabled = true;
 	po->context_switch = e->kind == FT_EV_SCHED_SWITCH; /* offcpu's switch-ins */
 	/* wake the loop when a quarter of the ring is full, not per record */
-	po->wakeup_bytes = (uint32_t)(o->buffer_kb * 1024 / 4);
+	po->wakeup_bytes = (uint32_t)(s->perf->ring_kb * 1024 / 4);
 	po->inherit = !s->offcpu && (s->have_child || o->npids > 0);
 	po->max_stack = s->max_stack;
 	/* uprobes at a function's entry need [sp], the caller the walk skips */
@@ -193,7 +194,7 @@ static int open_one(struct ft_session *s, int ev, int pid, int cpu, bool track)
 	struct ft_perf_ring *r = &ps->rings[cpu];
 	if (r->ring.base)
 		return perfev_set_output(fd, r->ring.fd);
-	size_t bytes = s->opt->buffer_kb * 1024;
+	size_t bytes = ps->ring_kb * 1024;
 	if ((ret = perfev_ring_map(&r->ring, fd, bytes)) < 0)
 		return ret;
 	r->cpu = cpu;
@@ -269,6 +270,21 @@ static int explain_open(int err, const struct ft_event *e)
 static int open_events(struct ft_session *s, int epfd, const struct ft_event *events,
 		       int nevents);
 
+/* Without --buffer-size: 4 MB per CPU, about 20 ms of the busiest
+ * workloads here (offcpu's pipe ping-pong), so a reader that loses its CPU
+ * to busy neighbours for a while loses nothing; at most 256 MB in all on
+ * large machines, and never under 512 KB. */
+static size_t default_ring_kb(const bool *online, int top)
+{
+	int n = 0;
+	for (int c = 0; c < top; c++)
+		n += online[c];
+	size_t kb = 4096;
+	while (n > 0 && kb > 512 && kb * (size_t)n > 256 * 1024)
+		kb /= 2;
+	return kb;
+}
+
 int ft_perf_source_open(struct ft_session *s, int epfd)
 {
 	return open_events(s, epfd, s->plan.events, s->plan.nevents);
@@ -291,6 +307,9 @@ static int open_events(struct ft_session *s, int epfd, const struct ft_event *ev
 	ps->events = events;
 	ps->nevents = nevents;
 	ps->ncpus = ft_online_cpus(s->opt, online, FT_MAX_CPUS);
+	ps->ring_kb = s->opt->buffer_set ? s->opt->buffer_kb : default_ring_kb(online, ps->ncpus);
+	if (events == &sideband_event)
+		ps->ring_kb = 512; /* comm/mmap/fork/exit only; --buffer-size sizes the instance */
 	ps->rings = calloc(ps->ncpus, sizeof(*ps->rings));
 	ps->sample_type = PERFEV_SAMPLE_TYPE;
 	ps->single_event = nevents == 1;
