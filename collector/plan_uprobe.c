@@ -65,6 +65,7 @@ static int lib_search(const char *lib, char *out, size_t len)
 		extra[nextra++] = d;
 	int ret = -ENOENT;
 	for (int i = 0; ret && i < nextra + (int)(sizeof(dirs) / sizeof(*dirs)); i++) {
+		/* cppcheck-suppress uninitvar ; extra[i] is set for every i < nextra */
 		const char *d = i < nextra ? extra[i] : dirs[i - nextra];
 		glob_t g;
 		snprintf(pat, sizeof(pat), "%s/lib%s.so*", d, lib);

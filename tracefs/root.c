@@ -110,6 +110,7 @@ ssize_t tracefs_read_file(const char *root, const char *rel, char **out)
 			buf = nb;
 			cap *= 2;
 		}
+		/* cppcheck-suppress nullPointerArithmeticRedundantCheck ; the loop runs while buf */
 		r = read(fd, buf + n, cap - n - 1);
 		if (r < 0 && errno == EINTR)
 			continue;
