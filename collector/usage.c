@@ -10,6 +10,7 @@ void ft_usage(FILE *f)
 "       ftstack offcpu  [OPTIONS] [DURATION]\n"
 "       ftstack report  [OPTIONS] FILE ...   (- for standard input)\n"
 "       ftstack check | cleanup\n"
+"Options may also come before the subcommand: ftstack --debug cleanup.\n"
 "\n"
 "Counts stack traces with the kernel's own tracing machinery (tracefs,\n"
 "perf_event_open), no BPF. DURATION is seconds; without it tracing runs until\n"
