@@ -89,6 +89,8 @@ static int setup_events(struct ft_ftrace_source *fs, uint16_t *ids)
 	for (int i = 0; i < s->plan.nevents; i++) {
 		const struct ft_event *e = &s->plan.events[i];
 		char rel[512], trig[128], *text = NULL;
+		if (e->refused)
+			continue; /* a pattern's match kprobe_events refused */
 		if (e->kind != FT_EV_TRACEPOINT) {
 			fprintf(stderr, "ftstack: --backend ftrace traces tracepoints only; %s "
 				"needs --backend perf\n", e->name);
