@@ -120,6 +120,8 @@ struct ft_event {
 	char dyn_def[640];   /* the definition line written there */
 	uint32_t pid_only;   /* uprobe -p resolution: only this process's hits */
 	uint64_t kstart, kend; /* FT_EV_FUNCTION: the function's kernel text */
+	bool optional;       /* one of a pattern's matches: skipped if the kernel refuses it */
+	int refused;         /* -errno the kernel refused an optional event with, 0 = attached */
 };
 
 struct ft_plan {
@@ -139,12 +141,21 @@ struct ft_plan {
 	bool function_tracer;           /* some events are FT_EV_FUNCTION */
 	bool function_tracer_tried;     /* and what trying it in an instance said */
 	int function_tracer_err;
+	int noptional;                  /* events from patterns (ft_event.optional) */
 };
 
 /* Creates what the plan needs in tracefs (dynamic events), recording each
  * change in p->log, and fills in their ids. Returns 0, or -errno after printing
  * the kernel's complaint. */
 int ft_plan_create(struct ft_plan *p);
+
+/* Whether the kernel's refusal ERR (-errno) of an optional event means "this
+ * function cannot be probed" (skip it) rather than a failure of the run. */
+bool ft_plan_refusal(int err);
+/* After the events were opened: says how many pattern matches were attached
+ * and which the kernel refused, and why. Returns 0, or -ENOENT (said) when
+ * every one was refused. */
+int ft_plan_report_refused(const struct ft_plan *p);
 
 /* Resolves o's event specs into plan events. Returns 0, or -errno after
  * printing one line (with suggestions) saying what is wrong. */

@@ -26,21 +26,29 @@ static int function_ip_offset(const char *root)
 static int write_filter(struct ft_ftrace_source *fs, struct tracefs_raw_types *t,
 			struct tracefs_raw_func *funcs)
 {
-	const struct ft_plan *p = &fs->s->plan;
+	struct ft_plan *p = &fs->s->plan;
 	int n = 0;
 	for (int i = 0; i < p->nevents; i++) {
-		const struct ft_event *e = &p->events[i];
+		struct ft_event *e = &p->events[i];
 		if (e->kind != FT_EV_FUNCTION)
 			continue;
 		/* the first write empties the filter; the rest add to it */
 		int ret = ft_ftrace_write(fs, "set_ftrace_filter", e->name, n > 0,
 					  TRACEFS_UNDO_WRITE, " ");
+		if (ret < 0 && e->optional && ft_plan_refusal(ret)) {
+			e->refused = ret; /* one of a pattern's: skipped, and said */
+			continue;
+		}
 		if (ret < 0)
 			return ret;
 		funcs[n++] = (struct tracefs_raw_func){ e->kstart, e->kend, i };
 	}
 	t->nfuncs = n;
-	return 0;
+	if (n)
+		return 0;
+	/* an empty filter would trace every function */
+	fprintf(stderr, "ftstack: the function tracer refused every function asked for\n");
+	return -ENOENT;
 }
 
 int ft_ftrace_function_setup(struct ft_ftrace_source *fs, struct tracefs_raw_types *t)

@@ -91,6 +91,8 @@ static int setup_events(struct ft_ftrace_source *fs, uint16_t *ids, int *args, u
 			    TRACEFS_RAW_WANT_KSTACK | TRACEFS_RAW_WANT_USTACK;
 		bool kstack = (s->want_kernel || s->plan.through_name) && !user;
 		char rel[512], trig[128], *text = NULL;
+		if (e->refused)
+			continue; /* a pattern's match kprobe_events refused */
 		if (e->kind != FT_EV_TRACEPOINT) {
 			fprintf(stderr, "ftstack: --backend ftrace traces tracefs events only; %s "
 				"needs --backend perf\n", e->name);

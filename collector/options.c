@@ -164,6 +164,30 @@ static int parse_call_graph(const char *s, struct ft_options *o)
 	return bad("--call-graph takes fp or dwarf[,SIZE], got '%s'%s", s, "");
 }
 
+static const char shorts[] = "+e:l:p:L:c:C:UKfo:dasvPm:M:t:x:ri:TD:F:Iukh";
+
+/* Index of the first word that is neither an option nor an option's value,
+ * found with getopt itself (clusters, joined values, --opt=VAL and long-name
+ * prefixes read the same as in the real parse), or argc when there is none
+ * before "--". */
+static int first_word(int argc, char **argv)
+{
+	optind = 0; /* glibc: start afresh */
+	opterr = 0;
+	for (;;) {
+		int at = optind ? optind : 1;
+		if (getopt_long(argc, argv, shorts, long_opts, NULL) != -1)
+			continue;
+		if (optind == at + 1 && strcmp(argv[at], "--") == 0)
+			return argc; /* the rest is the command to run */
+		return optind;
+	}
+}
+
+/* The subcommand is the first word that is not an option or an option's
+ * value, so global options may come before it (ftstack --debug cleanup) while
+ * -e check or -o report stay values. It is moved to argv[1], where the rest
+ * of the parse expects it. Returns the index of the first word after it. */
 static int parse_subcommand(int argc, char **argv, struct ft_options *o)
 {
 	static const struct { const char *name; enum ft_cmd cmd; } cmds[] = {
@@ -171,13 +195,17 @@ static int parse_subcommand(int argc, char **argv, struct ft_options *o)
 		{ "report", FT_REPORT }, { "check", FT_CHECK }, { "cleanup", FT_CLEANUP },
 	};
 	o->cmd = FT_COUNT;
-	if (argc < 2 || argv[1][0] == '-')
+	int w = first_word(argc, argv);
+	if (w >= argc)
 		return 1;
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
-		if (strcmp(argv[1], cmds[i].name) == 0) {
-			o->cmd = cmds[i].cmd;
-			return 2;
-		}
+		if (strcmp(argv[w], cmds[i].name) != 0)
+			continue;
+		o->cmd = cmds[i].cmd;
+		char *word = argv[w];
+		memmove(&argv[2], &argv[1], (size_t)(w - 1) * sizeof(*argv));
+		argv[1] = word;
+		return 2;
 	}
 	return 1; /* a positional event of count mode */
 }
@@ -403,33 +431,48 @@ static int check_combinations(struct ft_options *o)
 	return 0;
 }
 
+/* Everything after "--" is the command to run. */
+static int take_command(char **words, struct ft_options *o)
+{
+	if (!words[0])
+		return bad("nothing after --: give the command to run%s%s", "", "");
+	if (o->command)
+		return bad("give the command once (-c or --)%s%s", "", "");
+	o->command = words;
+	return 0;
+}
+
+static int report_bad_option(char **argv)
+{
+	const char *w = argv[optind - 1];
+	if (optopt && strchr(shorts, optopt) && w[0] == '-' && w[1] == optopt)
+		return bad("option -%s needs a value (see ftstack --help)%s",
+			   (char[]){ (char)optopt, 0 }, "");
+	return bad("unknown option '%s' (see ftstack --help)%s", w, "");
+}
+
 int ft_options_parse(int argc, char **argv, struct ft_options *o)
 {
 	set_defaults(o);
 	int first = parse_subcommand(argc, argv, o);
-	int dashdash = argc;
-	for (int i = first; i < argc; i++) {
-		if (strcmp(argv[i], "--") == 0) {
-			dashdash = i;
-			break;
-		}
-	}
-	if (dashdash < argc) {
-		if (dashdash + 1 >= argc)
-			return bad("nothing after --: give the command to run%s%s", "", "");
-		o->command = &argv[dashdash + 1];
-	}
-	/* getopt sees only what comes before "--"; argv[first-1] is its argv[0] */
-	int gargc = dashdash - first + 1;
+	/* getopt starts after the subcommand; argv[first-1] is its argv[0] */
+	int gargc = argc - first + 1;
 	char **gargv = argv + first - 1;
 	char *saved0 = gargv[0];
 	gargv[0] = argv[0];
-	optind = 1;
+	optind = 0; /* glibc: start afresh after first_word() */
 	opterr = 0;
 	int c, ret = 0;
-	const char *shorts = "+e:l:p:L:c:C:UKfo:dasvPm:M:t:x:ri:TD:F:Iukh";
-	while (ret == 0 && optind < gargc) {
+	while (ret == 0) {
+		int at = optind ? optind : 1;
+		if (at >= gargc)
+			break;
 		c = getopt_long(gargc, gargv, shorts, long_opts, NULL);
+		if (c == -1 && optind == at + 1 && strcmp(gargv[at], "--") == 0) {
+			/* getopt's own "--", so "-o --" stays -o's value */
+			ret = take_command(gargv + optind, o);
+			break;
+		}
 		if (c == -1) {
 			/* a positional word: take it and go on parsing options after it */
 			ret = apply_positional(gargv[optind++], o);
@@ -442,11 +485,7 @@ int ft_options_parse(int argc, char **argv, struct ft_options *o)
 			printf("ftstack %s\n", FTSTACK_VERSION);
 			ret = 1;
 		} else if (c == '?' || c == ':') {
-			const char *w = gargv[optind - 1];
-			if (optopt && strchr(shorts, optopt) && w[0] == '-' && w[1] == optopt)
-				ret = bad("option -%s needs a value (see ftstack --help)%s", (char[]){ (char)optopt, 0 }, "");
-			else
-				ret = bad("unknown option '%s' (see ftstack --help)%s", w, "");
+			ret = report_bad_option(gargv);
 		} else {
 			ret = apply_option(c, optarg, o);
 		}

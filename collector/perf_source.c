@@ -9,13 +9,16 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
+#include "collector/progress.h"
 #include "collector/session.h"
 
 struct ft_perf_ring {
 	struct perfev_ring ring;
 	int cpu;
+	bool tracked;  /* an fd on this CPU writes the side band (comm, mmap, ...) */
 };
 
 struct ft_id_map {
@@ -25,6 +28,7 @@ struct ft_id_map {
 
 struct ft_perf_source {
 	int *fds;
+	uint32_t *fd_event; /* the event of each fd; an event's fds are adjacent */
 	size_t nfds, capfds;
 	struct ft_perf_ring *rings; /* indexed by CPU */
 	int ncpus;
@@ -34,13 +38,13 @@ struct ft_perf_source {
 	uint64_t sample_type;
 	uint64_t regs_mask;
 	bool single_event;
-	const struct ft_event *events; /* the plan's, or the side-band dummy */
+	struct ft_event *events; /* the plan's, or the side-band dummy */
 	int nevents;
 };
 
 /* --backend ftrace takes its samples from tracefs, and processes' comm,
  * mmaps, forks and exits from this event, which samples nothing. */
-static const struct ft_event sideband_event = {
+static struct ft_event sideband_event = {
 	.kind = FT_EV_CPU_CLOCK, .name = "side band", .perf_type = PERF_TYPE_SOFTWARE,
 	.perf_config = PERF_COUNT_SW_DUMMY,
 };
@@ -77,16 +81,21 @@ int ft_online_cpus(const struct ft_options *o, bool *online, int max)
 }
 
 /* -C: tracing_cpumask, so the other CPUs' buffers stay empty. */
-static int push_fd(struct ft_perf_source *ps, int fd)
+static int push_fd(struct ft_perf_source *ps, int fd, uint32_t event)
 {
 	if (ps->nfds == ps->capfds) {
 		size_t cap = ps->capfds ? ps->capfds * 2 : 64;
 		int *n = realloc(ps->fds, cap * sizeof(*n));
-		if (!n)
+		if (n)
+			ps->fds = n;
+		uint32_t *ev = realloc(ps->fd_event, cap * sizeof(*ev));
+		if (ev)
+			ps->fd_event = ev;
+		if (!n || !ev)
 			return -ENOMEM;
-		ps->fds = n;
 		ps->capfds = cap;
 	}
+	ps->fd_event[ps->nfds] = event;
 	ps->fds[ps->nfds++] = fd;
 	return 0;
 }
@@ -163,23 +172,26 @@ static void attr_for(const struct ft_session *s, const struct ft_event *e, struc
 	po->stack_dump = o->call_graph_dwarf ? o->dwarf_size : 8;
 }
 
-/* Opens event E for (pid, cpu); the first fd on a CPU owns its ring. */
-static int open_one(struct ft_session *s, int ev, int pid, int cpu, bool track)
+/* Opens event E for (pid, cpu); the first fd on a CPU owns its ring, the
+ * first one for all tasks (pid -1 or -c's child) writes its side band. */
+static int open_one(struct ft_session *s, int ev, int pid, int cpu, bool first_task)
 {
 	struct ft_perf_source *ps = s->perf;
 	const struct ft_event *e = &ps->events[ev];
+	struct ft_perf_ring *r = &ps->rings[cpu];
 	struct perfev_opts po;
 	attr_for(s, e, &po);
-	po.track = track;
-	po.track_mmap = track && s->want_user;
+	po.track = s->track && first_task && !r->tracked;
+	po.track_mmap = po.track && s->want_user;
 	int fd = perfev_open(&po, pid, cpu, -1);
 	if (fd < 0)
 		return fd;
-	int ret = push_fd(ps, fd);
+	int ret = push_fd(ps, fd, (uint32_t)ev);
 	if (ret < 0) {
 		close(fd);
 		return ret;
 	}
+	r->tracked |= po.track;
 	uint64_t id;
 	if ((ret = perfev_id(fd, &id)) < 0 || (ret = push_id(ps, id, (uint32_t)ev)) < 0)
 		return ret;
@@ -191,7 +203,6 @@ static int open_one(struct ft_session *s, int ev, int pid, int cpu, bool track)
 	 * filter the same samples are dropped later. */
 	if (e->kind == FT_EV_SCHED_SWITCH && !e->filter[0])
 		ioctl(fd, PERF_EVENT_IOC_SET_FILTER, "prev_pid != 0");
-	struct ft_perf_ring *r = &ps->rings[cpu];
 	if (r->ring.base)
 		return perfev_set_output(fd, r->ring.fd);
 	size_t bytes = ps->ring_kb * 1024;
@@ -267,8 +278,63 @@ static int explain_open(int err, const struct ft_event *e)
 	return err;
 }
 
-static int open_events(struct ft_session *s, int epfd, const struct ft_event *events,
-		       int nevents);
+/* Hundreds of probes on a few CPUs need more fds than the usual soft
+ * limit of 1024: raise it towards the hard limit, as perf does. */
+static void raise_fd_limit(size_t fds)
+{
+	struct rlimit rl;
+	size_t want = fds + 64; /* rings, epoll, timers, files being read */
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= want)
+		return;
+	rlim_t old = rl.rlim_cur;
+	rl.rlim_cur = rl.rlim_max != RLIM_INFINITY && rl.rlim_max < want ? rl.rlim_max : want;
+	if (rl.rlim_cur > old && setrlimit(RLIMIT_NOFILE, &rl) == 0)
+		ft_debug("open file limit raised from %llu to %llu", (unsigned long long)old,
+			 (unsigned long long)rl.rlim_cur);
+}
+
+/* Kernel functions and uprobes are "probes"; anything else is "events". */
+static const char *probes_noun(const struct ft_event *events, int nevents)
+{
+	for (int e = 0; e < nevents; e++)
+		if (!events[e].kfunc && events[e].kind != FT_EV_UPROBE_PMU &&
+		    !events[e].dyn_file[0])
+			return "events";
+	return "probes";
+}
+
+/* Opens event EV on every CPU for every task. An optional event (one of a
+ * pattern's matches) that the kernel refuses at its first open is marked
+ * refused and skipped; ft_plan_report_refused says so. */
+static int open_event(struct ft_session *s, int ev, const bool *online, const pid_t *tasks,
+		      int ntasks)
+{
+	struct ft_perf_source *ps = s->perf;
+	struct ft_event *e = &ps->events[ev];
+	bool first = true;
+	if (e->refused)
+		return 0; /* refused in tracefs already */
+	for (int cpu = 0; cpu < ps->ncpus; cpu++) {
+		if (!online[cpu])
+			continue;
+		for (int t = 0; t < ntasks; t++) {
+			int ret = open_one(s, ev, tasks[t], cpu, t == 0);
+			if (ret == -ESRCH && tasks[t] > 0 && ntasks > 1)
+				continue; /* a thread of -p that exited meanwhile */
+			if (ret < 0 && first && e->optional && ft_plan_refusal(ret)) {
+				ft_debug("the kernel refused %s: %s", e->name, strerror(-ret));
+				e->refused = ret;
+				return 0;
+			}
+			if (ret < 0)
+				return explain_open(ret, e);
+			first = false;
+		}
+	}
+	return 0;
+}
+
+static int open_events(struct ft_session *s, int epfd, struct ft_event *events, int nevents);
 
 /* Without --buffer-size: 4 MB per CPU, about 20 ms of the busiest
  * workloads here (offcpu's pipe ping-pong), so a reader that loses its CPU
@@ -295,8 +361,7 @@ int ft_perf_source_open_sideband(struct ft_session *s, int epfd)
 	return s->track ? open_events(s, epfd, &sideband_event, 1) : 0;
 }
 
-static int open_events(struct ft_session *s, int epfd, const struct ft_event *events,
-		       int nevents)
+static int open_events(struct ft_session *s, int epfd, struct ft_event *events, int nevents)
 {
 	bool online[FT_MAX_CPUS] = { false };
 	struct ft_perf_source *ps = calloc(1, sizeof(*ps));
@@ -328,19 +393,15 @@ static int open_events(struct ft_session *s, int epfd, const struct ft_event *ev
 		free(tasks);
 		return -ENOMEM;
 	}
+	raise_fd_limit((size_t)nevents * (size_t)ps->ncpus * (size_t)ntasks);
+	struct ft_progress pg;
+	ft_progress_start(&pg, "attaching", probes_noun(events, nevents), nevents);
 	int ret = 0;
-	for (int cpu = 0; cpu < ps->ncpus && ret == 0; cpu++) {
-		if (!online[cpu])
-			continue;
-		for (int t = 0; t < ntasks && ret == 0; t++)
-			for (int e = 0; e < nevents && ret == 0; e++) {
-				ret = open_one(s, e, tasks[t], cpu, s->track && t == 0 && e == 0);
-				if (ret == -ESRCH && tasks[t] > 0 && ntasks > 1)
-					ret = 0; /* a thread of -p that exited meanwhile */
-				else if (ret < 0)
-					explain_open(ret, &events[e]);
-			}
+	for (int e = 0; e < nevents && ret == 0; e++) {
+		ret = open_event(s, e, online, tasks, ntasks);
+		ft_progress_step(&pg);
 	}
+	ft_progress_end(&pg);
 	free(tasks);
 	if (ret < 0)
 		return ret;
@@ -463,6 +524,23 @@ uint64_t ft_perf_source_bad_records(const struct ft_session *s)
 	return n;
 }
 
+/* Closing a probe's fds unregisters it, an RCU grace period or two each:
+ * hundreds of them take a while, so they get progress too. */
+static void close_fds(struct ft_perf_source *ps)
+{
+	int attached = 0;
+	for (size_t i = 0; i < ps->nfds; i++)
+		attached += i == 0 || ps->fd_event[i] != ps->fd_event[i - 1];
+	struct ft_progress pg;
+	ft_progress_start(&pg, "detaching", probes_noun(ps->events, ps->nevents), attached);
+	for (size_t i = 0; i < ps->nfds; i++) {
+		close(ps->fds[i]);
+		if (i + 1 == ps->nfds || ps->fd_event[i + 1] != ps->fd_event[i])
+			ft_progress_step(&pg);
+	}
+	ft_progress_end(&pg);
+}
+
 void ft_perf_source_close(struct ft_session *s)
 {
 	struct ft_perf_source *ps = s->perf;
@@ -471,9 +549,9 @@ void ft_perf_source_close(struct ft_session *s)
 	for (int cpu = 0; ps->rings && cpu < ps->ncpus; cpu++)
 		if (ps->rings[cpu].ring.base)
 			perfev_ring_unmap(&ps->rings[cpu].ring);
-	for (size_t i = 0; i < ps->nfds; i++)
-		close(ps->fds[i]);
+	close_fds(ps);
 	free(ps->fds);
+	free(ps->fd_event);
 	free(ps->rings);
 	free(ps->ids);
 	free(ps);

@@ -9,6 +9,7 @@
 #include "collector/collector.h"
 #include "collector/spec.h"
 #include "collector/plan.h"
+#include "collector/progress.h"
 #include "tracefs/tracefs.h"
 
 static const struct { const char *name; int nr; } syscall_names[] = {
@@ -191,8 +192,18 @@ int ft_pmu_type(const char *name)
 	return type;
 }
 
+static int count_dynevents(const struct ft_plan *p)
+{
+	int n = 0;
+	for (int i = 0; i < p->nevents; i++)
+		n += p->events[i].dyn_file[0] != '\0';
+	return n;
+}
+
 int ft_plan_create(struct ft_plan *p)
 {
+	struct ft_progress pg;
+	ft_progress_start(&pg, "creating", "dynamic events", count_dynevents(p));
 	for (int i = 0; i < p->nevents; i++) {
 		struct ft_event *e = &p->events[i];
 		if (!e->dyn_file[0])
@@ -203,7 +214,16 @@ int ft_plan_create(struct ft_plan *p)
 		uint32_t id = 0;
 		if (ret == 0)
 			ret = tracefs_event_id(p->tracefs, e->system, e->event, &id);
+		ft_progress_step(&pg);
+		if (ret < 0 && e->optional && ft_plan_refusal(ret)) {
+			/* one of a pattern's matches: said with the others after opening */
+			ft_debug("%s refused '%s': %s%s%s", e->dyn_file, e->dyn_def, strerror(-ret),
+				 *err ? ": " : "", err);
+			e->refused = ret;
+			continue;
+		}
 		if (ret < 0) {
+			ft_progress_end(&pg);
 			fprintf(stderr, "ftstack: the kernel refused '%s' in %s: %s%s%s\n", e->dyn_def,
 				e->dyn_file, strerror(-ret), *err ? ": " : "", err);
 			return ret;
@@ -211,6 +231,7 @@ int ft_plan_create(struct ft_plan *p)
 		e->perf_config = id;
 		ft_debug("%s: %s/%s id %u", e->dyn_file, e->system, e->event, id);
 	}
+	ft_progress_end(&pg);
 	return 0;
 }
 

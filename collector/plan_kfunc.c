@@ -116,6 +116,63 @@ static int find_functions(const struct ft_plan *p, struct func_list *l)
 	return p->ksyms ? sym_kernel_foreach(p->ksyms, collect_ksym, l) : -ENOENT;
 }
 
+#define KPROBE_BLACKLIST "/sys/kernel/debug/kprobes/blacklist"
+
+/* The kprobe blacklist ("0xSTART-0xEND\tNAME[ [MODULE]]" lines, in debugfs),
+ * or NULL when it cannot be read. */
+static char *read_blacklist(void)
+{
+	FILE *f = fopen(KPROBE_BLACKLIST, "r");
+	char *text = NULL;
+	size_t len = 0;
+	if (!f)
+		return NULL;
+	ssize_t n = getdelim(&text, &len, '\0', f);
+	fclose(f);
+	if (n <= 0) {
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
+static bool blacklisted(const char *blacklist, const char *name)
+{
+	size_t n = strlen(name);
+	for (const char *at = blacklist; (at = strstr(at, name)); at += n)
+		if (at > blacklist && at[-1] == '\t' && (at[n] == '\n' || at[n] == ' ' || !at[n]))
+			return true;
+	return false;
+}
+
+/* Leaves out of L the matches kprobes cannot trace, and says which: the
+ * kprobe blacklist (the kernel would refuse them) and ftrace's placeholders
+ * for overridden weak functions (__ftrace_invalid_address___N, no function). */
+static void drop_untraceable(struct func_list *l, const char *pattern)
+{
+	char *blacklist = read_blacklist();
+	char names[200] = "";
+	int kept = 0, dropped = 0;
+	for (int i = 0; i < l->n; i++) {
+		const char *name = l->names[i];
+		if (strncmp(name, "__ftrace_invalid_address_", 25) != 0 &&
+		    !(blacklist && blacklisted(blacklist, name))) {
+			l->names[kept++] = l->names[i];
+			continue;
+		}
+		size_t used = strlen(names);
+		if (dropped++ < 5)
+			snprintf(names + used, sizeof(names) - used, "%s%s", used ? ", " : "", name);
+		free(l->names[i]);
+	}
+	free(blacklist);
+	l->n = kept;
+	if (dropped)
+		fprintf(stderr, "ftstack: '%s': skipping %d function%s kprobes cannot trace (kprobe "
+			"blacklist, ftrace placeholders): %s%s\n", pattern, dropped,
+			dropped == 1 ? "" : "s", names, dropped > 5 ? ", ..." : "");
+}
+
 /* 6.10+ renamed the allocators (__kmalloc → __kmalloc_noprof). */
 static void follow_rename(const struct ft_plan *p, char *name, size_t len)
 {
@@ -148,9 +205,10 @@ static int add_function(struct ft_plan *p, struct ft_event *e, const char *func)
 	return ft_plan_add(p, e);
 }
 
-static int add_probe(struct ft_plan *p, const char *func, enum mechanism mech)
+static int add_probe(struct ft_plan *p, const char *func, enum mechanism mech, bool optional)
 {
-	struct ft_event e = { .in_stack = true, .kfunc = true };
+	struct ft_event e = { .in_stack = true, .kfunc = true, .optional = optional };
+	p->noptional += optional;
 	snprintf(e.name, sizeof(e.name), "%s", func);
 	snprintf(e.label, sizeof(e.label), "%s", func);
 	snprintf(e.event, sizeof(e.event), "%s", func);
@@ -319,7 +377,7 @@ int ft_plan_kfunc(const struct ft_options *o, const struct ft_spec *sp, struct f
 		} else if (mech == MECH_TRACEPOINT) {
 			ret = plan_fallback(sp, p, func);
 		} else {
-			ret = add_probe(p, func, mech);
+			ret = add_probe(p, func, mech, false);
 		}
 		list_free(&l);
 		return ret;
@@ -336,12 +394,19 @@ int ft_plan_kfunc(const struct ft_options *o, const struct ft_spec *sp, struct f
 		list_free(&l);
 		return -EINVAL;
 	}
+	drop_untraceable(&l, sp->name);
+	if (l.n == 0) {
+		fprintf(stderr, "ftstack: '%s' matches no kernel function kprobes can trace\n",
+			sp->name);
+		list_free(&l);
+		return -EINVAL;
+	}
 	int max = o->max_probes ? (int)o->max_probes : FT_MAX_PROBES_DEFAULT;
 	if (l.n > max)
 		fprintf(stderr, "ftstack: '%s' matches %d functions; tracing the first %d "
 			"(--max-probes), skipping %d\n", sp->name, l.n, max, l.n - max);
 	for (int i = 0; i < l.n && i < max && ret == 0; i++)
-		ret = add_probe(p, l.names[i], mech);
+		ret = add_probe(p, l.names[i], mech, true);
 	list_free(&l);
 	return ret;
 }
@@ -359,4 +424,74 @@ bool ft_plan_kfunc_uses_function_tracer(const struct ft_options *o, struct ft_pl
 	if (!o->mechanism && (ft_pmu_type("kprobe") >= 0 || kprobe_events_present(p)))
 		return false;
 	return function_tracer(p) == 0; /* refused: choose_mechanism says so */
+}
+
+bool ft_plan_refusal(int err)
+{
+	switch (-err) {
+	case EINVAL:       /* blacklisted, not a probe-safe address */
+	case ENOENT:       /* no such symbol (any more) */
+	case EADDRNOTAVAIL: /* the name is not unique (6.6+, and backports) */
+	case EILSEQ:       /* not at an instruction boundary */
+	case EBUSY:
+	case EEXIST:
+	case EOPNOTSUPP:
+	case 524:          /* ENOTSUPP, the kernel's own */
+		return true;
+	default:
+		return false; /* out of fds or memory, no permission: the run fails */
+	}
+}
+
+static const char *refusal_hint(int err)
+{
+	return err == -EADDRNOTAVAIL ? ": several functions have this name" :
+	       err == -EINVAL ? ": kprobe blacklist or no probe-safe address" : "";
+}
+
+/* One "N reason (name, name, ...)" group per distinct errno, a few names each. */
+static void append_refusals(const struct ft_plan *p, char *buf, size_t len)
+{
+	int seen[8], nseen = 0;
+	for (int i = 0; i < p->nevents && nseen < 8; i++) {
+		int err = p->events[i].refused;
+		bool dup = false;
+		for (int k = 0; k < nseen; k++)
+			dup |= seen[k] == err;
+		if (!err || dup)
+			continue;
+		seen[nseen++] = err;
+		int n = 0;
+		for (int j = 0; j < p->nevents; j++)
+			n += p->events[j].refused == err;
+		size_t used = strlen(buf);
+		snprintf(buf + used, len - used, "%s%d %s%s (", nseen > 1 ? "; " : "", n,
+			 strerror(-err), refusal_hint(err));
+		for (int j = 0, shown = 0; j < p->nevents && shown < 5; j++) {
+			if (p->events[j].refused != err)
+				continue;
+			used = strlen(buf);
+			snprintf(buf + used, len - used, "%s%s", shown++ ? ", " : "", p->events[j].name);
+		}
+		used = strlen(buf);
+		snprintf(buf + used, len - used, "%s)", n > 5 ? ", ..." : "");
+	}
+}
+
+int ft_plan_report_refused(const struct ft_plan *p)
+{
+	int refused = 0;
+	for (int i = 0; i < p->nevents; i++)
+		refused += p->events[i].refused != 0;
+	if (p->noptional <= 1 && !refused)
+		return 0;
+	char why[1024] = "";
+	append_refusals(p, why, sizeof(why));
+	fprintf(stderr, "ftstack: attached %d of %d kernel function%s%s%s\n",
+		p->noptional - refused, p->noptional, p->noptional == 1 ? "" : "s",
+		refused ? "; the kernel refused " : "", why);
+	if (refused < p->noptional)
+		return 0;
+	fprintf(stderr, "ftstack: nothing left to trace\n");
+	return -ENOENT;
 }

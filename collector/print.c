@@ -167,6 +167,20 @@ int ft_print_interval(struct ft_session *s)
 	return ret;
 }
 
+/* Whether the uprobe entry-caller fix ran: the tests show with it that the
+ * caller came from [sp] on kernels that do not add it themselves. */
+static void debug_entry_callers(const struct ft_session *s)
+{
+	for (int i = 0; i < s->plan.nevents; i++) {
+		if (!s->plan.events[i].entry_fix)
+			continue;
+		ft_debug("uprobe entry callers put back from [sp]: %" PRIu64 "%s",
+			 s->cnt.entry_callers, s->cnt.entry_callers ? "" :
+			 " (the kernel adds them itself, or no user stack)");
+		return;
+	}
+}
+
 void ft_print_summary(struct ft_session *s, const struct agg_named_stats *ns)
 {
 	const struct ft_counters *c = &s->cnt;
@@ -206,4 +220,5 @@ void ft_print_summary(struct ft_session *s, const struct agg_named_stats *ns)
 		fprintf(stderr, "ftstack: %" PRIu64 " records could not be decoded\n", bad);
 	if (ns->excluded)
 		fprintf(stderr, "ftstack: %zu stacks excluded by -x\n", ns->excluded);
+	debug_entry_callers(s);
 }

@@ -200,7 +200,8 @@ int ft_cmd_record(const struct ft_options *o)
 		sym_procs_snapshot(s.procs, (uint32_t)s.child.pid, 0);
 		ft_offcpu_follow(&s, (uint32_t)s.child.pid, 0);
 	}
-	if (ft_source_open(&s, epfd) < 0 || ft_source_enable(&s) < 0)
+	if (ft_source_open(&s, epfd) < 0 || ft_plan_report_refused(&s.plan) < 0 ||
+	    ft_source_enable(&s) < 0)
 		goto cleanup;
 	announce(&s);
 	if (s.have_child && (ret = ft_child_release(&s.child)) < 0) {
@@ -218,6 +219,8 @@ int ft_cmd_record(const struct ft_options *o)
 		goto cleanup;
 	}
 	ret = ft_print_result(&s, out);
+	if (ret == 0)
+		fflush(out); /* the result is out before probes are detached, which takes a while */
 	if (ret < 0 && ret != -EPIPE) {
 		fprintf(stderr, "ftstack: writing the result failed: %s\n", strerror(-ret));
 		goto cleanup;

@@ -1,0 +1,93 @@
+/* Unit tests of the command line: where the subcommand may stand (after
+ * global options, never as an option's value), and that the words around it
+ * keep their meaning. Touches no kernel state. */
+#include "collector/collector.h"
+#include "tests/unit/check.h"
+
+#include <errno.h>
+
+#define ARGS(...) ((char *[]){ "ftstack", __VA_ARGS__, NULL })
+#define NARGS(a) ((int)(sizeof(a) / sizeof(*(a))) - 1)
+
+static struct ft_options o;
+
+/* parse(argv): ft_options_parse on a fresh, writable argv */
+#define PARSE(...) ({ \
+	char **a_ = ARGS(__VA_ARGS__); \
+	ft_options_free(&o); \
+	ft_options_parse(NARGS(ARGS(__VA_ARGS__)), a_, &o); \
+})
+
+static void test_subcommand_after_options(void)
+{
+	CHECK_EQ_U64(PARSE("--debug", "cleanup"), 0, "--debug cleanup parses");
+	CHECK(o.cmd == FT_CLEANUP && o.debug && o.nspecs == 0,
+	      "--debug cleanup: cleanup with debug, no event named cleanup");
+	CHECK_EQ_U64(PARSE("--debug", "check"), 0, "--debug check parses");
+	CHECK(o.cmd == FT_CHECK && o.debug, "--debug check: check");
+	CHECK_EQ_U64(PARSE("-K", "--format", "folded", "profile", "5"), 0, "options before profile");
+	CHECK(o.cmd == FT_PROFILE && o.kernel_only && o.format == OUT_FOLDED && o.duration == 5,
+	      "-K --format folded profile 5: profile, folded, 5 s");
+	CHECK_EQ_U64(PARSE("--format=folded", "offcpu"), 0, "--opt=VAL before offcpu");
+	CHECK(o.cmd == FT_OFFCPU && o.format == OUT_FOLDED, "--format=folded offcpu: offcpu");
+	CHECK_EQ_U64(PARSE("--form", "folded", "profile"), 0, "a long-name prefix before profile");
+	CHECK(o.cmd == FT_PROFILE && o.format == OUT_FOLDED, "--form folded profile: profile");
+	CHECK_EQ_U64(PARSE("-Uo", "out", "profile"), 0, "a cluster whose value is the next word");
+	CHECK(o.cmd == FT_PROFILE && o.user_only && o.output && !strcmp(o.output, "out"),
+	      "-Uo out profile: profile, -o out");
+	CHECK_EQ_U64(PARSE("--debug", "report", "--diff", "a", "b"), 0, "--debug report --diff");
+	CHECK(o.cmd == FT_REPORT && o.diff && o.nreport_files == 2 &&
+	      !strcmp(o.report_files[0], "a") && !strcmp(o.report_files[1], "b"),
+	      "--debug report --diff a b: both files");
+	CHECK_EQ_U64(PARSE("-o", "--", "report", "f"), 0, "-o -- report f");
+	CHECK(o.cmd == FT_REPORT && !strcmp(o.output, "--") && o.nreport_files == 1,
+	      "-o --: -- is -o's value, report the subcommand");
+	CHECK_EQ_U64(PARSE("check"), 0, "check alone");
+	CHECK(o.cmd == FT_CHECK, "check alone: check");
+	CHECK_EQ_U64(PARSE("profile", "-F", "99"), 0, "options after the subcommand");
+	CHECK(o.cmd == FT_PROFILE && o.freq == 99, "profile -F 99");
+}
+
+static void test_values_are_not_subcommands(void)
+{
+	CHECK_EQ_U64(PARSE("-e", "cleanup"), 0, "-e cleanup parses");
+	CHECK(o.cmd == FT_COUNT && o.nspecs == 1 && !strcmp(o.specs[0], "cleanup"),
+	      "-e cleanup: count of an event named cleanup");
+	CHECK_EQ_U64(PARSE("-o", "check", "-e", "x"), 0, "-o check -e x parses");
+	CHECK(o.cmd == FT_COUNT && !strcmp(o.output, "check"), "-o check: the output file");
+	CHECK_EQ_U64(PARSE("-ocheck", "-e", "x"), 0, "-ocheck -e x parses");
+	CHECK(o.cmd == FT_COUNT && !strcmp(o.output, "check"), "-ocheck: the output file");
+	CHECK_EQ_U64(PARSE("--format", "text", "-x", "report", "-e", "x"), 0, "-x report parses");
+	CHECK(o.cmd == FT_COUNT && o.nexcludes == 1 && !strcmp(o.excludes[0], "report"),
+	      "-x report: an exclude pattern");
+	CHECK_EQ_U64(PARSE("-c", "check", "-e", "x"), 0, "-c check -e x parses");
+	CHECK(o.cmd == FT_COUNT && o.command && !strcmp(o.command[0], "check"),
+	      "-c check: the command to run");
+	CHECK_EQ_U64(PARSE("-e", "x", "--", "check"), 0, "-e x -- check parses");
+	CHECK(o.cmd == FT_COUNT && o.command && !strcmp(o.command[0], "check"),
+	      "-- check: the command to run");
+	CHECK_EQ_U64(PARSE("-e", "x", "5", "check"), 0, "-e x 5 check parses");
+	CHECK(o.cmd == FT_COUNT && o.duration == 5 && o.nspecs == 2 &&
+	      !strcmp(o.specs[1], "check"), "only the first word can be the subcommand");
+	CHECK_EQ_U64(PARSE("--through", "profile", "-e", "x"), 0, "--through profile parses");
+	CHECK(o.cmd == FT_COUNT && !strcmp(o.through, "profile"), "--through profile: a function");
+}
+
+static void test_errors(void)
+{
+	CHECK(PARSE("--bogus", "check") == -EINVAL, "an unknown option before check is refused");
+	CHECK(PARSE("-e", "x", "check") == -EINVAL, "check takes no event");
+	CHECK(PARSE("--debug", "profile", "-e", "x") == -EINVAL, "profile takes no event");
+	CHECK(PARSE("-e", "x", "--") == -EINVAL, "nothing after -- is refused");
+	CHECK(PARSE("-e", "x", "-c", "a", "--", "b") == -EINVAL, "-c and -- together are refused");
+}
+
+int main(void)
+{
+	setvbuf(stdout, NULL, _IONBF, 0);
+	test_subcommand_after_options();
+	test_values_are_not_subcommands();
+	test_errors();
+	ft_options_free(&o);
+	CHECK_DONE();
+}
