@@ -137,6 +137,10 @@ struct ft_plan {
 	char group[32];                 /* ftstack_<pid>: dynamic events made by this run */
 	const char *mechanism;          /* what kernel functions use, said on stderr */
 	bool tracefs_events;            /* --backend ftrace: probes must be tracefs events */
+	/* -c/-p: events are inherited by children, which a kprobe/uprobe PMU
+	 * event cannot be (the kernel re-reads its name/path pointer in the
+	 * forking process: fork fails with EFAULT), so the tracefs kind is used */
+	bool inherit;
 	enum ft_backend backend;        /* --backend, or ftrace for the function tracer */
 	bool function_tracer;           /* some events are FT_EV_FUNCTION */
 	bool function_tracer_tried;     /* and what trying it in an instance said */

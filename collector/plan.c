@@ -258,6 +258,7 @@ int ft_plan_build(const struct ft_options *o, struct ft_plan *p)
 	tracefs_log_init(&p->log, p->tracefs);
 	p->backend = o->backend;
 	p->tracefs_events = o->backend == FT_BACKEND_FTRACE;
+	p->inherit = o->command || o->npids;
 	if (o->cmd == FT_PROFILE)
 		return plan_profile(o, p);
 	if (o->cmd == FT_OFFCPU)

@@ -263,11 +263,17 @@ static enum mechanism choose_mechanism(const struct ft_options *o, struct ft_pla
 	bool pmu = !p->tracefs_events && ft_pmu_type("kprobe") >= 0;
 	bool events = kprobe_events_present(p);
 	const char *m = o->mechanism;
+	if (!m && p->inherit && events)
+		return MECH_KPROBE_EVENTS; /* children inherit those; see ft_plan.inherit */
 	if (!m)
 		return pmu ? MECH_KPROBE_PMU : events ? MECH_KPROBE_EVENTS :
 		       function_tracer(p) == 0 ? MECH_FUNCTION : MECH_TRACEPOINT;
 	if (strcmp(m, "tracepoint") == 0)
 		return MECH_TRACEPOINT;
+	if (strcmp(m, "kprobe-pmu") == 0 && pmu && p->inherit)
+		fprintf(stderr, "ftstack: warning: with the kprobe PMU, forks of the traced "
+			"processes fail (EFAULT: the kernel re-reads the probe's name in the "
+			"forking process); kprobe-events has no such limit\n");
 	if (strcmp(m, "kprobe-pmu") == 0 && pmu)
 		return MECH_KPROBE_PMU;
 	if (strcmp(m, "kprobe-events") == 0 && events)

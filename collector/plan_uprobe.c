@@ -21,6 +21,17 @@ static bool is_file(const char *path)
 	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
+/* True when PATH (followed through symlinks) starts with the ELF magic. */
+static bool is_elf(const char *path)
+{
+	char magic[4] = "";
+	FILE *f = fopen(path, "rb");
+	bool elf = f && fread(magic, 1, 4, f) == 4 && memcmp(magic, "\177ELF", 4) == 0;
+	if (f)
+		fclose(f);
+	return elf;
+}
+
 /* "c" → libc.so.6 as the process (-p) maps it: a mapped file whose name is
  * libNAME.so... or libNAME-... or NAME itself. */
 static int lib_in_maps(pid_t pid, const char *lib, char *out, size_t len)
@@ -70,12 +81,14 @@ static int lib_search(const char *lib, char *out, size_t len)
 		glob_t g;
 		snprintf(pat, sizeof(pat), "%s/lib%s.so*", d, lib);
 		if (glob(pat, 0, NULL, &g) == 0) {
-			/* the shortest name is the plain soname (libc.so.6, not libc.so.6.debug) */
-			size_t best = 0;
-			for (size_t j = 1; j < g.gl_pathc; j++)
-				if (strlen(g.gl_pathv[j]) < strlen(g.gl_pathv[best]))
+			/* the shortest ELF name is the soname (libc.so.6, not
+			 * libc.so.6.debug; libc.so is a linker script with -dev) */
+			size_t best = g.gl_pathc;
+			for (size_t j = 0; j < g.gl_pathc; j++)
+				if (is_elf(g.gl_pathv[j]) && (best == g.gl_pathc ||
+				    strlen(g.gl_pathv[j]) < strlen(g.gl_pathv[best])))
 					best = j;
-			if (is_file(g.gl_pathv[best]) || realpath(g.gl_pathv[best], pat)) {
+			if (best < g.gl_pathc) {
 				snprintf(out, len, "%s", g.gl_pathv[best]);
 				ret = 0;
 			}
@@ -127,7 +140,8 @@ static int add_uprobe(struct ft_plan *p, const char *display, const char *path, 
 	const char *label = strrchr(display, ':');
 	snprintf(e.label, sizeof(e.label), "%s", label ? label + 1 : display);
 	snprintf(e.path, sizeof(e.path), "%s", path);
-	int pmu = p->tracefs_events ? -1 : ft_pmu_type("uprobe");
+	/* -c/-p children must inherit the probe: uprobe_events (ft_plan.inherit) */
+	int pmu = p->tracefs_events || p->inherit ? -1 : ft_pmu_type("uprobe");
 	if (pmu >= 0) {
 		e.kind = FT_EV_UPROBE_PMU;
 		e.perf_type = (uint32_t)pmu;

@@ -41,6 +41,18 @@ expect_eq "uprobe -l LIB FUNC: total" "$(folded_count $TMP/o 'do_getppid [0-9]+$
 run_ft $TMP/o $TMP/e -e "$W:caller_*" -f -U -c "$W $n"
 expect_eq "uprobe glob: caller_a + caller_b entries" "$(folded_count $TMP/o 'main;caller_a [0-9]+$'):$(folded_count $TMP/o 'main;caller_b [0-9]+$')" "1:1"
 
+# a command that forks: its children inherit the probe (uprobe_events; a
+# uprobe PMU event made every fork of the command fail with EFAULT)
+run_ft $TMP/o $TMP/e -e "$W:do_getppid" -f -U -c "sh -c '$W $n; $W $n'"
+expect_eq "uprobe, -c that forks: exit status" $? 0
+check "uprobe, -c that forks: fork worked" bash -c "! grep -qi 'fork' $TMP/e"
+expect_eq "uprobe, -c that forks: caller_a:caller_b" \
+	"$(folded_count $TMP/o 'main;caller_a;do_getppid [0-9]+$'):$(folded_count $TMP/o 'main;caller_b;do_getppid [0-9]+$')" "$((2 * a)):$((2 * b))"
+# bcc's c:malloc: "c" is libc's ELF file, not the linker script libc.so
+run_ft $TMP/o $TMP/e -e c:malloc -f -U -c "sh -c 'ls / >/dev/null'"
+expect_eq "c:malloc: exit status" $? 0
+check "c:malloc: ls's mallocs counted" awk '$0 ~ /^ls;.*;malloc [0-9]+$/ { n += $NF } END { exit !(n > 0) }' $TMP/o
+
 # -p: only that process's hits count
 rm -f $TMP/go
 "$W" $n --wait $TMP/go & p1=$!
@@ -50,6 +62,13 @@ for i in $(seq 100); do grep -q Tracing $TMP/e 2>/dev/null && break; sleep 0.05;
 touch $TMP/go; wait $p1 $p2
 kill -INT $fpid; wait $fpid
 expect_eq "uprobe -p: only the one process" "$(folded_count $TMP/o 'do_getppid [0-9]+$')" $n
+# bcc's -l c FUNC with -p: the library as that process maps it
+sleep 0.5 & sp=$!
+"$FTSTACK" -l c nanosleep -f -U -p $sp >$TMP/o 2>$TMP/e & fpid=$!
+for i in $(seq 100); do grep -q Tracing $TMP/e 2>/dev/null && break; sleep 0.05; done
+wait $sp; wait $fpid; st=$?
+expect_eq "-l c FUNC -p: exit status" $st 0
+check "-l c FUNC -p: libc found through the process's maps" bash -c "! grep -q 'not an ELF' $TMP/e"
 
 # USDT: probe, provider:probe, usdt: form, and the semaphore raised
 run_ft $TMP/o $TMP/e -e "u:$U:tick" -f -U -c "$U $n"

@@ -1,4 +1,4 @@
-# A kernel-function pattern matching hundreds of functions (bcc's tcp_*):
+# A kernel-function pattern matching hundreds of functions (as bcc's tcp_*):
 # progress on stderr while attaching and detaching, a final line saying how
 # many were attached, matches kprobes cannot trace or the kernel refuses
 # skipped and named, stdout clean, the fd limit raised, kernel state as found.
@@ -7,48 +7,47 @@ KL=/sys/kernel/debug/kprobes/list
 state() { cat $T/kprobe_events; ls $T/instances; cat $KL 2>/dev/null; }
 before=$(state)
 
-# loopback TCP for the workload: busybox httpd and wget
+# The pattern: ext4_* where the kernel has it (hundreds of functions this
+# initramfs never calls), else tcp_* with no traffic. Under TCG, 368 tcp_*
+# kprobes with wget/httpd traffic wedged this kernel (soft lockups, once a
+# NULL call in tcp_sendpage), so hits are counted in kfunc.sh and
+# function_tracer.sh; this case is about attaching hundreds.
+P='ext4_*'
+n=$(awk '$1 ~ /^ext4_/ { print $1 }' $T/available_filter_functions | sort -u | wc -l)
+if [ "$n" -lt 200 ]; then
+	P='tcp_*'
+	n=$(awk '$1 ~ /^tcp_/ { print $1 }' $T/available_filter_functions | sort -u | wc -l)
+fi
+info "$P matches $n functions in available_filter_functions"
+check "$P matches hundreds of functions" [ "$n" -ge 200 ]
+
+# a soft fd limit below what 2 fds per function need: ftstack raises it
+(ulimit -S -n 512; exec $FTSTACK -e "$P" -K -f 2) >$TMP/o 2>$TMP/e
+expect_eq "$P: exit status" $? 0
+grep 'ftstack: \(attach\|detach\|creat\|skipp\)' $TMP/e | sed 's/^/# stderr: /'
+# kprobes cannot trace some matches (blacklist): those are said and skipped
+m=$(sed -n "s/^ftstack: attached \([0-9]*\) of \([0-9]*\) kernel functions.*/\2/p" $TMP/e)
+check "$P: progress starts with the number of probes" grep -qx "ftstack: attaching ${m:-x} probes\.\.\." $TMP/e
+p=$(grep -c "^ftstack: attaching [0-9]*/${m:-x} probes\.\.\.$" $TMP/e)
+check "$P: a few attaching N/$m lines ($p), not hundreds" [ "$p" -ge 1 -a "$p" -le 9 ]
+check "$P: final line: all attached ($m of $n matches)" grep -qx "ftstack: attached $m of $m kernel functions" $TMP/e
+check "$P: hundreds attached" [ "${m:-0}" -ge 200 ]
+check "$P: detaching progress" grep -qx "ftstack: detaching $m probes\.\.\." $TMP/e
+check "$P: stdout is folded stacks only" awk '!/^[^ ].* [0-9]+$/ || /ftstack/ { exit 1 }' $TMP/o
+
+# -c of a command that forks: kprobe_events is chosen by itself (children
+# inherit it; a kprobe PMU event makes their fork fail with EFAULT)
 ip link set lo up
 mkdir -p $TMP/www && echo hello > $TMP/www/index.html
 httpd -f -p 127.0.0.1:8080 -h $TMP/www &
 httpd=$!
-# runs until ftstack is done; system-wide, not -c: a kprobe PMU event cannot
-# be inherited by a fork (the kernel reads the function name from the
-# forking process's memory: fork fails with EFAULT). Gentle: a busy loop of
-# sendfile() under 368 probes being attached crashed this kernel once under
-# TCG (NULL call in tcp_sendpage).
-load() {
-	while [ ! -e $TMP/done ]; do
-		wget -q -O /dev/null http://127.0.0.1:8080/index.html; sleep 0.2
-	done
-}
-n=$(awk '$1 ~ /^tcp_/ { print $1 }' $T/available_filter_functions | sort -u | wc -l)
-info "tcp_* matches $n functions in available_filter_functions"
-check "tcp_* matches hundreds of functions" [ "$n" -ge 200 ]
-
-# a soft fd limit below what 2 fds per function need: ftstack raises it
-load &
-wl=$!
-(ulimit -S -n 512; exec $FTSTACK -e 'tcp_*' -K -f 3) >$TMP/o 2>$TMP/e
-expect_eq "tcp_*: exit status" $? 0
-touch $TMP/done; wait $wl
-grep 'ftstack: \(attach\|detach\|creat\)' $TMP/e | sed 's/^/# stderr: /'
-check "tcp_*: progress starts with the number of probes" grep -qx "ftstack: attaching $n probes\.\.\." $TMP/e
-p=$(grep -c "^ftstack: attaching [0-9]*/$n probes\.\.\.$" $TMP/e)
-check "tcp_*: a few attaching N/$n lines ($p), not hundreds" [ "$p" -ge 1 -a "$p" -le 9 ]
-check "tcp_*: final line: all attached" grep -qx "ftstack: attached $n of $n kernel functions" $TMP/e
-check "tcp_*: detaching progress" grep -qx "ftstack: detaching $n probes\.\.\." $TMP/e
-check "tcp_*: stdout is folded stacks only" awk '!/^[^ ].* [0-9]+$/ || /ftstack/ { exit 1 }' $TMP/o
-check "tcp_*: stacks end in tcp_ functions" awk '{ sub(/ [0-9]+$/, ""); if ($0 !~ /;tcp_[A-Za-z0-9_.]+$/) exit 1 } END { exit NR == 0 }' $TMP/o
-check "tcp_*: wget's connects seen" grep -q '^wget;.*;tcp_v4_connect [0-9]*$' $TMP/o
-info "tcp_*: $(grep 'events counted' $TMP/e); $(wc -l < $TMP/o) stacks, e.g. $(head -c 300 $TMP/o)"
-# what doc/KFUNC.md advises for -c commands that fork: kprobe_events
-# probes are tracepoints, which children inherit
-$FTSTACK -e tcp_v4_connect --mechanism kprobe-events -K -f \
+sleep 0.3
+$FTSTACK -e tcp_v4_connect -K -f \
 	-c "sh -c 'wget -q -O /dev/null http://127.0.0.1:8080/index.html'" >$TMP/o 2>$TMP/e
-expect_eq "kprobe-events, -c that forks: exit status" $? 0
-check "kprobe-events, -c that forks: the child's connect seen" grep -q '^wget;.*;tcp_v4_connect 1$' $TMP/o
-check "kprobe-events, -c that forks: fork worked" sh -c "! grep -q \"can't fork\" $TMP/e"
+expect_eq "-c that forks: exit status" $? 0
+check "-c that forks: kprobe_events chosen" grep -q 'probes through: kprobe_events' $TMP/e
+check "-c that forks: the child's connect seen" grep -q '^wget;.*;tcp_v4_connect 1$' $TMP/o
+check "-c that forks: fork worked" sh -c "! grep -q \"can't fork\" $TMP/e"
 kill $httpd 2>/dev/null; wait $httpd 2>/dev/null
 
 # blacklisted matches are skipped before the kernel is asked, and named
