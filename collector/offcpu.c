@@ -2,8 +2,9 @@
  * out with (bcc offcputime without BPF). Every sched:sched_switch sample is
  * taken in the context of the task leaving the CPU, so it carries that task's
  * stack; the task's time off CPU ends when it is switched back in, which the
- * same events report as PERF_RECORD_SWITCH_CPU_WIDE "in" records written in
- * the incoming task's context. (sched_switch's next_pid would say the same,
+ * same events report as switch "in" records written in the incoming task's
+ * context (PERF_RECORD_SWITCH on per-task events with -c/-p/-L, else
+ * PERF_RECORD_SWITCH_CPU_WIDE). (sched_switch's next_pid would say the same,
  * but its samples taken in the idle task's context are missing on one CPU of
  * this project's VM, for perf record too.) Rings are drained CPU by CPU, so
  * a switch-in can be read before its switch-out: each thread keeps a few

@@ -165,7 +165,7 @@ static void attr_for(const struct ft_session *s, const struct ft_event *e, struc
 	po->context_switch = e->kind == FT_EV_SCHED_SWITCH; /* offcpu's switch-ins */
 	/* wake the loop when a quarter of the ring is full, not per record */
 	po->wakeup_bytes = (uint32_t)(s->perf->ring_kb * 1024 / 4);
-	po->inherit = !s->offcpu && (s->have_child || o->npids > 0);
+	po->inherit = s->have_child || o->npids > 0;
 	po->max_stack = s->max_stack;
 	/* uprobes at a function's entry need [sp], the caller the walk skips */
 	po->user_stack = s->perf->regs_mask != 0;
@@ -239,11 +239,7 @@ static int task_list(const struct ft_session *s, pid_t **out)
 	pid_t *t = calloc(max, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
-	if (s->offcpu) {
-		/* switch-ins are sampled in the context of another task: every
-		 * CPU is watched and threads are picked in user space */
-		t[n++] = -1;
-	} else if (s->have_child) {
+	if (s->have_child) {
 		t[n++] = s->child.pid;
 	} else if (o->npids) {
 		for (int i = 0; i < o->npids; i++)
