@@ -14,7 +14,7 @@ void ft_usage(FILE *f)
 "\n"
 "Counts stack traces with the kernel's own tracing machinery (tracefs,\n"
 "perf_event_open), no BPF. DURATION is seconds; without it tracing runs until\n"
-"Ctrl-C, SIGTERM, or the end of the -c/-- command.\n"
+"Ctrl-C, SIGTERM, the end of the -c/-- command, or the exit of every -p/-L task.\n"
 "\n"
 "EVENT:\n"
 "  t:SUBSYS:EVENT, tracepoint:SUBSYS:EVENT   tracepoint(s), globs allowed (t:sched:*)\n"
