@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Kernel-state hygiene on every exit path: tracefs is byte-identical before
+# and after a normal run, SIGINT, SIGTERM, SIGHUP, SIGPIPE, a set-up that
+# fails on the 2nd of 3 events, and a SIGKILL followed by `ftstack cleanup`.
+# A user's uprobe group and instance whose names look like ftstack's are
+# there throughout and survive untouched. Each run makes an instance, a
+# uprobe_events group and a stacktrace trigger (--backend ftrace, uprobe).
+cd "$(dirname "$0")/../.." && . tests/live/lib.sh
+W="$BIN/getppid_paths"
+off=$(nm "$W" | awk '$3 == "do_getppid" { print $1 }')
+UG=ftstack_user UI=ftstack_user_inst
+# the workload is PIE with text at the same file offset and address
+user_objects() { echo "p:$UG/mine $W:0x$off" >>$T/uprobe_events && mkdir $T/instances/$UI; }
+user_remove() { rmdir $T/instances/$UI 2>/dev/null; echo "-:$UG/mine" >>$T/uprobe_events 2>/dev/null; }
+trap 'user_remove; rm -rf "$TMP"' EXIT
+check "user objects made (uprobe group $UG, instance $UI)" user_objects
+before=$(tracefs_state)
+check "user uprobe listed" grep -q "$UG/mine" $T/uprobe_events
+ARGS=(--backend ftrace -e t:syscalls:sys_enter_getppid -e "u:$W:do_getppid")
+
+# waits until ftstack PID has made its instance (the set-up is done)
+armed() { for i in $(seq 200); do [ -d $T/instances/ftstack_$1 ] && grep -q Tracing $TMP/e 2>/dev/null && return 0; sleep 0.05; done; return 1; }
+
+run_ft $TMP/o $TMP/e "${ARGS[@]}" -f -c "$W 1000"
+expect_eq "normal run: exit status" $? 0
+expect_eq "normal run: both events counted" "$(folded_count $TMP/o 'do_getppid [0-9]+$'):$(folded_count $TMP/o 'sys_enter_getppid\] [0-9]+$')" "1000:1000"
+expect_eq "normal run: tracefs as found" "$(tracefs_state)" "$before"
+
+for sig in INT TERM HUP; do
+	"$FTSTACK" "${ARGS[@]}" -f 30 >$TMP/o 2>$TMP/e & pid=$!
+	check "SIG$sig: set up" armed $pid
+	check "SIG$sig: its uprobe group exists while it runs" grep -q "ftstack_$pid/" $T/uprobe_events
+	kill -$sig $pid; wait $pid; st=$?
+	expect_eq "SIG$sig: exit status" $st 0
+	check "SIG$sig: summary printed" grep -q 'events counted' $TMP/e
+	expect_eq "SIG$sig: tracefs as found" "$(tracefs_state)" "$before"
+done
+
+"$FTSTACK" "${ARGS[@]}" -c "$W 100000" 2>$TMP/e | head -c 1 >/dev/null
+expect_eq "SIGPIPE: tracefs as found" "$(tracefs_state)" "$before"
+
+# the 2nd of 3 events cannot be set up (ftrace:kernel_stack has no enable):
+# the 1st's trigger, enable and uprobe are undone, exit 1, nothing left
+"$FTSTACK" --backend ftrace -e "u:$W:do_getppid" -e t:ftrace:kernel_stack -e t:sched:sched_switch 1 >$TMP/o 2>$TMP/e
+st=$?
+check "set-up failing on the 2nd of 3: fails ($st)" [ $st -eq 1 -o $st -eq 2 ]
+check "set-up failing on the 2nd of 3: one clear line" grep -q 'kernel_stack' $TMP/e
+expect_eq "set-up failing on the 2nd of 3: tracefs as found" "$(tracefs_state)" "$before"
+
+# SIGKILL leaves the run's objects; `ftstack cleanup` removes them, and only them
+"$FTSTACK" "${ARGS[@]}" -f 30 >$TMP/o 2>$TMP/e & pid=$!
+check "SIGKILL: set up" armed $pid
+kill -KILL $pid; wait $pid 2>/dev/null
+check "SIGKILL: the dead run's instance is left" test -d $T/instances/ftstack_$pid
+check "SIGKILL: the dead run's uprobe group is left" grep -q "ftstack_$pid/" $T/uprobe_events
+run_ft $TMP/o $TMP/e cleanup
+expect_eq "cleanup: exit status" $? 0
+check "cleanup: names what it removed" grep -q "ftstack_$pid" $TMP/o $TMP/e
+expect_eq "cleanup: tracefs as found" "$(tracefs_state)" "$before"
+check "cleanup: the user's look-alike uprobe survived" grep -q "$UG/mine" $T/uprobe_events
+check "cleanup: the user's look-alike instance survived" test -d $T/instances/$UI
+check "user's instance untouched (tracing_on still 1)" grep -qx 1 $T/instances/$UI/tracing_on
+finish
