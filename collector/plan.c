@@ -64,10 +64,36 @@ static int syscall_redirect(const char *root, const struct tracefs_event *te, st
 	return 0;
 }
 
+/* Names bcc's examples use that kernels spell otherwise (stackcount's
+ * t:sched:sched_fork is sched:sched_process_fork in every kernel here). */
+static const struct { const char *system, *name, *now; } tracepoint_alias[] = {
+	{ "sched", "sched_fork", "sched_process_fork" },
+	{ "sched", "sched_exec", "sched_process_exec" },
+	{ "sched", "sched_exit", "sched_process_exit" },
+};
+
+static int match_tracepoints(const struct ft_options *o, const struct ft_spec *sp,
+			     struct ft_plan *p, struct tracefs_event **evs)
+{
+	int n = tracefs_events_match(p->tracefs, sp->lib, sp->name, o->regex, evs);
+	for (size_t i = 0; n == 0 && i < sizeof(tracepoint_alias) / sizeof(*tracepoint_alias); i++) {
+		if (strcmp(sp->lib, tracepoint_alias[i].system) != 0 ||
+		    strcmp(sp->name, tracepoint_alias[i].name) != 0)
+			continue;
+		free(*evs);
+		*evs = NULL;
+		n = tracefs_events_match(p->tracefs, sp->lib, tracepoint_alias[i].now, false, evs);
+		if (n > 0)
+			fprintf(stderr, "ftstack: %s:%s is called %s:%s in this kernel; tracing that\n",
+				sp->lib, sp->name, sp->lib, tracepoint_alias[i].now);
+	}
+	return n;
+}
+
 static int plan_tracepoints(const struct ft_options *o, const struct ft_spec *sp, struct ft_plan *p)
 {
 	struct tracefs_event *evs = NULL;
-	int n = tracefs_events_match(p->tracefs, sp->lib, sp->name, o->regex, &evs);
+	int n = match_tracepoints(o, sp, p, &evs);
 	if (n == -EINVAL) {
 		fprintf(stderr, "ftstack: '%s': not a valid regular expression\n", sp->text);
 		return -EINVAL;

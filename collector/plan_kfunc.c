@@ -244,6 +244,49 @@ static bool kprobe_events_present(const struct ft_plan *p)
 	return access(path, W_OK) == 0;
 }
 
+struct near_funcs {
+	const char *want;
+	char names[3][128];
+	int dist[3], n;
+};
+
+/* Keeps the three kernel functions nearest to the name asked for. */
+static int on_near(void *ctx, const char *name, uint64_t addr)
+{
+	struct near_funcs *nf = ctx;
+	(void)addr;
+	size_t lw = strlen(nf->want), ln = strlen(name);
+	if (ln + 3 < lw || lw + 3 < ln || ln >= sizeof(nf->names[0]))
+		return 0; /* farther than 3 edits anyway */
+	int d = tracefs_name_distance(nf->want, name), i = nf->n;
+	if (d > 3)
+		return 0;
+	while (i > 0 && nf->dist[i - 1] > d)
+		i--;
+	if (i >= 3)
+		return 0;
+	for (int j = nf->n < 3 ? nf->n : 2; j > i; j--) {
+		nf->dist[j] = nf->dist[j - 1];
+		memcpy(nf->names[j], nf->names[j - 1], sizeof(nf->names[j]));
+	}
+	nf->dist[i] = d;
+	snprintf(nf->names[i], sizeof(nf->names[i]), "%s", name);
+	nf->n += nf->n < 3;
+	return 0;
+}
+
+/* "no kernel function X", with up to three close names from kallsyms. */
+static void no_such_function(const struct ft_plan *p, const char *func)
+{
+	struct near_funcs nf = { .want = func };
+	if (p->ksyms)
+		sym_kernel_foreach(p->ksyms, on_near, &nf);
+	fprintf(stderr, "ftstack: no kernel function %s%s%s%s%s%s%s%s\n", func,
+		nf.n ? " (did you mean " : " (see /proc/kallsyms)", nf.n ? nf.names[0] : "",
+		nf.n > 1 ? ", " : "", nf.n > 1 ? nf.names[1] : "", nf.n > 2 ? ", " : "",
+		nf.n > 2 ? nf.names[2] : "", nf.n ? "?)" : "");
+}
+
 /* tracefs_function_tracer_try, once per run. */
 static int function_tracer(struct ft_plan *p)
 {
@@ -378,7 +421,7 @@ int ft_plan_kfunc(const struct ft_options *o, const struct ft_spec *sp, struct f
 		follow_rename(p, func, sizeof(func));
 		uint64_t a, b;
 		if (p->ksyms && sym_kernel_range(p->ksyms, func, &a, &b) < 0) {
-			fprintf(stderr, "ftstack: no kernel function %s (see /proc/kallsyms)\n", func);
+			no_such_function(p, func);
 			ret = -EINVAL;
 		} else if (mech == MECH_TRACEPOINT) {
 			ret = plan_fallback(sp, p, func);

@@ -166,8 +166,7 @@ int tracefs_events_match(const char *root, const char *system_pat, const char *n
 	return c.n;
 }
 
-/* Levenshtein distance with one row; long names are simply "far". */
-static int distance(const char *a, const char *b)
+int tracefs_name_distance(const char *a, const char *b)
 {
 	size_t la = strlen(a), lb = strlen(b);
 	if (la > 200 || lb > 200)
@@ -206,7 +205,7 @@ static int on_suggest(void *arg, const char *sys, const char *name)
 	char full[200];
 	snprintf(full, sizeof(full), "%s:%s", sys, name);
 	/* the name alone counts too (a wrong system), one edit dearer */
-	int d1 = distance(c->want, full), d2 = distance(c->name, name) + 1;
+	int d1 = tracefs_name_distance(c->want, full), d2 = tracefs_name_distance(c->name, name) + 1;
 	int d = d1 < d2 ? d1 : d2;
 	int i = c->n;
 	while (i > 0 && (c->dist[i - 1] > d ||

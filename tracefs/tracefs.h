@@ -48,6 +48,9 @@ struct tracefs_event {
 int tracefs_events_match(const char *root, const char *system_pat, const char *name_pat,
 			 bool regex, struct tracefs_event **out);
 
+/* The Levenshtein distance between A and B (the edits that make one the
+ * other), for suggesting close names; names over 200 characters are 1000. */
+int tracefs_name_distance(const char *a, const char *b);
 /* Up to MAX (at most 8) event names ("system:name") closest to SYSTEM:NAME
  * by edit distance (of "system:name", or of the name alone plus one), nearest
  * first, ties alphabetical, for "did you mean" messages, written

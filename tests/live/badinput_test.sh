@@ -24,6 +24,18 @@ bad "no event" count 1
 bad "bad duration" -e t:sched:sched_switch -- 
 bad "command not found" -e t:sched:sched_switch -c /nonexistent/cmd
 bad "malformed event" -e t:sched
+# probes (kernel and user functions, USDT)
+W=$BIN/getppid_paths U=$BIN/usdt_paths
+bad "unknown kernel function suggests" -e tcp_sendmsx 1
+check "suggestion names tcp_sendmsg" grep -q 'did you mean tcp_sendmsg' $TMP/e
+bad "unknown user function" -e "$W:no_such_fn" 1
+bad "missing binary" -e /nonexistent/bin:main 1
+bad "non-ELF binary" -e /etc/passwd:main 1
+for spec in u: p: t:x; do bad "malformed spec $spec" -e "$spec" 1; done
+bad "unknown USDT provider" -e "u:$U:nosuchprov:tick" 1
+bad "USDT glob matching nothing" -e "u:$U:ftstack_test:zz*" 1
+bad "user function glob matching nothing" -e "$W:zz_nothing_*" 1
+bad "kernel function glob matching nothing" -e 'zz_no_such_kfunc_*' 1
 if id nobody >/dev/null 2>&1; then
 	st=0; setpriv --reuid=nobody --regid=nogroup --clear-groups "$FTSTACK" -e t:sched:sched_switch 1 \
 		>$TMP/o 2>$TMP/e || st=$?

@@ -62,13 +62,21 @@ for i in $(seq 100); do grep -q Tracing $TMP/e 2>/dev/null && break; sleep 0.05;
 touch $TMP/go; wait $p1 $p2
 kill -INT $fpid; wait $fpid
 expect_eq "uprobe -p: only the one process" "$(folded_count $TMP/o 'do_getppid [0-9]+$')" $n
-# bcc's -l c FUNC with -p: the library as that process maps it
-sleep 0.5 & sp=$!
-"$FTSTACK" -l c nanosleep -f -U -p $sp >$TMP/o 2>$TMP/e & fpid=$!
+# bcc's -l c malloc with -p: libc as that process maps it; the process's
+# children are followed (ls, forked after tracing starts)
+sh -c 'sleep 0.5; ls / >/dev/null' & sp=$!
+"$FTSTACK" -l c malloc -f -U -p $sp >$TMP/o 2>$TMP/e & fpid=$!
 for i in $(seq 100); do grep -q Tracing $TMP/e 2>/dev/null && break; sleep 0.05; done
 wait $sp; wait $fpid; st=$?
-expect_eq "-l c FUNC -p: exit status" $st 0
-check "-l c FUNC -p: libc found through the process's maps" bash -c "! grep -q 'not an ELF' $TMP/e"
+expect_eq "-l c malloc -p: exit status" $st 0
+check "-l c malloc -p: the child's mallocs counted" awk '$0 ~ /^ls;.*;malloc [0-9]+$/ { n += $NF } END { exit !(n > 0) }' $TMP/o
+
+# bcc's t:sched:sched_fork (sched_process_fork in these kernels): one event
+# per fork; the shell's three background jobs are three clone()s
+run_ft $TMP/o $TMP/e -e t:sched:sched_fork -f -K -c "sh -c 'true & true & true & wait'"
+expect_eq "t:sched:sched_fork: exit status" $? 0
+check "t:sched:sched_fork: the alias said" grep -q 'sched:sched_process_fork in this kernel' $TMP/e
+expect_eq "t:sched:sched_fork: the shell's three clone()s" "$(folded_count $TMP/o '^sh;.*__do_sys_clone;kernel_clone [0-9]+$')" 3
 
 # USDT: probe, provider:probe, usdt: form, and the semaphore raised
 run_ft $TMP/o $TMP/e -e "u:$U:tick" -f -U -c "$U $n"
