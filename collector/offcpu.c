@@ -250,8 +250,10 @@ void ft_offcpu_sample(struct ft_session *s, const struct perfev_sample *smp, uin
 		free(out.ips);
 		return;
 	}
-	memcpy(out.ips, smp->kips, out.nk * sizeof(uint64_t));
-	memcpy(out.ips + out.nk, smp->uips, out.nu * sizeof(uint64_t));
+	if (out.nk) /* -U: no kernel callchain at all */
+		memcpy(out.ips, smp->kips, out.nk * sizeof(uint64_t));
+	if (out.nu)
+		memcpy(out.ips + out.nk, smp->uips, out.nu * sizeof(uint64_t));
 	add_switch(s, t, &out);
 }
 

@@ -62,7 +62,7 @@ void ft_session_count(struct ft_session *s, const struct perfev_sample *smp, uin
 		s->cnt.through_miss++; /* no kernel stack cannot pass through FUNC */
 		return;
 	}
-	if (s->want_kernel) {
+	if (s->want_kernel && smp->nkips) { /* a uprobe's sample has none */
 		r.kstack = smp->kips + start;
 		r.nkstack = smp->nkips - start;
 		if (r.nkstack > AGG_MAX_DEPTH)
