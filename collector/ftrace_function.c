@@ -10,17 +10,6 @@
 #include <string.h>
 #include "collector/ftrace_source.h"
 
-/* The ip field's offset in ftrace:function records (8 on every kernel seen). */
-static int function_ip_offset(const char *root)
-{
-	struct tracefs_field *fields = NULL;
-	int n = tracefs_event_fields(root, "ftrace", "function", &fields);
-	const struct tracefs_field *f = n > 0 ? tracefs_field_find(fields, n, "ip") : NULL;
-	int off = f && f->size == 8 ? (int)f->offset : -ENOENT;
-	free(fields);
-	return off;
-}
-
 /* Each FT_EV_FUNCTION event's name into set_ftrace_filter, its text range
  * into T. */
 static int write_filter(struct ft_ftrace_source *fs, struct tracefs_raw_types *t,
@@ -55,7 +44,7 @@ int ft_ftrace_function_setup(struct ft_ftrace_source *fs, struct tracefs_raw_typ
 {
 	struct ft_session *s = fs->s;
 	uint32_t id = 0;
-	int off = function_ip_offset(s->plan.tracefs);
+	int off = tracefs_event_u64_offset(s->plan.tracefs, "ftrace", "function", "ip");
 	int ret = tracefs_event_id(s->plan.tracefs, "ftrace", "function", &id);
 	if (ret < 0 || off < 0 || id > 65535) {
 		fprintf(stderr, "ftstack: no usable events/ftrace/function/format in %s\n",

@@ -64,14 +64,8 @@ static int ftrace_type_id(const char *root, const char *name)
 /* The offset of a function-entry uprobe's return-address field, or -1. */
 static int entry_ra_offset(const char *root, const struct ft_event *e)
 {
-	struct tracefs_field *fields = NULL;
-	if (!e->entry_fix)
-		return -1;
-	int n = tracefs_event_fields(root, e->system, e->event, &fields);
-	const struct tracefs_field *f = n > 0 ? tracefs_field_find(fields, n, FT_ENTRY_RA) : NULL;
-	int off = f && f->size == 8 ? (int)f->offset : -1;
-	free(fields);
-	return off;
+	int off = e->entry_fix ? tracefs_event_u64_offset(root, e->system, e->event, FT_ENTRY_RA) : -1;
+	return off < 0 ? -1 : off;
 }
 
 /* Each plan event's trigger, filter and enable; the type ids (and argument

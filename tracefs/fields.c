@@ -108,3 +108,14 @@ const struct tracefs_field *tracefs_field_find(const struct tracefs_field *field
 			return &fields[i];
 	return NULL;
 }
+
+int tracefs_event_u64_offset(const char *root, const char *system, const char *name,
+			     const char *field)
+{
+	struct tracefs_field *fields = NULL;
+	int n = tracefs_event_fields(root, system, name, &fields);
+	const struct tracefs_field *f = n > 0 ? tracefs_field_find(fields, n, field) : NULL;
+	int off = f && f->size == 8 ? (int)f->offset : -ENOENT;
+	free(fields);
+	return off;
+}

@@ -72,6 +72,10 @@ int tracefs_event_fields(const char *root, const char *system, const char *name,
 /* Returns the field named NAME in FIELDS, or NULL. */
 const struct tracefs_field *tracefs_field_find(const struct tracefs_field *fields, int n,
 					       const char *name);
+/* Returns the offset of the 8-byte field FIELD of event SYSTEM/NAME, or
+ * -ENOENT when the event has no such field (or another size). */
+int tracefs_event_u64_offset(const char *root, const char *system, const char *name,
+			     const char *field);
 
 /* ---- the undo log: every change ftstack makes ---- */
 
