@@ -120,6 +120,7 @@ struct ft_event {
 	char dyn_def[640];   /* the definition line written there */
 	uint32_t pid_only;   /* uprobe -p resolution: only this process's hits */
 	uint64_t kstart, kend; /* FT_EV_FUNCTION: the function's kernel text */
+	char ftrace_func[128]; /* FT_EV_FUNCTION: its name in available_filter_functions */
 	bool optional;       /* one of a pattern's matches: skipped if the kernel refuses it */
 	int refused;         /* -errno the kernel refused an optional event with, 0 = attached */
 };
@@ -146,6 +147,8 @@ struct ft_plan {
 	bool function_tracer_tried;     /* and what trying it in an instance said */
 	int function_tracer_err;
 	int noptional;                  /* events from patterns (ft_event.optional) */
+	char *avail_funcs;              /* available_filter_functions, read once (NULL: not yet) */
+	bool avail_funcs_read;
 };
 
 /* Creates what the plan needs in tracefs (dynamic events), recording each

@@ -10,6 +10,29 @@
 #include <string.h>
 #include "collector/ftrace_source.h"
 
+/* The instance's set_ftrace_filter as the kernel took it must name N
+ * functions: with an empty one the tracer would trace every function in
+ * the kernel (35,000 on Debian's 6.1), patching them all, which is never
+ * what was asked. Returns 0, or -EINVAL after saying so. */
+static int check_filter(struct ft_ftrace_source *fs, int n)
+{
+	char path[512], *text = NULL;
+	snprintf(path, sizeof(path), "%s/set_ftrace_filter", fs->inst);
+	int ret = tracefs_read_file(fs->s->plan.tracefs, path, &text);
+	int got = ret >= 0 ? tracefs_functions_count(text ? text : "") : ret;
+	free(text);
+	if (got == n)
+		return 0;
+	if (got == -1)
+		fprintf(stderr, "ftstack: %s/%s is empty after writing %d function%s to it: "
+			"not starting a function tracer that would trace every function\n",
+			fs->s->plan.tracefs, path, n, n == 1 ? "" : "s");
+	else
+		fprintf(stderr, "ftstack: %s/%s names %d functions, not the %d written\n",
+			fs->s->plan.tracefs, path, got, n);
+	return -EINVAL;
+}
+
 /* Each FT_EV_FUNCTION event's name into set_ftrace_filter, its text range
  * into T. */
 static int write_filter(struct ft_ftrace_source *fs, struct tracefs_raw_types *t,
@@ -21,8 +44,13 @@ static int write_filter(struct ft_ftrace_source *fs, struct tracefs_raw_types *t
 		struct ft_event *e = &p->events[i];
 		if (e->kind != FT_EV_FUNCTION)
 			continue;
-		/* the first write empties the filter; the rest add to it */
-		int ret = ft_ftrace_write(fs, "set_ftrace_filter", e->name, n > 0,
+		/* the first write empties the filter; the rest add to it. The
+		 * newline makes the kernel parse the name in write(), where a
+		 * refusal is returned: a last name without one is parsed at
+		 * close, which ignores errors */
+		char line[sizeof(e->ftrace_func) + 1];
+		snprintf(line, sizeof(line), "%s\n", e->ftrace_func[0] ? e->ftrace_func : e->name);
+		int ret = ft_ftrace_write(fs, "set_ftrace_filter", line, n > 0,
 					  TRACEFS_UNDO_WRITE, " ");
 		if (ret < 0 && e->optional && ft_plan_refusal(ret)) {
 			e->refused = ret; /* one of a pattern's: skipped, and said */
@@ -33,11 +61,12 @@ static int write_filter(struct ft_ftrace_source *fs, struct tracefs_raw_types *t
 		funcs[n++] = (struct tracefs_raw_func){ e->kstart, e->kend, i };
 	}
 	t->nfuncs = n;
-	if (n)
-		return 0;
-	/* an empty filter would trace every function */
-	fprintf(stderr, "ftstack: the function tracer refused every function asked for\n");
-	return -ENOENT;
+	if (!n) {
+		/* an empty filter would trace every function */
+		fprintf(stderr, "ftstack: the function tracer refused every function asked for\n");
+		return -ENOENT;
+	}
+	return check_filter(fs, n);
 }
 
 int ft_ftrace_function_setup(struct ft_ftrace_source *fs, struct tracefs_raw_types *t)

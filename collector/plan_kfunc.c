@@ -97,23 +97,38 @@ static int collect_ksym(void *ctx, const char *name, uint64_t addr)
 	return list_match(l, name) ? list_add(l, name) : 0;
 }
 
+/* available_filter_functions, read once per run; NULL when unreadable. */
+static const char *avail_funcs(struct ft_plan *p)
+{
+	if (!p->avail_funcs_read) {
+		p->avail_funcs_read = true;
+		if (tracefs_read_file(p->tracefs, "available_filter_functions", &p->avail_funcs) <= 0) {
+			free(p->avail_funcs);
+			p->avail_funcs = NULL;
+		}
+	}
+	return p->avail_funcs;
+}
+
 /* Functions the kernel lets us probe: available_filter_functions when it can
  * be read, else kallsyms' text symbols. */
-static int find_functions(const struct ft_plan *p, struct func_list *l)
+static int find_functions(struct ft_plan *p, struct func_list *l)
 {
-	char *text = NULL;
-	if (tracefs_read_file(p->tracefs, "available_filter_functions", &text) > 0) {
-		for (char *save = NULL, *line = strtok_r(text, "\n", &save); line;
-		     line = strtok_r(NULL, "\n", &save)) {
-			line[strcspn(line, " \t")] = '\0'; /* "name [module]" */
-			if (list_match(l, line) && list_add(l, line) < 0)
+	const char *text = avail_funcs(p);
+	if (!text)
+		return p->ksyms ? sym_kernel_foreach(p->ksyms, collect_ksym, l) : -ENOENT;
+	char name[256];
+	for (const char *line = text; *line;) {
+		size_t len = strcspn(line, "\n"), n = strcspn(line, " \t\n"); /* "name [module]" */
+		if (n < sizeof(name)) {
+			memcpy(name, line, n);
+			name[n] = '\0';
+			if (list_match(l, name) && list_add(l, name) < 0)
 				break;
 		}
-		free(text);
-		return 0;
+		line += len + (line[len] == '\n');
 	}
-	free(text);
-	return p->ksyms ? sym_kernel_foreach(p->ksyms, collect_ksym, l) : -ENOENT;
+	return 0;
 }
 
 #define KPROBE_BLACKLIST "/sys/kernel/debug/kprobes/blacklist"
@@ -191,12 +206,42 @@ enum mechanism { MECH_NONE, MECH_KPROBE_PMU, MECH_KPROBE_EVENTS, MECH_FUNCTION, 
 
 /* The function tracer: the ftrace backend maps each record's ip back to the
  * event through the function's text range. */
+/* The name set_ftrace_filter takes for FUNC at ADDR into OUT: the tracer
+ * lists one name per address, so an alias (__x64_sys_getppid on 6.1, which
+ * lists __do_sys_getppid) must be written as the listed one, or the write
+ * fails and leaves the filter empty. A pattern's matches came from the list. */
+static int ftrace_filter_name(struct ft_plan *p, const struct ft_event *e, const char *func,
+			      char *out, size_t len)
+{
+	const char *avail = e->optional ? NULL : avail_funcs(p);
+	const char *names[8];
+	snprintf(out, len, "%s", func);
+	if (!avail || tracefs_functions_listed(avail, func))
+		return 0;
+	int n = sym_kernel_aliases(p->ksyms, e->kstart, names, 8);
+	for (int i = 0; i < n && i < 8; i++) {
+		if (tracefs_functions_listed(avail, names[i])) {
+			snprintf(out, len, "%s", names[i]);
+			fprintf(stderr, "ftstack: the function tracer knows %s as %s (the same "
+				"address)\n", func, names[i]);
+			return 0;
+		}
+	}
+	fprintf(stderr, "ftstack: the function tracer cannot trace %s: it is not in "
+		"%s/available_filter_functions (notrace, or no ftrace call site)\n", func,
+		p->tracefs);
+	return -EINVAL;
+}
+
 static int add_function(struct ft_plan *p, struct ft_event *e, const char *func)
 {
+	int ret;
 	if (!p->ksyms || sym_kernel_range(p->ksyms, func, &e->kstart, &e->kend) < 0) {
 		fprintf(stderr, "ftstack: no kernel function %s (see /proc/kallsyms)\n", func);
 		return -EINVAL;
 	}
+	if ((ret = ftrace_filter_name(p, e, func, e->ftrace_func, sizeof(e->ftrace_func))) < 0)
+		return ret;
 	e->kind = FT_EV_FUNCTION;
 	snprintf(e->system, sizeof(e->system), "ftrace");
 	snprintf(e->event, sizeof(e->event), "function");

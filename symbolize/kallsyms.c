@@ -365,6 +365,20 @@ int sym_kernel_range(const struct sym_kernel *k, const char *name, uint64_t *sta
 	return 0;
 }
 
+int sym_kernel_aliases(const struct sym_kernel *k, uint64_t addr, const char **names, int max)
+{
+	long i = k && k->n ? find(k, addr) : -1;
+	int n = 0;
+	if (i < 0 || k->syms[i].addr != addr)
+		return 0;
+	while (i > 0 && k->syms[i - 1].addr == addr)
+		i--;
+	for (; (size_t)i < k->n && k->syms[i].addr == addr; i++, n++)
+		if (n < max)
+			names[n] = k->buf + k->syms[i].name;
+	return n;
+}
+
 int sym_kernel_foreach(const struct sym_kernel *k,
 		       int (*fn)(void *ctx, const char *name, uint64_t addr), void *ctx)
 {

@@ -34,6 +34,10 @@ int sym_kernel_range(const struct sym_kernel *k, const char *name,
  * (end = next symbol's address), or -ENOENT. */
 int sym_kernel_extent(const struct sym_kernel *k, uint64_t addr, uint64_t *start,
 		      uint64_t *end);
+/* Every name the text symbol at exactly ADDR has (its aliases, e.g.
+ * __x64_sys_getppid and __do_sys_getppid), up to MAX into NAMES, in file
+ * order. Returns how many there are (may exceed MAX), 0 when none. */
+int sym_kernel_aliases(const struct sym_kernel *k, uint64_t addr, const char **names, int max);
 /* Calls fn for every text symbol name (for globs over kernel functions).
  * Stops and returns fn's value when it is non-zero; else returns 0. */
 int sym_kernel_foreach(const struct sym_kernel *k,

@@ -172,6 +172,18 @@ int tracefs_check(const char *root, const char *proc_root, struct tracefs_check_
  * in available_tracers, else the write's -errno (EPERM: refused). */
 int tracefs_function_tracer_try(const char *root);
 
+/* ---- the function tracer's lists (functions.c), pure text ---- */
+
+/* Whether a line of LIST (available_filter_functions or set_ftrace_filter:
+ * "name" or "name [module]") is NAME. The kernel lists one name for each
+ * address: of aliases such as __x64_sys_getppid = __do_sys_getppid only one
+ * is there, and writing another to set_ftrace_filter fails. */
+bool tracefs_functions_listed(const char *list, const char *name);
+/* The number of functions set_ftrace_filter's text FILTER names, or -1 when
+ * it says all functions are enabled (an empty filter: the tracer would
+ * trace every function in the kernel). */
+int tracefs_functions_count(const char *filter);
+
 /* ---- raw ring-buffer pages: per-CPU trace_pipe_raw (raw.c) ----
  * Pure decoding, no I/O: sub-buffers (pages) as read from trace_pipe_raw,
  * decoded with libtraceevent's kbuffer, and the pairing of each traced event

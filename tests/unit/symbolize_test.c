@@ -46,6 +46,16 @@ static void test_kallsyms(void)
 	CHECK(sym_kernel_load("tests/unit/fixtures/kallsyms_alias.txt", &ka) == 0, "alias fixture loads");
 	CHECK_STR(ka ? sym_kernel_lookup(ka, 0xffffffff81003804, &off, NULL) : NULL, "__x64_sys_getppid",
 		  "a global alias names its address before an inlined static one (the name kprobes use)");
+	const char *al[2] = { NULL, NULL };
+	CHECK_EQ_U64(ka ? sym_kernel_aliases(ka, 0xffffffff81003800, al, 2) : 0, 2,
+		     "both names of the aliased address");
+	CHECK(al[0] && al[1] && strcmp(al[0], "__do_sys_getppid") == 0 &&
+	      strcmp(al[1], "__x64_sys_getppid") == 0, "aliases in file order");
+	CHECK_EQ_U64(ka ? sym_kernel_aliases(ka, 0xffffffff81003800, al, 1) : 0, 2,
+		     "the count even when MAX is smaller");
+	CHECK_EQ_U64(ka ? sym_kernel_aliases(ka, 0xffffffff81003804, al, 2) : 9, 0,
+		     "inside a symbol, not at its start: none");
+	CHECK_EQ_U64(ka ? sym_kernel_aliases(ka, 0xffffffff81003900, al, 2) : 0, 1, "one name");
 	sym_kernel_free(ka);
 	CHECK(sym_kernel_load("tests/unit/fixtures/kallsyms.txt", &k) == 0, "kallsyms fixture loads");
 	if (!k)

@@ -398,8 +398,30 @@ static void test_live(void)
 	free(f);
 }
 
+/* The function tracer's lists, as 6.1 prints them: one name per address
+ * (__do_sys_getppid, not its alias __x64_sys_getppid), module suffixes. */
+static void test_functions(void)
+{
+	const char *avail = "vfs_read\n__do_sys_getppid\next4_iget [ext4]\nvfs_readv\n";
+	CHECK(tracefs_functions_listed(avail, "vfs_read"), "first line");
+	CHECK(tracefs_functions_listed(avail, "vfs_readv"), "last line");
+	CHECK(tracefs_functions_listed(avail, "ext4_iget"), "a module's function");
+	CHECK(tracefs_functions_listed(avail, "__do_sys_getppid"), "the listed alias");
+	CHECK(!tracefs_functions_listed(avail, "__x64_sys_getppid"), "the other alias is not listed");
+	CHECK(!tracefs_functions_listed(avail, "sys_getppid"), "a name's tail is not the name");
+	CHECK(!tracefs_functions_listed(avail, "vfs_rea"), "a name's head is not the name");
+	CHECK(!tracefs_functions_listed(avail, ""), "empty name");
+	CHECK(!tracefs_functions_listed(NULL, "vfs_read"), "no list");
+	CHECK_EQ_U64(tracefs_functions_count("#### all functions enabled ####\n"), (uint64_t)-1,
+		     "an empty filter traces every function");
+	CHECK_EQ_U64(tracefs_functions_count("__do_sys_getppid\n__do_sys_getpid\n"), 2, "two functions");
+	CHECK_EQ_U64(tracefs_functions_count("vfs_read"), 1, "no newline at the end");
+	CHECK_EQ_U64(tracefs_functions_count(""), 0, "nothing read");
+}
+
 int main(void)
 {
+	test_functions();
 	test_match();
 	test_suggest();
 	test_fields();

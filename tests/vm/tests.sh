@@ -129,8 +129,21 @@ helper_checks() {
 	info "$n test workloads in $BIN"
 }
 
+# selected_cases: the case files FTSTACK_VM_CASES names (all when unset),
+# FTSTACK_VM_REPEAT times over
+selected_cases() {
+	r=0
+	while [ $r -lt "${FTSTACK_VM_REPEAT:-1}" ]; do
+		for c in "$HERE"/cases/*.sh; do
+			n=${c##*/}; n=${n%.sh}
+			case " ${FTSTACK_VM_CASES:-$n} " in *" $n "*) echo "$c" ;; esac
+		done
+		r=$((r + 1))
+	done
+}
+
 run_cases() {
-	for c in "$HERE"/cases/*.sh; do
+	for c in $(selected_cases); do
 		[ -f "$c" ] || continue
 		info "case ${c##*/}"
 		TMP=$(mktemp -d /tmp/case.XXXXXX)

@@ -7,8 +7,23 @@ have_ftstack || { ok "ftstack not built: function tracer cases skipped"; exit 0;
 W="$BIN/getppid_paths"
 n=20000; a=$((n / 4)); b=$((n - n / 4))
 fc() { awk -v re="$2" '$0 ~ re { s += $NF } END { print s + 0 }' "$1"; }
-state() { cat $T/kprobe_events $T/set_ftrace_filter $T/set_ftrace_pid $T/current_tracer; ls $T/instances; }
+state() {
+	cat $T/kprobe_events $T/set_ftrace_filter $T/set_ftrace_pid $T/current_tracer
+	ls $T/instances; wc -l < $T/enabled_functions
+}
 before=$(state)
+
+# 6.1 lists __x64_sys_getppid's address as __do_sys_getppid: the filter
+# must hold that name. The traced command itself counts the call sites
+# ftrace has patched while it runs: the two asked for, not every function
+# of the kernel (an empty filter, which a refused name used to leave, traces
+# them all).
+$FTSTACK -e __x64_sys_getppid -e vfs_read --mechanism function -K -f \
+	-c "sh -c 'wc -l < $T/enabled_functions > $TMP/patched'" >$TMP/o 2>$TMP/e
+expect_eq "function: only the functions asked for are patched while tracing" \
+	"$(cat $TMP/patched)" 2
+check "function: the alias the tracer lists is said" \
+	grep -q 'knows __x64_sys_getppid as __do_sys_getppid' $TMP/e
 
 $FTSTACK -e __x64_sys_getppid --mechanism function -K -f -c "$W $n" >$TMP/o 2>$TMP/e
 expect_eq "function: exit status" $? 0
@@ -28,6 +43,12 @@ $FTSTACK -e __x64_sys_getppid -e __x64_sys_getpid --mechanism function -f -c "$W
 expect_eq "two functions: exit status" $? 0
 expect_eq "two functions: getppid hits" "$(fc $TMP/o ';__x64_sys_getppid [0-9]+$')" $n
 check "two functions: user stacks said to be missing" grep -q 'records no user stacks' $TMP/e
+
+# a function with no ftrace call site (noinstr) is refused, not traced
+# through an empty filter
+$FTSTACK -e do_syscall_64 --mechanism function -K -f 1 >$TMP/o 2>$TMP/e
+expect_eq "untraceable function: exit status" $? 2
+check "untraceable function: said" grep -q 'cannot trace do_syscall_64' $TMP/e
 
 # a glob through the function tracer
 $FTSTACK -e 'vfs_rea*' --mechanism function --max-probes 2 -K -f 1 >$TMP/o 2>$TMP/e
