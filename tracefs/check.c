@@ -107,6 +107,25 @@ static void p_rootfile(const struct ctx *c, const char *rel, struct tracefs_chec
 	DETAIL(it, "%.140s%s", rel, it->ok ? "" : " missing");
 }
 
+/* A function the tracer lists, newline-terminated into FUNC (vfs_read when
+ * listed, else the first). Returns 0, the read's -errno (EPERM where the
+ * tracer is locked down), or -ENODATA when none is listed. */
+static int try_function(const char *root, char *func, size_t len)
+{
+	char *avail = NULL;
+	int ret = tracefs_read_file(root, "available_filter_functions", &avail);
+	if (ret >= 0) {
+		size_t n = avail ? strcspn(avail, " \t\n") : 0;
+		ret = -ENODATA;
+		if (tracefs_functions_listed(avail, "vfs_read"))
+			ret = 0, snprintf(func, len, "vfs_read\n");
+		else if (n > 0 && n + 2 <= len)
+			ret = 0, snprintf(func, len, "%.*s\n", (int)n, avail);
+	}
+	free(avail);
+	return ret;
+}
+
 int tracefs_function_tracer_try(const char *root)
 {
 	char name[64], inst[128], rel[200], *tracers = NULL;
@@ -116,18 +135,26 @@ int tracefs_function_tracer_try(const char *root)
 		return -ENOENT;
 	}
 	free(tracers);
+	/* one function, never all of them: patching every function's entry
+	 * takes minutes on an emulated CPU (and wedged one) */
+	char func[130];
+	int ret = try_function(root, func, sizeof(func));
+	if (ret < 0)
+		return ret;
 	struct tracefs_log log;
 	tracefs_owned_name(getpid(), name, sizeof(name));
 	tracefs_log_init(&log, root);
-	int ret = tracefs_instance_create(&log, name, inst, sizeof(inst));
+	ret = tracefs_instance_create(&log, name, inst, sizeof(inst));
 	if (ret == 0) {
-		/* one function, not all of them: patching every function's
-		 * entry takes minutes on an emulated CPU */
 		snprintf(rel, sizeof(rel), "%s/set_ftrace_filter", inst);
-		ret = tracefs_log_write(&log, rel, "vfs_read", false, TRACEFS_UNDO_WRITE, " ",
-					NULL, 0);
-		if (ret == -EINVAL || ret == -ENOENT || ret == -ENODEV)
-			ret = 0; /* no such function here: try the tracer unfiltered */
+		ret = tracefs_log_write(&log, rel, func, false, TRACEFS_UNDO_WRITE, " ", NULL, 0);
+	}
+	if (ret == 0) {
+		char *filter = NULL;
+		if (tracefs_read_file(root, rel, &filter) < 0 ||
+		    tracefs_functions_count(filter ? filter : "") != 1)
+			ret = -EINVAL;
+		free(filter);
 	}
 	if (ret == 0) {
 		snprintf(rel, sizeof(rel), "%s/current_tracer", inst);
@@ -146,7 +173,8 @@ static void p_function(const struct ctx *c, struct tracefs_check_item *it)
 	it->ok = ret == 0;
 	DETAIL(it, "%s", ret == 0 ? "usable in a private instance" :
 	       ret == -ENOENT ? "not in available_tracers" :
-	       ret == -EPERM ? "listed, but the kernel refuses it (EPERM)" : strerror(-ret));
+	       ret == -EPERM ? "listed, but the kernel refuses it (EPERM)" :
+	       ret == -ENODATA ? "available_filter_functions lists no function" : strerror(-ret));
 }
 
 static void p_hist(const struct ctx *c, struct tracefs_check_item *it)

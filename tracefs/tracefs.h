@@ -167,9 +167,12 @@ struct tracefs_check_item {
  * to MAX items; returns the number filled. */
 int tracefs_check(const char *root, const char *proc_root, struct tracefs_check_item *items,
 		  int max);
-/* Tries current_tracer=function in a private instance (ftstack_<pid>),
- * removed again. Returns 0 when the kernel takes it, -ENOENT when it is not
- * in available_tracers, else the write's -errno (EPERM: refused). */
+/* Tries current_tracer=function on one listed function (vfs_read when
+ * there) in a private instance (ftstack_<pid>), removed again; never
+ * unfiltered. Returns 0 when the kernel takes it, -ENOENT when the tracer
+ * is not in available_tracers, -ENODATA when no function is listed, -EINVAL
+ * when the filter did not take the function, else the failed read's or
+ * write's -errno (EPERM: refused). */
 int tracefs_function_tracer_try(const char *root);
 
 /* ---- the function tracer's lists (functions.c), pure text ---- */
