@@ -95,6 +95,10 @@ int ft_loop_run(struct ft_session *s, int epfd)
 		    (ret = add_fd(epfd, ifd, TAG_INTERVAL)) < 0)
 			goto cleanup;
 	}
+	/* -p/-L with no perf ring (--backend ftrace -K): nothing hangs up when
+	 * the targets exit, so look on a timeout */
+	if (!s->perf && !s->have_child && (s->opt->npids || s->opt->ntids))
+		s->poll_rings = true;
 	/* the command may have exited before the signalfd existed */
 	bool end = s->have_child && ft_child_reap(&s->child);
 	while (!end) {

@@ -51,7 +51,8 @@ struct ft_session {
 	bool key_pid;            /* the aggregator keeps processes apart */
 	uint16_t max_stack;      /* kernel.perf_event_max_stack */
 	bool stop;               /* the loop ends after this round */
-	bool poll_rings;         /* a ring left epoll: drain on a timeout too */
+	bool poll_rings;         /* a ring left epoll, or -p with no perf ring:
+				  * drain and look for the targets on a timeout too */
 	int exit_signal;         /* the signal that ended the run, 0 if none */
 	pid_t self;
 	struct ft_counters cnt;
