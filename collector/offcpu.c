@@ -6,7 +6,7 @@
  * context (PERF_RECORD_SWITCH on per-task events with -c/-p/-L, else
  * PERF_RECORD_SWITCH_CPU_WIDE). (sched_switch's next_pid would say the same,
  * but its samples taken in the idle task's context are missing on one CPU of
- * this project's VM, for perf record too.) Rings are drained CPU by CPU, so
+ * this project's VM, for perf record and ftrace too.) Rings are drained CPU by CPU, so
  * a switch-in can be read before its switch-out: each thread keeps a few
  * unmatched switches sorted by time, and a switch-out is paired with the
  * switch-in that directly follows it in time, whichever arrives first. */
@@ -230,7 +230,9 @@ void ft_offcpu_sample(struct ft_session *s, const struct perfev_sample *smp, uin
 {
 	struct ft_offcpu *oc = s->offcpu;
 	const struct ft_options *o = s->opt;
-	uint32_t prev = (uint32_t)field(smp->raw, smp->raw_size, oc->off_prev_pid, 4);
+	/* without RAW (no --state) the sampled task is the one switched out */
+	uint32_t prev = smp->raw ? (uint32_t)field(smp->raw, smp->raw_size, oc->off_prev_pid, 4)
+				 : smp->tid;
 	uint64_t state = field(smp->raw, smp->raw_size, oc->off_prev_state, oc->size_prev_state);
 	struct thread *t;
 	oc->event = event;

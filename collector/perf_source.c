@@ -200,8 +200,9 @@ static int open_one(struct ft_session *s, int ev, int pid, int cpu, bool first_t
 	/* offcpu: the idle task's switch-outs are dropped in user space anyway
 	 * (it is never blocked), but their callchains were taken on the
 	 * critical path of every wakeup from idle. Best effort: without the
-	 * filter the same samples are dropped later. */
-	if (e->kind == FT_EV_SCHED_SWITCH && !e->filter[0])
+	 * filter the same samples are dropped later. Per task (-c/-p/-L) the
+	 * idle task is never sampled: no filter to evaluate on each switch. */
+	if (e->kind == FT_EV_SCHED_SWITCH && !e->filter[0] && pid == -1)
 		ioctl(fd, PERF_EVENT_IOC_SET_FILTER, "prev_pid != 0");
 	if (r->ring.base)
 		return perfev_set_output(fd, r->ring.fd);

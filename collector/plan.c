@@ -182,8 +182,10 @@ static int plan_profile(const struct ft_options *o, struct ft_plan *p)
 	return ft_plan_add(p, &e);
 }
 
-/* offcpu: sched_switch with its fields (prev_pid, prev_state, next_pid). */
-static int plan_offcpu(struct ft_plan *p)
+/* offcpu: sched_switch, sampled in the context of the task switched out
+ * (prev_pid is the sample's tid), so its fields are copied (PERF_SAMPLE_RAW)
+ * only for --state's prev_state. */
+static int plan_offcpu(const struct ft_options *o, struct ft_plan *p)
 {
 	struct tracefs_event *ev = NULL;
 	if (tracefs_events_match(p->tracefs, "sched", "sched_switch", false, &ev) != 1) {
@@ -194,7 +196,7 @@ static int plan_offcpu(struct ft_plan *p)
 	}
 	struct ft_event e = {
 		.kind = FT_EV_SCHED_SWITCH, .perf_type = PERF_TYPE_TRACEPOINT,
-		.perf_config = ev->id, .in_stack = true, .raw = true,
+		.perf_config = ev->id, .in_stack = true, .raw = o->state >= 0,
 	};
 	free(ev);
 	snprintf(e.name, sizeof(e.name), "t:sched:sched_switch");
@@ -288,7 +290,7 @@ int ft_plan_build(const struct ft_options *o, struct ft_plan *p)
 	if (o->cmd == FT_PROFILE)
 		return plan_profile(o, p);
 	if (o->cmd == FT_OFFCPU)
-		return plan_offcpu(p);
+		return plan_offcpu(o, p);
 	if (p->backend != FT_BACKEND_FTRACE && ft_plan_kfunc_uses_function_tracer(o, p)) {
 		/* its records exist in tracefs only: every event is planned for
 		 * the ftrace backend (probes as tracefs events, syscalls as such) */
