@@ -30,6 +30,12 @@ check "offcpu: nap_y total $y us within 5% of 800000" awk -v v=$y 'BEGIN { exit 
 run_ft $TMP/o $TMP/e offcpu -f -U -m 150000 -c "$BIN/naps"
 x=$(folded_count $TMP/o ';nap_x;'); y=$(folded_count $TMP/o ';nap_y;')
 check "offcpu -m 150000: only nap_y ($x, $y)" awk -v x=$x -v y=$y 'BEGIN { exit !(x == 0 && y >= 760000 && y <= 840000) }'
+# --state: the naps sleep interruptibly (1); none of them is uninterruptible (2)
+run_ft $TMP/o $TMP/e offcpu -f -U --state 1 -c "$BIN/naps"
+y=$(folded_count $TMP/o ';nap_y;')
+check "offcpu --state 1: nap_y $y us within 5% of 800000" awk -v v=$y 'BEGIN { exit !(v >= 760000 && v <= 840000) }'
+run_ft $TMP/o $TMP/e offcpu -f -U --state 2 -c "$BIN/naps"
+expect_eq "offcpu --state 2: no nap counted" "$(folded_count $TMP/o ';nap_[xy];')" 0
 run_ft $TMP/o $TMP/e offcpu -c "$BIN/naps"
 check "offcpu text: stack with nap_y and schedule" bash -c "grep -q '^    nap_y$' $TMP/o && grep -q '^    schedule$' $TMP/o"
 
