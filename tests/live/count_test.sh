@@ -58,15 +58,7 @@ run_ft $TMP/o $TMP/e -e $EV -P -c "$W $n"
 check "-P text: comm (pid) line" grep -Eq '^    -                getppid_paths \([0-9]+\)$' $TMP/o
 
 # -p: attach to a running process; the run ends by itself once it exits
-rm -f $TMP/go
-"$W" $n --wait $TMP/go & wpid=$!
-"$FTSTACK" -e $EV -f -p $wpid >$TMP/o 2>$TMP/e & fpid=$!
-for i in $(seq 100); do grep -q Tracing $TMP/e 2>/dev/null && break; sleep 0.05; done
-touch $TMP/go; wait $wpid
-for i in $(seq 100); do kill -0 $fpid 2>/dev/null || break; sleep 0.05; done
-check "-p: ends when the process exits" bash -c "! kill -0 $fpid 2>/dev/null"
-kill -INT $fpid 2>/dev/null; wait $fpid; expect_eq "-p: exit status" $? 0
-check "-p: says why it ended" grep -q 'the traced processes exited' $TMP/e
+p_until_exit "-p" $n -e $EV -f
 expect_eq "-p: caller_a:caller_b" "$(folded_count $TMP/o caller_a):$(folded_count $TMP/o caller_b)" "$a:$b"
 # ... and ends with SIGINT while it still runs, printing and exiting 0
 sleep 30 & spid=$!

@@ -53,15 +53,8 @@ check "report on binary junk: exit 1 with a message ($st)" bash -c "[ $st -eq 1 
 
 # -p with no perf ring at all (-K: no side band): the run still ends once
 # the process exits, and counts what it did
-m=20000; rm -f $TMP/go
-"$W" $m --wait $TMP/go & wpid=$!
-"$FTSTACK" --backend ftrace -e $EV -K -f -p $wpid >$TMP/o 2>$TMP/e & fpid=$!
-for i in $(seq 100); do grep -q Tracing $TMP/e 2>/dev/null && break; sleep 0.05; done
-touch $TMP/go; wait $wpid
-for i in $(seq 100); do kill -0 $fpid 2>/dev/null || break; sleep 0.05; done
-check "ftrace -p -K: ends when the process exits" bash -c "! kill -0 $fpid 2>/dev/null"
-kill -INT $fpid 2>/dev/null; wait $fpid; expect_eq "ftrace -p -K: exit status" $? 0
-check "ftrace -p -K: says why it ended" grep -q 'the traced processes exited' $TMP/e
+m=20000
+p_until_exit "ftrace -p -K" $m --backend ftrace -e $EV -K -f
 expect_eq "ftrace -p -K: every call counted" "$(folded_count $TMP/o syscall_trace_enter)" $m
 
 expect_eq "tracefs left as found" "$(tracefs_state)" "$before"

@@ -27,4 +27,20 @@ tracefs_state() {
 [ -d $T/events ] || mount -t tracefs nodev $T 2>/dev/null
 # run_ft OUT ERR ARGS...: runs ftstack, stdout to OUT, stderr to ERR; returns its status
 run_ft() { local o=$1 e=$2; shift 2; "$FTSTACK" "$@" >"$o" 2>"$e"; }
+# p_until_exit NAME N ARGS...: starts getppid_paths N waiting for a go,
+# attaches ftstack ARGS -p to it (stdout $TMP/o, stderr $TMP/e), lets it go,
+# and checks that the run ends by itself once the process exits, exits 0
+# and says why
+p_until_exit() {
+	local name=$1 n=$2 wpid fpid i; shift 2
+	rm -f $TMP/go
+	"$BIN/getppid_paths" $n --wait $TMP/go & wpid=$!
+	"$FTSTACK" "$@" -p $wpid >$TMP/o 2>$TMP/e & fpid=$!
+	for i in $(seq 100); do grep -q Tracing $TMP/e 2>/dev/null && break; sleep 0.05; done
+	touch $TMP/go; wait $wpid
+	for i in $(seq 100); do kill -0 $fpid 2>/dev/null || break; sleep 0.05; done
+	check "$name: ends when the process exits" bash -c "! kill -0 $fpid 2>/dev/null"
+	kill -INT $fpid 2>/dev/null; wait $fpid; expect_eq "$name: exit status" $? 0
+	check "$name: says why it ended" grep -q 'the traced processes exited' $TMP/e
+}
 finish() { exit $((fails > 0)); }
