@@ -33,13 +33,32 @@ static int check_filter(struct ft_ftrace_source *fs, int n)
 	return -EINVAL;
 }
 
+/* The name event E writes to set_ftrace_filter. */
+static const char *filter_name(const struct ft_event *e)
+{
+	return e->ftrace_func[0] ? e->ftrace_func : e->name;
+}
+
+/* Whether an attached function event before I wrote the same name (the same
+ * function asked for twice, or two aliases of one): one filter line. */
+static bool written_before(const struct ft_plan *p, int i)
+{
+	for (int j = 0; j < i; j++) {
+		const struct ft_event *e = &p->events[j];
+		if (e->kind == FT_EV_FUNCTION && !e->refused &&
+		    strcmp(filter_name(e), filter_name(&p->events[i])) == 0)
+			return true;
+	}
+	return false;
+}
+
 /* Each FT_EV_FUNCTION event's name into set_ftrace_filter, its text range
  * into T. */
 static int write_filter(struct ft_ftrace_source *fs, struct tracefs_raw_types *t,
 			struct tracefs_raw_func *funcs)
 {
 	struct ft_plan *p = &fs->s->plan;
-	int n = 0;
+	int n = 0, lines = 0;
 	for (int i = 0; i < p->nevents; i++) {
 		struct ft_event *e = &p->events[i];
 		if (e->kind != FT_EV_FUNCTION)
@@ -48,8 +67,8 @@ static int write_filter(struct ft_ftrace_source *fs, struct tracefs_raw_types *t
 		 * newline makes the kernel parse the name in write(), where a
 		 * refusal is returned: a last name without one is parsed at
 		 * close, which ignores errors */
-		char line[sizeof(e->ftrace_func) + 1];
-		snprintf(line, sizeof(line), "%s\n", e->ftrace_func[0] ? e->ftrace_func : e->name);
+		char line[sizeof(e->name) + 1];
+		snprintf(line, sizeof(line), "%s\n", filter_name(e));
 		int ret = ft_ftrace_write(fs, "set_ftrace_filter", line, n > 0,
 					  TRACEFS_UNDO_WRITE, " ");
 		if (ret < 0 && e->optional && ft_plan_refusal(ret)) {
@@ -59,6 +78,7 @@ static int write_filter(struct ft_ftrace_source *fs, struct tracefs_raw_types *t
 		if (ret < 0)
 			return ret;
 		funcs[n++] = (struct tracefs_raw_func){ e->kstart, e->kend, i };
+		lines += !written_before(p, i);
 	}
 	t->nfuncs = n;
 	if (!n) {
@@ -66,7 +86,7 @@ static int write_filter(struct ft_ftrace_source *fs, struct tracefs_raw_types *t
 		fprintf(stderr, "ftstack: the function tracer refused every function asked for\n");
 		return -ENOENT;
 	}
-	return check_filter(fs, n);
+	return check_filter(fs, lines);
 }
 
 int ft_ftrace_function_setup(struct ft_ftrace_source *fs, struct tracefs_raw_types *t)

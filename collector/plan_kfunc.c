@@ -204,9 +204,7 @@ static void follow_rename(const struct ft_plan *p, char *name, size_t len)
 
 enum mechanism { MECH_NONE, MECH_KPROBE_PMU, MECH_KPROBE_EVENTS, MECH_FUNCTION, MECH_TRACEPOINT };
 
-/* The function tracer: the ftrace backend maps each record's ip back to the
- * event through the function's text range. */
-/* The name set_ftrace_filter takes for FUNC at ADDR into OUT: the tracer
+/* The name set_ftrace_filter takes for FUNC (at E's kstart) into OUT: the tracer
  * lists one name per address, so an alias (__x64_sys_getppid on 6.1, which
  * lists __do_sys_getppid) must be written as the listed one, or the write
  * fails and leaves the filter empty. A pattern's matches came from the list. */
@@ -233,6 +231,8 @@ static int ftrace_filter_name(struct ft_plan *p, const struct ft_event *e, const
 	return -EINVAL;
 }
 
+/* The function tracer: the ftrace backend maps each record's ip back to the
+ * event through the function's text range. */
 static int add_function(struct ft_plan *p, struct ft_event *e, const char *func)
 {
 	int ret;

@@ -44,6 +44,11 @@ expect_eq "two functions: exit status" $? 0
 expect_eq "two functions: getppid hits" "$(fc $TMP/o ';__x64_sys_getppid [0-9]+$')" $n
 check "two functions: user stacks said to be missing" grep -q 'records no user stacks' $TMP/e
 
+# two aliases of one function are one filter line, not a mismatch
+$FTSTACK -e __x64_sys_getppid -e __do_sys_getppid --mechanism function -K -f -c "$W 100" \
+	>$TMP/o 2>$TMP/e
+expect_eq "two aliases of one function: exit status" $? 0
+
 # a function with no ftrace call site (noinstr) is refused, not traced
 # through an empty filter
 $FTSTACK -e do_syscall_64 --mechanism function -K -f 1 >$TMP/o 2>$TMP/e
