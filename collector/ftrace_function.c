@@ -13,30 +13,23 @@
 /* The instance's set_ftrace_filter as the kernel took it must name N
  * functions: with an empty one the tracer would trace every function in
  * the kernel (35,000 on Debian's 6.1), patching them all, which is never
- * what was asked. Returns 0, or -EINVAL after saying so. */
+ * what was asked. Returns 0, or -EINVAL or the read's -errno after saying
+ * so. */
 static int check_filter(struct ft_ftrace_source *fs, int n)
 {
-	char path[512], *text = NULL;
-	snprintf(path, sizeof(path), "%s/set_ftrace_filter", fs->inst);
-	int ret = tracefs_read_file(fs->s->plan.tracefs, path, &text);
-	int got = ret >= 0 ? tracefs_functions_count(text ? text : "") : ret;
-	free(text);
-	if (got == n)
-		return 0;
-	if (got == -1)
-		fprintf(stderr, "ftstack: %s/%s is empty after writing %d function%s to it: "
-			"not starting a function tracer that would trace every function\n",
-			fs->s->plan.tracefs, path, n, n == 1 ? "" : "s");
-	else
-		fprintf(stderr, "ftstack: %s/%s names %d functions, not the %d written\n",
-			fs->s->plan.tracefs, path, got, n);
-	return -EINVAL;
-}
-
-/* The name event E writes to set_ftrace_filter. */
-static const char *filter_name(const struct ft_event *e)
-{
-	return e->ftrace_func[0] ? e->ftrace_func : e->name;
+	const char *root = fs->s->plan.tracefs;
+	int got = 0, ret = tracefs_ftrace_filter_read(root, fs->inst, &got);
+	if (ret < 0)
+		fprintf(stderr, "ftstack: cannot read back %s/%s/set_ftrace_filter: %s\n", root,
+			fs->inst, strerror(-ret));
+	else if (got == -1)
+		fprintf(stderr, "ftstack: %s/%s/set_ftrace_filter is empty after writing %d "
+			"function%s to it: not starting a function tracer that would trace "
+			"every function\n", root, fs->inst, n, n == 1 ? "" : "s");
+	else if (got != n)
+		fprintf(stderr, "ftstack: %s/%s/set_ftrace_filter names %d functions, not the "
+			"%d written\n", root, fs->inst, got, n);
+	return ret < 0 ? ret : got == n ? 0 : -EINVAL;
 }
 
 /* Whether an attached function event before I wrote the same name (the same
@@ -46,7 +39,7 @@ static bool written_before(const struct ft_plan *p, int i)
 	for (int j = 0; j < i; j++) {
 		const struct ft_event *e = &p->events[j];
 		if (e->kind == FT_EV_FUNCTION && !e->refused &&
-		    strcmp(filter_name(e), filter_name(&p->events[i])) == 0)
+		    strcmp(e->ftrace_func, p->events[i].ftrace_func) == 0)
 			return true;
 	}
 	return false;
@@ -67,8 +60,8 @@ static int write_filter(struct ft_ftrace_source *fs, struct tracefs_raw_types *t
 		 * newline makes the kernel parse the name in write(), where a
 		 * refusal is returned: a last name without one is parsed at
 		 * close, which ignores errors */
-		char line[sizeof(e->name) + 1];
-		snprintf(line, sizeof(line), "%s\n", filter_name(e));
+		char line[sizeof(e->ftrace_func) + 1];
+		snprintf(line, sizeof(line), "%s\n", e->ftrace_func);
 		int ret = ft_ftrace_write(fs, "set_ftrace_filter", line, n > 0,
 					  TRACEFS_UNDO_WRITE, " ");
 		if (ret < 0 && e->optional && ft_plan_refusal(ret)) {

@@ -336,7 +336,7 @@ static void no_such_function(const struct ft_plan *p, const char *func)
 static int function_tracer(struct ft_plan *p)
 {
 	if (!p->function_tracer_tried) {
-		p->function_tracer_err = tracefs_function_tracer_try(p->tracefs);
+		p->function_tracer_err = tracefs_function_tracer_try(p->tracefs, avail_funcs(p));
 		p->function_tracer_tried = true;
 	}
 	return p->function_tracer_err;

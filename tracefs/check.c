@@ -107,13 +107,16 @@ static void p_rootfile(const struct ctx *c, const char *rel, struct tracefs_chec
 	DETAIL(it, "%.140s%s", rel, it->ok ? "" : " missing");
 }
 
-/* A function the tracer lists, newline-terminated into FUNC (vfs_read when
- * listed, else the first). Returns 0, the read's -errno (EPERM where the
- * tracer is locked down), or -ENODATA when none is listed. */
-static int try_function(const char *root, char *func, size_t len)
+/* A function list AVAIL (or, when NULL, available_filter_functions) names,
+ * newline-terminated into FUNC: vfs_read when listed, else the first.
+ * Returns 0, the read's -errno (EPERM where the tracer is locked down), or
+ * -ENODATA when none is listed. */
+static int try_function(const char *root, const char *avail, char *func, size_t len)
 {
-	char *avail = NULL;
-	int ret = tracefs_read_file(root, "available_filter_functions", &avail);
+	char *text = NULL;
+	int ret = avail ? 0 : tracefs_read_file(root, "available_filter_functions", &text);
+	if (!avail)
+		avail = text;
 	if (ret >= 0) {
 		size_t n = avail ? strcspn(avail, " \t\n") : 0;
 		ret = -ENODATA;
@@ -122,11 +125,11 @@ static int try_function(const char *root, char *func, size_t len)
 		else if (n > 0 && n + 2 <= len)
 			ret = 0, snprintf(func, len, "%.*s\n", (int)n, avail);
 	}
-	free(avail);
+	free(text);
 	return ret;
 }
 
-int tracefs_function_tracer_try(const char *root)
+int tracefs_function_tracer_try(const char *root, const char *avail)
 {
 	char name[64], inst[128], rel[200], *tracers = NULL;
 	if (tracefs_read_file(root, "available_tracers", &tracers) < 0 || !tracers ||
@@ -138,7 +141,7 @@ int tracefs_function_tracer_try(const char *root)
 	/* one function, never all of them: patching every function's entry
 	 * takes minutes on an emulated CPU (and wedged one) */
 	char func[130];
-	int ret = try_function(root, func, sizeof(func));
+	int ret = try_function(root, avail, func, sizeof(func));
 	if (ret < 0)
 		return ret;
 	struct tracefs_log log;
@@ -149,13 +152,9 @@ int tracefs_function_tracer_try(const char *root)
 		snprintf(rel, sizeof(rel), "%s/set_ftrace_filter", inst);
 		ret = tracefs_log_write(&log, rel, func, false, TRACEFS_UNDO_WRITE, " ", NULL, 0);
 	}
-	if (ret == 0) {
-		char *filter = NULL;
-		if (tracefs_read_file(root, rel, &filter) < 0 ||
-		    tracefs_functions_count(filter ? filter : "") != 1)
-			ret = -EINVAL;
-		free(filter);
-	}
+	int got = 0;
+	if (ret == 0 && (tracefs_ftrace_filter_read(root, inst, &got) < 0 || got != 1))
+		ret = -EINVAL;
 	if (ret == 0) {
 		snprintf(rel, sizeof(rel), "%s/current_tracer", inst);
 		ret = tracefs_log_write(&log, rel, "function", false, TRACEFS_UNDO_WRITE, "nop",
@@ -169,7 +168,7 @@ int tracefs_function_tracer_try(const char *root)
 /* Lists of the function tracer are not enough (it can be refused): try it. */
 static void p_function(const struct ctx *c, struct tracefs_check_item *it)
 {
-	int ret = tracefs_function_tracer_try(c->root);
+	int ret = tracefs_function_tracer_try(c->root, NULL);
 	it->ok = ret == 0;
 	DETAIL(it, "%s", ret == 0 ? "usable in a private instance" :
 	       ret == -ENOENT ? "not in available_tracers" :

@@ -1,7 +1,10 @@
 /* The function tracer's lists: available_filter_functions (what it can
  * trace, one name per traced address) and an instance's set_ftrace_filter
- * (what it will trace; empty means every function). Pure text, no I/O. */
+ * (what it will trace; empty means every function). Text only, but for
+ * tracefs_ftrace_filter_read. */
 #include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "tracefs/tracefs.h"
 
@@ -35,4 +38,15 @@ int tracefs_functions_count(const char *filter)
 		line = nl ? nl + 1 : line + len;
 	}
 	return n;
+}
+
+int tracefs_ftrace_filter_read(const char *root, const char *inst, int *count)
+{
+	char rel[512], *text = NULL;
+	snprintf(rel, sizeof(rel), "%s/set_ftrace_filter", inst);
+	int ret = tracefs_read_file(root, rel, &text);
+	if (ret >= 0)
+		*count = tracefs_functions_count(text ? text : "");
+	free(text);
+	return ret < 0 ? ret : 0;
 }

@@ -172,10 +172,11 @@ int tracefs_check(const char *root, const char *proc_root, struct tracefs_check_
  * unfiltered. Returns 0 when the kernel takes it, -ENOENT when the tracer
  * is not in available_tracers, -ENODATA when no function is listed, -EINVAL
  * when the filter did not take the function, else the failed read's or
- * write's -errno (EPERM: refused). */
-int tracefs_function_tracer_try(const char *root);
+ * write's -errno (EPERM: refused). AVAIL is available_filter_functions when
+ * the caller has read it already, else NULL (read here). */
+int tracefs_function_tracer_try(const char *root, const char *avail);
 
-/* ---- the function tracer's lists (functions.c), pure text ---- */
+/* ---- the function tracer's lists (functions.c) ---- */
 
 /* Whether a line of LIST (available_filter_functions or set_ftrace_filter:
  * "name" or "name [module]") is NAME. The kernel lists one name for each
@@ -186,6 +187,9 @@ bool tracefs_functions_listed(const char *list, const char *name);
  * it says all functions are enabled (an empty filter: the tracer would
  * trace every function in the kernel). */
 int tracefs_functions_count(const char *filter);
+/* Reads instance INST's (a path under ROOT) set_ftrace_filter: *count is
+ * tracefs_functions_count of it. Returns 0, or the read's -errno. */
+int tracefs_ftrace_filter_read(const char *root, const char *inst, int *count);
 
 /* ---- raw ring-buffer pages: per-CPU trace_pipe_raw (raw.c) ----
  * Pure decoding, no I/O: sub-buffers (pages) as read from trace_pipe_raw,

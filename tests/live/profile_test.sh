@@ -36,6 +36,9 @@ y=$(folded_count $TMP/o ';nap_y;')
 check "offcpu --state 1: nap_y $y us within 5% of 800000" awk -v v=$y 'BEGIN { exit !(v >= 760000 && v <= 840000) }'
 run_ft $TMP/o $TMP/e offcpu -f -U --state 2 -c "$BIN/naps"
 expect_eq "offcpu --state 2: no nap counted" "$(folded_count $TMP/o ';nap_[xy];')" 0
+# ... because they were seen and left out, not missed: at least the 8 naps
+f=$(sed -n 's/^ftstack: \([0-9]*\) off-CPU intervals filtered out.*/\1/p' $TMP/e)
+check "offcpu --state 2: the naps were filtered out (${f:-none})" test "${f:-0}" -ge 8
 run_ft $TMP/o $TMP/e offcpu -c "$BIN/naps"
 check "offcpu text: stack with nap_y and schedule" bash -c "grep -q '^    nap_y$' $TMP/o && grep -q '^    schedule$' $TMP/o"
 
