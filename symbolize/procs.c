@@ -14,17 +14,25 @@
 struct map {
 	uint64_t start, end, pgoff, time;
 	uint32_t file; /* index into files */
+	bool snapshot; /* read from /proc, not from an MMAP2 record */
 };
 
+/* snapshot: read from /proc when a record of the process was decoded, so
+ * stamped with that record's time although read later; the process's own
+ * fork, exec and mmap records, when they come, are the truth (rings are
+ * decoded one after another, so a child's first samples can be decoded
+ * before its fork record, when it may be a zombie with no maps left). */
 struct gen {
 	uint64_t time;
 	struct map *maps;
 	size_t n, cap;
+	bool snapshot;
 };
 
 struct comm {
 	uint64_t time;
 	char name[16];
+	bool snapshot;
 };
 
 struct proc {
@@ -147,8 +155,19 @@ static struct proc *proc_get(struct sym_procs *p, uint32_t pid)
 	return &p->procs[i];
 }
 
-/* Starts a generation of PR at TIME (kept in time order). */
-static struct gen *gen_add(struct proc *pr, uint64_t time)
+static int map_push(struct gen *g, const struct map *m)
+{
+	if (GROW(g->maps, g->n, g->cap, 16) < 0)
+		return -ENOMEM;
+	g->maps[g->n++] = *m;
+	return 0;
+}
+
+/* Starts a generation of PR at TIME (kept in time order). Mappings the
+ * generation before holds from TIME on are this one's: rings are decoded
+ * one after another, so a process's MMAP2 records (on the CPU it ran on)
+ * can come before the exec or fork record (on another) that began it. */
+static struct gen *gen_add(struct proc *pr, uint64_t time, bool snapshot)
 {
 	if (GROW(pr->gens, pr->n, pr->cap, 2) < 0)
 		return NULL;
@@ -156,9 +175,16 @@ static struct gen *gen_add(struct proc *pr, uint64_t time)
 	while (i > 0 && pr->gens[i - 1].time > time)
 		i--;
 	memmove(&pr->gens[i + 1], &pr->gens[i], (pr->n - i) * sizeof(*pr->gens));
-	pr->gens[i] = (struct gen){ .time = time };
+	pr->gens[i] = (struct gen){ .time = time, .snapshot = snapshot };
 	pr->n++;
-	return &pr->gens[i];
+	struct gen *g = &pr->gens[i], *prev = i ? &pr->gens[i - 1] : NULL;
+	size_t k = 0;
+	for (size_t j = 0; prev && j < prev->n; j++)
+		if (prev->maps[j].time < time || map_push(g, &prev->maps[j]) < 0)
+			prev->maps[k++] = prev->maps[j];
+	if (prev)
+		prev->n = k;
+	return g;
 }
 
 /* The generation in effect at TIME (the earliest when TIME precedes all:
@@ -173,7 +199,7 @@ static struct gen *gen_at(const struct proc *pr, uint64_t time)
 	return &pr->gens[0];
 }
 
-static void comm_add(struct proc *pr, uint64_t time, const char *name)
+static void comm_add(struct proc *pr, uint64_t time, const char *name, bool snapshot)
 {
 	if (!name || !*name || GROW(pr->comms, pr->ncomm, pr->capcomm, 2) < 0)
 		return;
@@ -182,8 +208,34 @@ static void comm_add(struct proc *pr, uint64_t time, const char *name)
 		i--;
 	memmove(&pr->comms[i + 1], &pr->comms[i], (pr->ncomm - i) * sizeof(*pr->comms));
 	pr->comms[i].time = time;
+	pr->comms[i].snapshot = snapshot;
 	snprintf(pr->comms[i].name, sizeof(pr->comms[i].name), "%s", name);
 	pr->ncomm++;
+}
+
+/* Forgets what snapshots said of PR from TIME on: a fork or exec record at
+ * TIME starts a history the records describe completely. The MMAP2
+ * mappings a dropped generation held go to the one in effect at their time. */
+static void drop_snapshots_from(struct proc *pr, uint64_t time)
+{
+	for (size_t i = pr->n; i > 0; i--) {
+		struct gen g = pr->gens[i - 1];
+		if (!g.snapshot || g.time < time)
+			continue;
+		memmove(&pr->gens[i - 1], &pr->gens[i], (pr->n - i) * sizeof(*pr->gens));
+		pr->n--;
+		for (size_t j = 0; j < g.n; j++) {
+			struct gen *to = pr->n ? gen_at(pr, g.maps[j].time) : gen_add(pr, 0, false);
+			if (!g.maps[j].snapshot && to)
+				map_push(to, &g.maps[j]);
+		}
+		free(g.maps);
+	}
+	size_t k = 0;
+	for (size_t i = 0; i < pr->ncomm; i++)
+		if (!pr->comms[i].snapshot || pr->comms[i].time < time)
+			pr->comms[k++] = pr->comms[i];
+	pr->ncomm = k;
 }
 
 static uint64_t path_hash(const char *s)
@@ -232,14 +284,12 @@ static long file_index(struct sym_procs *p, const char *path)
 }
 
 static int map_add(struct gen *g, uint64_t time, uint64_t start, uint64_t end, uint64_t pgoff,
-		   long file)
+		   long file, bool snapshot)
 {
 	if (file < 0 || end <= start)
 		return file < 0 ? (int)file : 0;
-	if (GROW(g->maps, g->n, g->cap, 16) < 0)
-		return -ENOMEM;
-	g->maps[g->n++] = (struct map){ start, end, pgoff, time, (uint32_t)file };
-	return 0;
+	const struct map m = { start, end, pgoff, time, (uint32_t)file, snapshot };
+	return map_push(g, &m);
 }
 
 static void read_comm(const struct sym_procs *p, uint32_t pid, char *comm, size_t len)
@@ -269,7 +319,7 @@ static int read_maps(struct sym_procs *p, FILE *f, struct gen *g, uint64_t time)
 		char *file = line + pos;
 		file[strcspn(file, "\n")] = '\0';
 		if (*file) /* anonymous code (JIT) has no file to name it */
-			ret = map_add(g, time, start, end, off, file_index(p, file));
+			ret = map_add(g, time, start, end, off, file_index(p, file), true);
 	}
 	return ret;
 }
@@ -285,15 +335,16 @@ int sym_procs_snapshot(struct sym_procs *p, uint32_t pid, uint64_t time)
 	struct proc *pr = proc_get(p, pid);
 	struct gen *g = NULL;
 	/* only MMAP2 records seen so far: complete that generation */
-	if (pr && !pr->based && pr->n)
+	if (pr && !pr->based && pr->n) {
 		g = &pr->gens[pr->n - 1];
-	else if (pr)
-		g = gen_add(pr, time);
+	} else if (pr) {
+		g = gen_add(pr, time, true);
+	}
 	int ret = g ? read_maps(p, f, g, time) : -ENOMEM;
 	fclose(f);
 	if (pr) {
 		pr->based = true;
-		comm_add(pr, time, comm);
+		comm_add(pr, time, comm, true);
 	}
 	return ret;
 }
@@ -310,9 +361,9 @@ void sym_procs_mmap(struct sym_procs *p, uint32_t pid, uint64_t time, uint64_t s
 	if (!exec || !filename || !*filename || start + len < start)
 		return;
 	struct proc *pr = proc_get(p, pid);
-	struct gen *g = !pr ? NULL : pr->n ? gen_at(pr, time) : gen_add(pr, 0);
+	struct gen *g = !pr ? NULL : pr->n ? gen_at(pr, time) : gen_add(pr, 0, false);
 	if (g)
-		map_add(g, time, start, start + len, pgoff, file_index(p, filename));
+		map_add(g, time, start, start + len, pgoff, file_index(p, filename), false);
 }
 
 void sym_procs_comm(struct sym_procs *p, uint32_t pid, uint64_t time, const char *comm, bool exec)
@@ -320,9 +371,11 @@ void sym_procs_comm(struct sym_procs *p, uint32_t pid, uint64_t time, const char
 	struct proc *pr = proc_get(p, pid);
 	if (!pr)
 		return;
-	if (exec && gen_add(pr, time))
+	if (exec)
+		drop_snapshots_from(pr, time);
+	if (exec && gen_add(pr, time, false))
 		pr->based = true;
-	comm_add(pr, time, comm);
+	comm_add(pr, time, comm, false);
 }
 
 void sym_procs_fork(struct sym_procs *p, uint32_t pid, uint32_t ppid, uint64_t time)
@@ -335,16 +388,17 @@ void sym_procs_fork(struct sym_procs *p, uint32_t pid, uint32_t ppid, uint64_t t
 	const struct gen *pg = gen_at(pp, time);
 	if (!pr || !pg)
 		return; /* parent unknown: a snapshot will tell */
-	struct gen *g = gen_add(pr, time);
+	drop_snapshots_from(pr, time);
+	struct gen *g = gen_add(pr, time, false);
 	if (!g)
 		return;
 	pr->based = true;
-	comm_add(pr, time, sym_procs_comm_at(p, ppid, time));
+	comm_add(pr, time, sym_procs_comm_at(p, ppid, time), false);
 	/* all of them: a parent snapshot taken after the fork stamps its maps
 	 * later than the fork, yet they are what the child started with */
 	for (size_t i = 0; i < pg->n; i++)
 		map_add(g, time, pg->maps[i].start, pg->maps[i].end, pg->maps[i].pgoff,
-			pg->maps[i].file);
+			pg->maps[i].file, false);
 }
 
 void sym_procs_exit(struct sym_procs *p, uint32_t pid, uint64_t time)

@@ -13,7 +13,12 @@ not_ok() { echo "not ok - $*"; fails=$((fails + 1)); }
 # check DESCRIPTION CMD...: ok when CMD succeeds
 check()  { local d=$1; shift; if "$@"; then ok "$d"; else not_ok "$d"; fi; }
 # expect_eq DESCRIPTION GOT WANT
-expect_eq() { if [ "$2" = "$3" ]; then ok "$1 ($2)"; else not_ok "$1: got '$2', want '$3'"; fi; }
+# (a value of several lines is not echoed on success: failures stay readable)
+expect_eq() {
+	if [ "$2" != "$3" ]; then not_ok "$1: got '$2', want '$3'"
+	elif [ "${2//[^$'\n']/}" ]; then ok "$1"
+	else ok "$1 ($2)"; fi
+}
 # folded_count FILE REGEX: the summed count of folded lines matching REGEX
 folded_count() { awk -v re="$2" '$0 ~ re { n += $NF } END { print n + 0 }' "$1"; }
 # tracefs_state: everything ftstack could change, for before/after comparisons

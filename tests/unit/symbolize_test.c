@@ -347,6 +347,45 @@ static void test_procs_history(void)
 	      strcmp(fr.dso, "/nonexistent/new.so") == 0, "newer mapping after");
 	CHECK(sym_procs_lookup(p, 70, 50, 0x30000010, &fr) == 0 && fr.dso &&
 	      strcmp(fr.dso, "/nonexistent/old.so") == 0, "before both: the earliest");
+	/* a child's samples decoded before its fork record (another CPU's
+	 * ring), snapshot while a zombie: its records still name its frames */
+	snprintf(path, sizeof(path), "%s/80", root);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/80/comm", root);
+	f = fopen(path, "w");
+	fprintf(f, "zombie\n");
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/80/maps", root);
+	fclose(fopen(path, "w"));
+	CHECK(sym_procs_snapshot(p, 80, 3000) == 0 && sym_procs_known(p, 80), "zombie snapshot");
+	sym_procs_fork(p, 80, 42, 2000);
+	sym_procs_comm(p, 80, 2100, "child", true);
+	sym_procs_mmap(p, 80, 2200, 0x10000000, 0x100000, pgoff, true, file);
+	CHECK(sym_procs_lookup(p, 80, 3500, 0x10000000 + (a - start), &fr) == 0 && fr.name &&
+	      strcmp(fr.name, "symbolize_test_target") == 0, "records override a later snapshot");
+	CHECK_STR(sym_procs_comm_at(p, 80, 3500), "child", "comm from the exec, not the snapshot");
+	CHECK_STR(sym_procs_comm_at(p, 80, 2050), "renamed", "the parent's comm until the exec");
+	/* a child's MMAP2 record decoded before its fork and exec records */
+	sym_procs_mmap(p, 90, 2300, 0x10000000, 0x100000, pgoff, true, file);
+	sym_procs_fork(p, 90, 42, 2000);
+	sym_procs_comm(p, 90, 2100, "child", true);
+	CHECK(sym_procs_lookup(p, 90, 2500, 0x10000000 + (a - start), &fr) == 0 && fr.name &&
+	      strcmp(fr.name, "symbolize_test_target") == 0, "mmap before its exec record: named");
+	CHECK(sym_procs_lookup(p, 90, 2050, a, &fr) == 0 && fr.name, "the fork's maps before the exec");
+	/* both races at once: a sample snapshots a zombie, then its records */
+	snprintf(path, sizeof(path), "%s/81", root);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/81/maps", root);
+	fclose(fopen(path, "w"));
+	CHECK(sym_procs_snapshot(p, 81, 2250) == 0, "zombie snapshot");
+	sym_procs_mmap(p, 81, 2300, 0x10000000, 0x100000, pgoff, true, file);
+	sym_procs_comm(p, 81, 2100, "child", true);
+	CHECK(sym_procs_lookup(p, 81, 2500, 0x10000000 + (a - start), &fr) == 0 && fr.name,
+	      "a dropped snapshot keeps the mmap records it held");
+	/* a snapshot older than an exec stays valid until that exec */
+	sym_procs_comm(p, 42, 5000, "exec42", true);
+	CHECK(sym_procs_lookup(p, 42, 4000, a, &fr) == 0 && fr.name, "snapshot before an exec kept");
+	CHECK(sym_procs_lookup(p, 42, 5500, a, &fr) == -ENOENT, "not after it");
 	sym_procs_free(p);
 	snprintf(path, sizeof(path), "rm -rf %s", root);
 	CHECK(system(path) == 0, "fixture removed");
