@@ -3,7 +3,7 @@
  * Two tables live here:
  *  - agg_table: the hot path. Records (address stacks) from the sources are
  *    interned by a hash of their address arrays and counted under the key
- *    (event, pid, kernel stack id, user stack id). Memory grows with distinct
+ *    (event, pid, tid, kernel stack id, user stack id). Memory grows with distinct
  *    keys, never with events.
  *  - agg_named: after symbolization, stacks are named frames (strings); the
  *    same path taken by many processes is merged here, then filtered
@@ -35,6 +35,7 @@ struct agg_record {
 
 struct agg_config {
 	bool key_pid;        /* keep every stack per process (-P, profile, offcpu, or comm shown) */
+	bool key_tid;        /* and per thread: the comm shown is the thread's */
 	size_t max_stacks;   /* 0 = unlimited; distinct keys beyond it are dropped and counted */
 };
 
@@ -43,6 +44,7 @@ struct agg_config {
 struct agg_entry {
 	uint32_t event;
 	uint32_t pid;        /* 0 when the key does not include the process */
+	uint32_t tid;        /* 0 unless key_tid */
 	uint64_t first_time; /* time of the first record: names user addresses */
 	uint64_t count;      /* records counted under this key */
 	uint64_t weight;     /* summed record weights */

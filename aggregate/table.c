@@ -1,5 +1,5 @@
 /* agg_table: the hot path. Address stacks are interned (one copy per
- * distinct array) and counted under (event, pid, kernel id, user id) in
+ * distinct array) and counted under (event, pid, tid, kernel id, user id) in
  * open-addressing hash tables. Steady state (known keys) allocates nothing. */
 #include "aggregate/aggregate.h"
 
@@ -39,7 +39,7 @@ struct key {
 	uint64_t first_time;
 	uint64_t count;
 	uint64_t weight;
-	uint32_t event, pid, kid, uid;
+	uint32_t event, pid, tid, kid, uid;
 };
 
 struct agg_table {
@@ -216,13 +216,12 @@ static int interner_insert(struct agg_table *t, struct interner *in,
 	return 0;
 }
 
-static uint64_t key_hash(uint32_t event, uint32_t pid, uint32_t kid,
-			 uint32_t uid)
+static uint64_t key_hash(const struct key *k)
 {
-	uint64_t h = mix_word(0x13198a2e03707344ull,
-			      (uint64_t)event << 32 | pid);
+	uint64_t h = mix_word(0x13198a2e03707344ull, (uint64_t)k->event << 32 | k->pid);
 
-	return finish_hash(mix_word(h, (uint64_t)kid << 32 | uid));
+	h = mix_word(h, k->tid);
+	return finish_hash(mix_word(h, (uint64_t)k->kid << 32 | k->uid));
 }
 
 static uint32_t key_find(const struct agg_table *t, const struct key *k,
@@ -240,7 +239,8 @@ static uint32_t key_find(const struct agg_table *t, const struct key *k,
 		}
 		e = &t->keys[idx];
 		if (e->hash == k->hash && e->event == k->event &&
-		    e->pid == k->pid && e->kid == k->kid && e->uid == k->uid)
+		    e->pid == k->pid && e->tid == k->tid && e->kid == k->kid &&
+		    e->uid == k->uid)
 			return idx;
 	}
 }
@@ -385,7 +385,7 @@ static void set_key_ids(struct key *k, const struct lookup *kl,
 {
 	k->kid = kl->id;
 	k->uid = ul->id;
-	k->hash = key_hash(k->event, k->pid, k->kid, k->uid);
+	k->hash = key_hash(k);
 }
 
 int agg_add(struct agg_table *t, const struct agg_record *r)
@@ -401,7 +401,8 @@ int agg_add(struct agg_table *t, const struct agg_record *r)
 		return -ENOMEM; /* a reset could not allocate */
 	stack_lookup(&t->kint, &kl);
 	stack_lookup(&t->uint, &ul);
-	k.pid = (t->cfg.key_pid || ul.n > 0) ? r->pid : 0;
+	k.pid = (t->cfg.key_pid || t->cfg.key_tid || ul.n > 0) ? r->pid : 0;
+	k.tid = t->cfg.key_tid ? r->tid : 0;
 	t->dirty = true;
 	/* an unknown stack means an unknown key: skip the key probe */
 	if ((kl.n == 0 || kl.id) && (ul.n == 0 || ul.id)) {
@@ -437,7 +438,7 @@ static void entry_from_key(const struct agg_table *t, const struct key *k,
 	const struct stack *us = &t->uint.stacks[k->uid];
 
 	*e = (struct agg_entry){
-		.event = k->event, .pid = k->pid, .first_time = k->first_time,
+		.event = k->event, .pid = k->pid, .tid = k->tid, .first_time = k->first_time,
 		.count = k->count, .weight = k->weight,
 		.kstack = k->kid ? ks->addr : NULL, .nkstack = k->kid ? ks->n : 0,
 		.ustack = k->uid ? us->addr : NULL, .nustack = k->uid ? us->n : 0,

@@ -13,7 +13,9 @@
 static const char *entry_comm(struct ft_session *s, const struct agg_entry *e)
 {
 	const char *comm = NULL;
-	if (e->pid && s->procs)
+	if (e->tid && e->tid != e->pid && s->procs)
+		comm = sym_procs_comm_at(s->procs, e->tid, e->first_time);
+	if (!comm && e->pid && s->procs)
 		comm = sym_procs_comm_at(s->procs, e->pid, e->first_time);
 	if (!comm)
 		comm = e->pid ? "[unknown]" : "swapper"; /* pid 0 is the idle task */

@@ -53,6 +53,7 @@ static void configure(struct ft_session *s)
 	 * threads that exit (they are not off CPU, they are gone) */
 	s->track = s->need_procs || o->cmd == FT_OFFCPU; /* offcpu: forks and exits */
 	s->key_pid = comm;
+	s->key_tid = comm; /* the comm shown is the thread's, as bcc and perf show it */
 	s->max_stack = max_stack();
 	s->plan.track_mmaps = s->track && s->want_user;
 }
@@ -148,7 +149,8 @@ static int prepare(struct ft_session *s)
 		s->plan.through_name = s->opt->through;
 	if (load_kernel_filters(s) < 0)
 		return 2;
-	struct agg_config ac = { .key_pid = s->key_pid, .max_stacks = s->opt->max_stacks };
+	struct agg_config ac = { .key_pid = s->key_pid, .key_tid = s->key_tid,
+				  .max_stacks = s->opt->max_stacks };
 	if (sym_procs_create("/proc", "/usr/lib/debug", &s->procs) < 0 ||
 	    agg_table_create(&ac, &s->agg) < 0 ||
 	    ft_symcache_create(s->ksyms, s->procs, s->opt->offsets, s->opt->addresses,

@@ -15,6 +15,13 @@ static void know_process(struct ft_session *s, uint32_t pid, uint64_t time)
 	sym_procs_snapshot(s->procs, pid, time);
 }
 
+/* The same for a thread whose comm is shown: one read of its comm. */
+static void know_thread(struct ft_session *s, uint32_t pid, uint32_t tid, uint64_t time)
+{
+	if (s->key_tid && tid != pid && pid != 0 && !sym_procs_thread_known(s->procs, tid))
+		sym_procs_thread_snapshot(s->procs, pid, tid, time);
+}
+
 /* A uprobe at a function's first instruction runs before the function has
  * pushed its frame pointer, so the frame-pointer walk goes from the
  * function straight to its caller's caller. The return address at [sp] is
@@ -77,6 +84,7 @@ void ft_session_count(struct ft_session *s, const struct perfev_sample *smp, uin
 	if (!r.nkstack && !r.nustack)
 		s->cnt.empty_stacks++;
 	know_process(s, smp->pid, smp->time);
+	know_thread(s, smp->pid, smp->tid, smp->time);
 	if (agg_add(s->agg, &r) == 0)
 		s->cnt.counted++;
 }
@@ -120,14 +128,17 @@ int ft_session_record(struct ft_session *s, const struct perfev_record *rec)
 				       rec->mmap2.len, rec->mmap2.pgoff, true, rec->mmap2.filename);
 		break;
 	case PERFEV_COMM:
-		if (s->need_procs && rec->pid == rec->tid)
-			sym_procs_comm(s->procs, rec->pid, rec->time, rec->comm.comm, rec->comm.exec);
+		if (s->need_procs && (rec->pid == rec->tid || s->key_tid))
+			sym_procs_comm(s->procs, rec->tid, rec->time, rec->comm.comm,
+				       rec->comm.exec && rec->pid == rec->tid);
 		break;
 	case PERFEV_FORK:
 		if (s->offcpu && s->have_child && rec->pid != rec->task.ppid)
 			ft_offcpu_follow(s, rec->pid, rec->task.ppid);
 		if (s->need_procs && rec->pid != rec->task.ppid)
-			sym_procs_fork(s->procs, rec->pid, rec->task.ppid, rec->time);
+			sym_procs_fork(s->procs, rec->pid, rec->task.ppid, rec->task.ptid, rec->time);
+		else if (s->key_tid)
+			sym_procs_thread(s->procs, rec->pid, rec->tid, rec->task.ptid, rec->time);
 		break;
 	case PERFEV_EXIT:
 		if (s->need_procs && rec->pid == rec->tid)

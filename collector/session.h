@@ -49,6 +49,7 @@ struct ft_session {
 	bool need_procs;         /* user stacks or comm shown: follow processes */
 	bool track;              /* side-band records wanted (comm/task, mmap2 with user stacks) */
 	bool key_pid;            /* the aggregator keeps processes apart */
+	bool key_tid;            /* and threads: their comm is shown */
 	uint16_t max_stack;      /* kernel.perf_event_max_stack */
 	bool stop;               /* the loop ends after this round */
 	bool poll_rings;         /* a ring left epoll, or -p with no perf ring:

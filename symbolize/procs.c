@@ -2,6 +2,8 @@
  * the stack was taken, even after the process exited: per pid a list of
  * generations (address spaces: an exec starts one), each with executable
  * mappings stamped with the time they appeared, and a list of comm changes.
+ * A thread other than a process's main one has an entry of its own under
+ * its tid, with comm changes only (tids and pids share one number space).
  * ELF files are opened once per path and cached, failures too (a hash by
  * path; mappings refer to files by index). */
 #include <errno.h>
@@ -39,6 +41,7 @@ struct proc {
 	uint32_t pid;
 	bool used;
 	bool based;  /* snapshot, fork or exec seen: its mappings are complete */
+	bool thread_seen; /* as a thread: created, or its comm read from /proc */
 	bool exited; /* kept: exited processes still symbolize */
 	uint64_t exit_time;
 	struct gen *gens; /* by time */
@@ -366,9 +369,9 @@ void sym_procs_mmap(struct sym_procs *p, uint32_t pid, uint64_t time, uint64_t s
 		map_add(g, time, start, start + len, pgoff, file_index(p, filename), false);
 }
 
-void sym_procs_comm(struct sym_procs *p, uint32_t pid, uint64_t time, const char *comm, bool exec)
+void sym_procs_comm(struct sym_procs *p, uint32_t tid, uint64_t time, const char *comm, bool exec)
 {
-	struct proc *pr = proc_get(p, pid);
+	struct proc *pr = proc_get(p, tid);
 	if (!pr)
 		return;
 	if (exec)
@@ -378,7 +381,16 @@ void sym_procs_comm(struct sym_procs *p, uint32_t pid, uint64_t time, const char
 	comm_add(pr, time, comm, false);
 }
 
-void sym_procs_fork(struct sym_procs *p, uint32_t pid, uint32_t ppid, uint64_t time)
+/* The comm a task created by thread PTID of process PPID starts with. */
+static const char *creator_comm(const struct sym_procs *p, uint32_t ppid, uint32_t ptid,
+				uint64_t time)
+{
+	const char *c = sym_procs_comm_at(p, ptid, time);
+	return c ? c : sym_procs_comm_at(p, ppid, time);
+}
+
+void sym_procs_fork(struct sym_procs *p, uint32_t pid, uint32_t ppid, uint32_t ptid,
+		    uint64_t time)
 {
 	if (pid == ppid) /* a thread: same address space */
 		return;
@@ -393,12 +405,49 @@ void sym_procs_fork(struct sym_procs *p, uint32_t pid, uint32_t ppid, uint64_t t
 	if (!g)
 		return;
 	pr->based = true;
-	comm_add(pr, time, sym_procs_comm_at(p, ppid, time), false);
+	comm_add(pr, time, creator_comm(p, ppid, ptid, time), false);
 	/* all of them: a parent snapshot taken after the fork stamps its maps
 	 * later than the fork, yet they are what the child started with */
 	for (size_t i = 0; i < pg->n; i++)
 		map_add(g, time, pg->maps[i].start, pg->maps[i].end, pg->maps[i].pgoff,
 			pg->maps[i].file, false);
+}
+
+void sym_procs_thread(struct sym_procs *p, uint32_t pid, uint32_t tid, uint32_t ptid,
+		      uint64_t time)
+{
+	struct proc *t = tid != pid ? proc_get(p, tid) : NULL;
+	if (!t)
+		return;
+	t->thread_seen = true;
+	drop_snapshots_from(t, time);
+	comm_add(t, time, creator_comm(p, pid, ptid, time), false);
+}
+
+int sym_procs_thread_snapshot(struct sym_procs *p, uint32_t pid, uint32_t tid, uint64_t time)
+{
+	char path[320], comm[64];
+	struct proc *t = proc_get(p, tid);
+	if (!t)
+		return -ENOMEM;
+	t->thread_seen = true; /* tried once: a thread gone stays unnamed */
+	snprintf(path, sizeof(path), "%s/%" PRIu32 "/task/%" PRIu32 "/comm", p->proc_root, pid,
+		 tid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return errno == ENOENT ? -ESRCH : -errno;
+	comm[0] = '\0';
+	if (fgets(comm, sizeof(comm), f))
+		comm[strcspn(comm, "\n")] = '\0';
+	fclose(f);
+	comm_add(t, time, comm, true);
+	return 0;
+}
+
+bool sym_procs_thread_known(const struct sym_procs *p, uint32_t tid)
+{
+	const struct proc *t = proc_find(p, tid);
+	return t && (t->thread_seen || t->ncomm);
 }
 
 void sym_procs_exit(struct sym_procs *p, uint32_t pid, uint64_t time)
@@ -410,9 +459,9 @@ void sym_procs_exit(struct sym_procs *p, uint32_t pid, uint64_t time)
 	}
 }
 
-const char *sym_procs_comm_at(const struct sym_procs *p, uint32_t pid, uint64_t time)
+const char *sym_procs_comm_at(const struct sym_procs *p, uint32_t tid, uint64_t time)
 {
-	const struct proc *pr = proc_find(p, pid);
+	const struct proc *pr = proc_find(p, tid);
 	if (!pr || !pr->ncomm)
 		return NULL;
 	for (size_t i = pr->ncomm; i > 0; i--)

@@ -82,15 +82,28 @@ bool sym_procs_known(const struct sym_procs *p, uint32_t pid);
 /* Side-band records, in any order across CPUs (each carries its time). */
 void sym_procs_mmap(struct sym_procs *p, uint32_t pid, uint64_t time, uint64_t start,
 		    uint64_t len, uint64_t pgoff, bool exec, const char *filename);
-/* exec true for the COMM record an exec produces: a new address space. */
-void sym_procs_comm(struct sym_procs *p, uint32_t pid, uint64_t time,
+/* Task TID's comm from TIME on (a process's main thread: TID is the pid).
+ * exec true for the COMM record an exec produces: a new address space. */
+void sym_procs_comm(struct sym_procs *p, uint32_t tid, uint64_t time,
 		    const char *comm, bool exec);
-/* A new process PID forked from PPID at TIME inherits PPID's mappings. */
-void sym_procs_fork(struct sym_procs *p, uint32_t pid, uint32_t ppid, uint64_t time);
+/* A new process PID forked by thread PTID of PPID at TIME inherits PPID's
+ * mappings and PTID's comm. */
+void sym_procs_fork(struct sym_procs *p, uint32_t pid, uint32_t ppid, uint32_t ptid,
+		    uint64_t time);
+/* Thread TID of process PID, created by thread PTID at TIME, starts with
+ * PTID's comm. Nothing for TID == PID. */
+void sym_procs_thread(struct sym_procs *p, uint32_t pid, uint32_t tid, uint32_t ptid,
+		      uint64_t time);
+/* Records thread TID of PID's comm as it is now (/proc/PID/task/TID/comm),
+ * from TIME on. Returns 0, -ESRCH when it is gone (not tried again). */
+int sym_procs_thread_snapshot(struct sym_procs *p, uint32_t pid, uint32_t tid, uint64_t time);
+/* True when TID was seen as a thread (created, or its comm read). */
+bool sym_procs_thread_known(const struct sym_procs *p, uint32_t tid);
 void sym_procs_exit(struct sym_procs *p, uint32_t pid, uint64_t time);
-/* Returns PID's comm at TIME ("[unknown]"-free: falls back to the newest,
- * then NULL when nothing is known). Owned by p. */
-const char *sym_procs_comm_at(const struct sym_procs *p, uint32_t pid, uint64_t time);
+/* Returns task TID's comm at TIME (a pid: the process's main thread's;
+ * "[unknown]"-free: falls back to the newest, then NULL when nothing is
+ * known). Owned by p. */
+const char *sym_procs_comm_at(const struct sym_procs *p, uint32_t tid, uint64_t time);
 
 struct sym_frame {
 	const char *name;     /* function, or NULL when unknown (owned by p) */

@@ -56,6 +56,17 @@ run_ft $TMP/o $TMP/e -e $EV -d -c "$W $n"
 check "-d text: -- line" grep -q '^    --$' $TMP/o
 run_ft $TMP/o $TMP/e -e $EV -P -c "$W $n"
 check "-P text: comm (pid) line" grep -Eq '^    -                getppid_paths \([0-9]+\)$' $TMP/o
+# each thread under its own comm (as bcc, perf script and ftrace show it),
+# both backends, folded and -P text
+for be in perf ftrace; do
+	run_ft $TMP/o $TMP/e -e $EV -f -K --backend $be -c "$BIN/thread_names 1000 3000"
+	expect_eq "thread comm, $be: main:worker" \
+		"$(folded_count $TMP/o '^thread_names;'):$(folded_count $TMP/o '^ftstack_worker;')" "1000:3000"
+done
+run_ft $TMP/o $TMP/e -e $EV -P -K -c "$BIN/thread_names 1000 3000"
+expect_eq "thread comm, -P text: one process, two comms" \
+	"$(grep -Eo '^    -  +[a-z_]+ \([0-9]+\)$' $TMP/o | awk '{ print $2; p[$3] = 1 } END { print length(p) }' | sort | tr '\n' ' ')" \
+	"1 ftstack_worker thread_names "
 
 # -p: attach to a running process; the run ends by itself once it exits
 p_until_exit "-p" $n -e $EV -f

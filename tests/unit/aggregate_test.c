@@ -105,6 +105,28 @@ static void test_pid_keys(void)
 	CHECK(find_pid(e, n, 0) && find_pid(e, n, 0)->count == 2 &&
 	      find_pid(e, n, 0)->ustack == NULL, "kernel-only merged, pid 0");
 	agg_table_destroy(t);
+
+	/* key_tid: a process's threads apart (each prints its own comm) */
+	cfg = (struct agg_config){ .key_tid = true };
+	agg_table_create(&cfg, &t);
+	r1 = rec(1, k, 2, NULL, 0);
+	r1.tid = 1;
+	agg_add(t, &r1);
+	r1.tid = 7;
+	agg_add(t, &r1);
+	agg_add(t, &r1);
+	n = agg_table_entries(t, &e);
+	CHECK_EQ_U64(n, 2, "key_tid: one key per thread");
+	CHECK(n == 2 && e[0].pid == 1 && e[1].pid == 1, "key_tid keeps the pid");
+	CHECK(n == 2 && e[0].tid + e[1].tid == 8 &&
+	      (e[0].tid == 7 ? e[0].count : e[1].count) == 2, "thread 7 twice");
+	agg_table_destroy(t);
+	cfg = (struct agg_config){ .key_pid = true };
+	agg_table_create(&cfg, &t);
+	agg_add(t, &r1);
+	n = agg_table_entries(t, &e);
+	CHECK(n == 1 && e[0].tid == 0, "no key_tid: tid 0");
+	agg_table_destroy(t);
 }
 
 static void test_max_stacks_and_reset(void)

@@ -305,15 +305,15 @@ static void test_procs_history(void)
 	CHECK(sym_procs_lookup(p, 42, 1500, 0x7f0000000010, &fr) == -ENOENT, "non-exec mapping skipped");
 	CHECK(sym_procs_lookup(p, 42, 1500, 0x7fff00000010, &fr) == 0 && fr.name == NULL &&
 	      fr.dso && strcmp(fr.dso, "[vdso]") == 0, "[vdso] kept, unnamed");
-	sym_procs_fork(p, 42, 42, 1800); /* a thread: nothing changes */
+	sym_procs_fork(p, 42, 42, 42, 1800); /* a thread: nothing changes */
 	CHECK(sym_procs_lookup(p, 42, 1900, a, &fr) == 0 && fr.name, "thread creation keeps maps");
-	sym_procs_fork(p, 60, 61, 1800);
+	sym_procs_fork(p, 60, 61, 61, 1800);
 	CHECK(!sym_procs_known(p, 60), "fork of an unknown parent: still needs a snapshot");
 	sym_procs_comm(p, 42, 1900, "renamed", false);
 	CHECK_STR(sym_procs_comm_at(p, 42, 1850), "fakecomm", "comm before a rename");
 	CHECK_STR(sym_procs_comm_at(p, 42, 1950), "renamed", "comm after a rename");
 	CHECK(sym_procs_comm_at(p, 99, 1950) == NULL, "unknown pid: no comm");
-	sym_procs_fork(p, 50, 42, 2000);
+	sym_procs_fork(p, 50, 42, 42, 2000);
 	CHECK(sym_procs_known(p, 50), "forked child known");
 	CHECK_STR(sym_procs_comm_at(p, 50, 2000), "renamed", "child inherits the comm");
 	CHECK(sym_procs_lookup(p, 50, 2500, a, &fr) == 0 && fr.name &&
@@ -358,7 +358,7 @@ static void test_procs_history(void)
 	snprintf(path, sizeof(path), "%s/80/maps", root);
 	fclose(fopen(path, "w"));
 	CHECK(sym_procs_snapshot(p, 80, 3000) == 0 && sym_procs_known(p, 80), "zombie snapshot");
-	sym_procs_fork(p, 80, 42, 2000);
+	sym_procs_fork(p, 80, 42, 42, 2000);
 	sym_procs_comm(p, 80, 2100, "child", true);
 	sym_procs_mmap(p, 80, 2200, 0x10000000, 0x100000, pgoff, true, file);
 	CHECK(sym_procs_lookup(p, 80, 3500, 0x10000000 + (a - start), &fr) == 0 && fr.name &&
@@ -367,7 +367,7 @@ static void test_procs_history(void)
 	CHECK_STR(sym_procs_comm_at(p, 80, 2050), "renamed", "the parent's comm until the exec");
 	/* a child's MMAP2 record decoded before its fork and exec records */
 	sym_procs_mmap(p, 90, 2300, 0x10000000, 0x100000, pgoff, true, file);
-	sym_procs_fork(p, 90, 42, 2000);
+	sym_procs_fork(p, 90, 42, 42, 2000);
 	sym_procs_comm(p, 90, 2100, "child", true);
 	CHECK(sym_procs_lookup(p, 90, 2500, 0x10000000 + (a - start), &fr) == 0 && fr.name &&
 	      strcmp(fr.name, "symbolize_test_target") == 0, "mmap before its exec record: named");
@@ -382,6 +382,30 @@ static void test_procs_history(void)
 	sym_procs_comm(p, 81, 2100, "child", true);
 	CHECK(sym_procs_lookup(p, 81, 2500, 0x10000000 + (a - start), &fr) == 0 && fr.name,
 	      "a dropped snapshot keeps the mmap records it held");
+	/* threads: each its own comm; a new one starts with its creator's */
+	sym_procs_thread(p, 42, 43, 42, 2000);
+	CHECK(sym_procs_thread_known(p, 43), "created thread known");
+	CHECK_STR(sym_procs_comm_at(p, 43, 2050), "renamed", "a new thread: its creator's comm");
+	sym_procs_comm(p, 43, 2100, "worker", false);
+	CHECK_STR(sym_procs_comm_at(p, 43, 2200), "worker", "a thread renamed");
+	CHECK_STR(sym_procs_comm_at(p, 42, 2200), "renamed", "its process keeps its comm");
+	sym_procs_fork(p, 44, 42, 43, 2300);
+	CHECK_STR(sym_procs_comm_at(p, 44, 2400), "worker", "a process forked by a thread: its comm");
+	snprintf(path, sizeof(path), "%s/42/task", root);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/42/task/45", root);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/42/task/45/comm", root);
+	f = fopen(path, "w");
+	fprintf(f, "late-name\n");
+	fclose(f);
+	CHECK(!sym_procs_thread_known(p, 45) && sym_procs_thread_snapshot(p, 42, 45, 2600) == 0,
+	      "thread snapshot");
+	CHECK_STR(sym_procs_comm_at(p, 45, 2600), "late-name", "comm read from /proc");
+	sym_procs_thread(p, 42, 45, 42, 2500); /* its creation decoded after its samples */
+	CHECK_STR(sym_procs_comm_at(p, 45, 2600), "renamed", "the creation record wins");
+	CHECK(sym_procs_thread_snapshot(p, 42, 46, 2600) == -ESRCH && sym_procs_thread_known(p, 46),
+	      "a thread gone: tried once");
 	/* a snapshot older than an exec stays valid until that exec */
 	sym_procs_comm(p, 42, 5000, "exec42", true);
 	CHECK(sym_procs_lookup(p, 42, 4000, a, &fr) == 0 && fr.name, "snapshot before an exec kept");
