@@ -269,6 +269,23 @@ static void test_procs_self(void)
 	sym_procs_free(p);
 }
 
+/* Writes TEXT to ROOT/REL, making its directories. */
+static void fake_file(const char *root, const char *rel, const char *text)
+{
+	char path[512];
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	for (char *sl = strchr(path + strlen(root) + 1, '/'); sl; sl = strchr(sl + 1, '/')) {
+		*sl = '\0';
+		mkdir(path, 0755);
+		*sl = '/';
+	}
+	FILE *f = fopen(path, "w");
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+}
+
 /* A fake /proc where pid 42 runs this test binary: exec, fork and exit
  * histories are followed and exited processes still symbolize. */
 static void test_procs_history(void)
@@ -349,14 +366,8 @@ static void test_procs_history(void)
 	      strcmp(fr.dso, "/nonexistent/old.so") == 0, "before both: the earliest");
 	/* a child's samples decoded before its fork record (another CPU's
 	 * ring), snapshot while a zombie: its records still name its frames */
-	snprintf(path, sizeof(path), "%s/80", root);
-	mkdir(path, 0755);
-	snprintf(path, sizeof(path), "%s/80/comm", root);
-	f = fopen(path, "w");
-	fprintf(f, "zombie\n");
-	fclose(f);
-	snprintf(path, sizeof(path), "%s/80/maps", root);
-	fclose(fopen(path, "w"));
+	fake_file(root, "80/comm", "zombie\n");
+	fake_file(root, "80/maps", "");
 	CHECK(sym_procs_snapshot(p, 80, 3000) == 0 && sym_procs_known(p, 80), "zombie snapshot");
 	sym_procs_fork(p, 80, 42, 42, 2000);
 	sym_procs_comm(p, 80, 2100, "child", true);
@@ -373,10 +384,7 @@ static void test_procs_history(void)
 	      strcmp(fr.name, "symbolize_test_target") == 0, "mmap before its exec record: named");
 	CHECK(sym_procs_lookup(p, 90, 2050, a, &fr) == 0 && fr.name, "the fork's maps before the exec");
 	/* both races at once: a sample snapshots a zombie, then its records */
-	snprintf(path, sizeof(path), "%s/81", root);
-	mkdir(path, 0755);
-	snprintf(path, sizeof(path), "%s/81/maps", root);
-	fclose(fopen(path, "w"));
+	fake_file(root, "81/maps", "");
 	CHECK(sym_procs_snapshot(p, 81, 2250) == 0, "zombie snapshot");
 	sym_procs_mmap(p, 81, 2300, 0x10000000, 0x100000, pgoff, true, file);
 	sym_procs_comm(p, 81, 2100, "child", true);
@@ -391,14 +399,7 @@ static void test_procs_history(void)
 	CHECK_STR(sym_procs_comm_at(p, 42, 2200), "renamed", "its process keeps its comm");
 	sym_procs_fork(p, 44, 42, 43, 2300);
 	CHECK_STR(sym_procs_comm_at(p, 44, 2400), "worker", "a process forked by a thread: its comm");
-	snprintf(path, sizeof(path), "%s/42/task", root);
-	mkdir(path, 0755);
-	snprintf(path, sizeof(path), "%s/42/task/45", root);
-	mkdir(path, 0755);
-	snprintf(path, sizeof(path), "%s/42/task/45/comm", root);
-	f = fopen(path, "w");
-	fprintf(f, "late-name\n");
-	fclose(f);
+	fake_file(root, "42/task/45/comm", "late-name\n");
 	CHECK(!sym_procs_thread_known(p, 45) && sym_procs_thread_snapshot(p, 42, 45, 2600) == 0,
 	      "thread snapshot");
 	CHECK_STR(sym_procs_comm_at(p, 45, 2600), "late-name", "comm read from /proc");
