@@ -93,6 +93,18 @@ static void score_line(const struct report_line *l, unsigned *score)
 		score[REPORT_FOLDED] += (unsigned)folded_line(p, n);
 }
 
+bool report_is_binary(const char *buf, size_t len)
+{
+	size_t n = len < DETECT_BYTES ? len : DETECT_BYTES, bad = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)buf[i];
+		bad += (c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f;
+	}
+	/* a stray NUL in a damaged trace is not binary; random bytes are 12% */
+	return bad * 20 > n;
+}
+
 enum report_format report_detect(const char *buf, size_t len)
 {
 	struct report_stats st = { 0 };
@@ -101,7 +113,7 @@ enum report_format report_detect(const char *buf, size_t len)
 	unsigned score[REPORT_FOLDED + 1] = { 0 };
 	enum report_format best = REPORT_AUTO;
 
-	if (!buf)
+	if (!buf || report_is_binary(buf, len))
 		return REPORT_AUTO;
 	while (report_in_next(&in, &l))
 		score_line(&l, score);

@@ -79,9 +79,14 @@ int report_format_parse(const char *name, enum report_format *out);
  * "perf", "hist", "folded"), or "?" for a value outside the enum. */
 const char *report_format_name(enum report_format fmt);
 
+/* Returns true when more than 5% of buf's first 64 KiB are control bytes
+ * (NUL, ESC...: not tab, newline or carriage return): binary data, which
+ * none of the formats is. */
+bool report_is_binary(const char *buf, size_t len);
+
 /* Guesses the format of buf from its first 64 KiB. Returns REPORT_FTRACE,
  * REPORT_PERF_SCRIPT, REPORT_HIST or REPORT_FOLDED, or REPORT_AUTO when the
- * text looks like none of them. */
+ * text looks like none of them or is binary (report_is_binary). */
 enum report_format report_detect(const char *buf, size_t len);
 
 /* Parses len bytes of buf as fmt (REPORT_AUTO: detected) and calls fn for

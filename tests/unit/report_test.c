@@ -269,6 +269,15 @@ static void test_garbage(void)
 		ret = report_parse(junk, sizeof(junk) - 1, (enum report_format)fmts[i], collect, &g, &st);
 		CHECK_EQ_U64(ret, (uint64_t)-EINVAL, "prose rejected");
 	}
+	/* random bytes can hold a line "<junk> 6": binary input is no format */
+	static const char rnd[] = "\355\373\370\275rZ\347\"\225:\365?4S 6\n\001\002\003\004\005\006\n";
+	CHECK(report_is_binary(rnd, sizeof(rnd) - 1), "random bytes: binary");
+	CHECK_EQ_U64(report_detect(rnd, sizeof(rnd) - 1), REPORT_AUTO, "binary: no format detected");
+	CHECK_EQ_U64(report_parse(rnd, sizeof(rnd) - 1, REPORT_AUTO, collect, &g, &st),
+		     (uint64_t)-EINVAL, "binary: rejected");
+	memset(&g, 0, sizeof(g));
+	CHECK_EQ_U64(report_parse(rnd, sizeof(rnd) - 1, REPORT_FOLDED, collect, &g, &st), 0,
+		     "binary, --input-format folded: parsed as asked");
 	CHECK_EQ_U64(report_parse("", 0, REPORT_FOLDED, collect, &g, &st), (uint64_t)-EINVAL, "empty input");
 	CHECK_EQ_U64(report_parse(NULL, 0, REPORT_FOLDED, collect, &g, &st), (uint64_t)-EINVAL, "NULL input");
 
