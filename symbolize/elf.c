@@ -27,7 +27,7 @@ struct chunk {
 };
 
 struct esym {
-	uint64_t addr, size;
+	uint64_t addr, size; /* addr first: sym_addr_upper_bound */
 	const char *name;
 };
 
@@ -370,14 +370,7 @@ int sym_elf_offset_to_vaddr(const struct sym_elf *e, uint64_t off, uint64_t *vad
 
 const char *sym_elf_lookup(const struct sym_elf *e, uint64_t vaddr, uint64_t *off)
 {
-	size_t lo = 0, hi = e ? e->n : 0;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (e->syms[mid].addr <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = e ? sym_addr_upper_bound(e->syms, e->n, sizeof(*e->syms), vaddr) : 0;
 	if (lo == 0)
 		return NULL;
 	while (lo > 1 && e->syms[lo - 2].addr == e->syms[lo - 1].addr)

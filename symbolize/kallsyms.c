@@ -10,6 +10,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "symbolize/internal.h"
 #include "symbolize/symbolize.h"
 
 /* What the last symbol (or the last of vmlinux/a module, whose successor is
@@ -17,7 +18,7 @@
 #define KSYM_LAST_SPAN (1u << 20)
 
 struct ksym {
-	uint64_t addr;
+	uint64_t addr;   /* first: sym_addr_upper_bound */
 	uint32_t name;   /* offset into buf */
 	uint32_t module; /* offset into buf, 0 = vmlinux */
 	uint32_t line : 31; /* order in the file: a stable tie-break */
@@ -267,15 +268,7 @@ void sym_kernel_free(struct sym_kernel *k)
 /* Index of the last symbol at or below ADDR, or -1. */
 static long find(const struct sym_kernel *k, uint64_t addr)
 {
-	size_t lo = 0, hi = k->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (k->syms[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return (long)lo - 1;
+	return (long)sym_addr_upper_bound(k->syms, k->n, sizeof(*k->syms), addr) - 1;
 }
 
 static bool same_module(const struct sym_kernel *k, const struct ksym *a, const struct ksym *b)

@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include "symbolize/symbolize.h"
 
 struct map {
@@ -43,6 +45,8 @@ struct proc {
 	bool based;  /* snapshot, fork or exec seen: its mappings are complete */
 	bool thread_seen; /* as a thread: created, or its comm read from /proc */
 	bool exited; /* kept: exited processes still symbolize */
+	bool perfmap_tried;
+	struct sym_perfmap *perfmap; /* JIT code's names, read at the first need */
 	uint64_t exit_time;
 	struct gen *gens; /* by time */
 	size_t n, cap;
@@ -59,6 +63,7 @@ struct file {
 struct sym_procs {
 	char proc_root[256];
 	char debug_root[256];
+	char perfmap_dir[256];
 	struct proc *procs; /* open addressing by pid */
 	size_t cap, n;
 	struct file *files;
@@ -88,8 +93,14 @@ int sym_procs_create(const char *proc_root, const char *debug_root, struct sym_p
 		return -ENOMEM;
 	snprintf(p->proc_root, sizeof(p->proc_root), "%s", proc_root ? proc_root : "/proc");
 	snprintf(p->debug_root, sizeof(p->debug_root), "%s", debug_root ? debug_root : "/usr/lib/debug");
+	sym_procs_set_perfmap_dir(p, "/tmp");
 	*out = p;
 	return 0;
+}
+
+void sym_procs_set_perfmap_dir(struct sym_procs *p, const char *dir)
+{
+	snprintf(p->perfmap_dir, sizeof(p->perfmap_dir), "%s", dir);
 }
 
 void sym_procs_free(struct sym_procs *p)
@@ -101,6 +112,7 @@ void sym_procs_free(struct sym_procs *p)
 			free(p->procs[i].gens[g].maps);
 		free(p->procs[i].gens);
 		free(p->procs[i].comms);
+		sym_perfmap_free(p->procs[i].perfmap);
 	}
 	for (size_t i = 0; i < p->nfiles; i++) {
 		free(p->files[i].path);
@@ -498,19 +510,48 @@ static const struct map *map_at(const struct gen *g, uint64_t time, uint64_t add
 	return best ? best : late;
 }
 
+/* PR's perf map, read once. A map anyone could have written would let
+ * them name another user's frames: it must belong to root, to this
+ * process's user or to the process's (while /proc still shows it). */
+static const struct sym_perfmap *perfmap_of(const struct sym_procs *p, struct proc *pr)
+{
+	if (pr->perfmap_tried)
+		return pr->perfmap;
+	pr->perfmap_tried = true;
+	char path[320];
+	struct stat st, proc_st;
+	snprintf(path, sizeof(path), "%s/perf-%" PRIu32 ".map", p->perfmap_dir, pr->pid);
+	if (stat(path, &st) < 0)
+		return NULL;
+	bool owner_ok = st.st_uid == 0 || st.st_uid == geteuid();
+	char proc_path[320];
+	snprintf(proc_path, sizeof(proc_path), "%s/%" PRIu32, p->proc_root, pr->pid);
+	if (!owner_ok && stat(proc_path, &proc_st) == 0 && proc_st.st_uid == st.st_uid)
+		owner_ok = true;
+	if (owner_ok && sym_perfmap_load(path, &pr->perfmap) < 0)
+		pr->perfmap = NULL;
+	return pr->perfmap;
+}
+
 int sym_procs_lookup(struct sym_procs *p, uint32_t pid, uint64_t time, uint64_t addr,
 		     struct sym_frame *out)
 {
-	const struct map *m = map_at(gen_at(proc_find(p, pid), time), time, addr);
+	struct proc *pr = proc_find(p, pid);
+	const struct map *m = map_at(gen_at(pr, time), time, addr);
 	uint64_t vaddr;
 	memset(out, 0, sizeof(*out));
-	if (!m)
-		return -ENOENT;
-	struct file *f = &p->files[m->file];
-	out->dso = f->path;
-	out->dso_offset = addr - m->start + m->pgoff;
-	struct sym_elf *e = file_elf(p, f);
-	if (e && sym_elf_offset_to_vaddr(e, out->dso_offset, &vaddr) == 0)
-		out->name = sym_elf_lookup(e, vaddr, &out->offset);
-	return 0;
+	if (m) {
+		struct file *f = &p->files[m->file];
+		out->dso = f->path;
+		out->dso_offset = addr - m->start + m->pgoff;
+		struct sym_elf *e = file_elf(p, f);
+		if (e && sym_elf_offset_to_vaddr(e, out->dso_offset, &vaddr) == 0)
+			out->name = sym_elf_lookup(e, vaddr, &out->offset);
+	}
+	/* no ELF symbol: JIT code (anonymous memory, or a memfd) may be named */
+	const char *jit = !out->name && pr ? sym_perfmap_lookup(perfmap_of(p, pr), addr,
+								&out->offset) : NULL;
+	if (jit)
+		out->name = jit;
+	return m || jit ? 0 : -ENOENT;
 }

@@ -6,6 +6,7 @@
  *    before the output is printed still symbolizes.
  *  - sym_elf: ELF symbol tables (.symtab/.dynsym, build-id/debuglink
  *    debuginfo, MiniDebugInfo), cached per file, PT_LOAD aware.
+ *  - sym_perfmap: JIT compilers' /tmp/perf-PID.map symbol files.
  * Nothing here prints. Readers of the system take their root as a parameter.
  */
 #ifndef FTSTACK_SYMBOLIZE_H
@@ -66,6 +67,18 @@ int sym_elf_foreach(const struct sym_elf *e,
 /* True when the file is a shared object or PIE (ET_DYN). */
 bool sym_elf_is_dyn(const struct sym_elf *e);
 
+/* ---- JIT symbol maps (perfmap.c) ---- */
+struct sym_perfmap;
+
+/* Loads a perf map file (/tmp/perf-PID.map: "START SIZE name" lines, hex,
+ * written by JIT compilers for profilers). Lines that are not entries are
+ * skipped. Returns 0, -errno when the file cannot be read, or -ENOMEM. */
+int sym_perfmap_load(const char *path, struct sym_perfmap **out);
+void sym_perfmap_free(struct sym_perfmap *m);
+/* Returns the name of the entry containing ADDR (NULL if none; of entries
+ * starting at one address, the one written last), *off the offset into it. */
+const char *sym_perfmap_lookup(const struct sym_perfmap *m, uint64_t addr, uint64_t *off);
+
 /* ---- processes ---- */
 struct sym_procs;
 
@@ -73,6 +86,8 @@ struct sym_procs;
  * directory laid out like it). Returns 0 or -ENOMEM. */
 int sym_procs_create(const char *proc_root, const char *debug_root, struct sym_procs **out);
 void sym_procs_free(struct sym_procs *p);
+/* Where perf maps are looked for (default "/tmp", as perf and bcc do). */
+void sym_procs_set_perfmap_dir(struct sym_procs *p, const char *dir);
 /* Records PID as it is now: its comm and its /proc/PID/maps (executable
  * mappings only), valid from TIME on. Returns 0, -ESRCH when it is gone. */
 int sym_procs_snapshot(struct sym_procs *p, uint32_t pid, uint64_t time);
@@ -111,9 +126,12 @@ struct sym_frame {
 	const char *dso;      /* mapped file path, or NULL (owned by p) */
 	uint64_t dso_offset;  /* file offset of the address in dso */
 };
-/* Names user address ADDR of PID as its address space was at TIME.
- * Returns 0 (name may still be NULL when the file has no symbol there),
- * -ENOENT when no mapping covers ADDR. */
+/* Names user address ADDR of PID as its address space was at TIME: from
+ * the ELF file mapped there, else (JIT code) from PID's perf map,
+ * PERFMAP_DIR/perf-PID.map, read at the first such lookup and used when
+ * owned by root, by this process's user or by PID's. Returns 0 (name may
+ * still be NULL when nothing names it), -ENOENT when neither a mapping nor
+ * the perf map covers ADDR. */
 int sym_procs_lookup(struct sym_procs *p, uint32_t pid, uint64_t time,
 		     uint64_t addr, struct sym_frame *out);
 

@@ -68,6 +68,12 @@ expect_eq "thread comm, -P text: one process, two comms" \
 	"$(grep -Eo '^    -  +[a-z_]+ \([0-9]+\)$' $TMP/o | awk '{ print $2; p[$3] = 1 } END { print length(p) }' | sort | tr '\n' ' ')" \
 	"1 ftstack_worker thread_names "
 
+# JIT code: anonymous memory named by /tmp/perf-PID.map, read after the
+# process exited
+run_ft $TMP/o $TMP/e -e $EV -U -f -c "$BIN/jit_paths 1000"
+rm -f $(sed -n 's/^jit_paths: wrote //p' $TMP/e)
+expect_eq "JIT frame named by the perf map" "$(folded_count $TMP/o ';main;jit_caller;jit_getppid [0-9]+$')" 1000
+
 # -p: attach to a running process; the run ends by itself once it exits
 p_until_exit "-p" $n -e $EV -f
 expect_eq "-p: caller_a:caller_b" "$(folded_count $TMP/o caller_a):$(folded_count $TMP/o caller_b)" "$a:$b"

@@ -416,6 +416,47 @@ static void test_procs_history(void)
 	CHECK(system(path) == 0, "fixture removed");
 }
 
+/* JIT code named by /tmp/perf-PID.map, in a process history too. */
+static void test_perfmap(void)
+{
+	char root[] = "/tmp/ftstack-perfmap-XXXXXX", path[512];
+	CHECK(mkdtemp(root) != NULL, "perf map dir");
+	fake_file(root, "perf-77.map",
+		  "7f0000001000 100 LazyCompile:~hot /app/a.js:10\n"
+		  "not an entry\n"
+		  "7f0000002000 zz bad size\n"
+		  "0x7f0000003000 40 with_0x\n"
+		  "7f0000001000 80 Function:~hot /app/a.js:10\n" /* the code replaced */
+		  "7f0000004000 0 empty\n");
+	struct sym_perfmap *m = NULL;
+	uint64_t off = 0;
+	snprintf(path, sizeof(path), "%s/perf-77.map", root);
+	CHECK(sym_perfmap_load(path, &m) == 0, "perf map loads");
+	CHECK_STR(sym_perfmap_lookup(m, 0x7f0000001010, &off), "Function:~hot /app/a.js:10",
+		  "newest entry at one start, name with spaces");
+	CHECK(off == 0x10, "offset into the entry");
+	CHECK(sym_perfmap_lookup(m, 0x7f0000001090, &off) == NULL, "past the newest entry's size");
+	CHECK_STR(sym_perfmap_lookup(m, 0x7f000000303f, &off), "with_0x", "0x prefix read");
+	CHECK(sym_perfmap_lookup(m, 0x7f0000002000, &off) == NULL, "bad lines skipped");
+	CHECK(sym_perfmap_lookup(m, 0x7f0000004000, &off) == NULL, "size 0 skipped");
+	CHECK(sym_perfmap_lookup(m, 0x1000, &off) == NULL, "below every entry");
+	sym_perfmap_free(m);
+	snprintf(path, sizeof(path), "%s/none.map", root);
+	CHECK(sym_perfmap_load(path, &m) == -ENOENT, "no file: -ENOENT");
+
+	struct sym_procs *p = NULL;
+	struct sym_frame fr;
+	sym_procs_create(root, NULL, &p);
+	sym_procs_set_perfmap_dir(p, root);
+	sym_procs_mmap(p, 77, 100, 0x7f0000000000, 0x10000, 0, true, "//anon");
+	CHECK(sym_procs_lookup(p, 77, 200, 0x7f0000003008, &fr) == 0 && fr.name &&
+	      strcmp(fr.name, "with_0x") == 0 && fr.offset == 8, "anonymous code named by the perf map");
+	CHECK(sym_procs_lookup(p, 78, 200, 0x7f0000003008, &fr) == -ENOENT, "another pid: its own map");
+	sym_procs_free(p);
+	snprintf(path, sizeof(path), "rm -rf %s", root);
+	CHECK(system(path) == 0, "perf map dir removed");
+}
+
 int main(void)
 {
 	test_kallsyms();
@@ -423,5 +464,6 @@ int main(void)
 	test_debuginfo();
 	test_procs_self();
 	test_procs_history();
+	test_perfmap();
 	CHECK_DONE();
 }
