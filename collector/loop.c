@@ -13,9 +13,13 @@
 #include <unistd.h>
 #include "collector/session.h"
 
-enum { TAG_SIGNAL = 1, TAG_DURATION, TAG_INTERVAL };
+enum { TAG_SIGNAL = 1, TAG_DURATION, TAG_INTERVAL, TAG_SETTLE };
 #define HUNG_RING_POLL_MS 100
-static int tags[4]; /* their addresses are the epoll cookies */
+#define SETTLE_SECS 0.2
+/* how far a record's time may trail the newest one read from another CPU
+ * and still be unread (the time is taken just before the record is written) */
+#define SETTLE_MARGIN_NS 1000000ull
+static int tags[5]; /* their addresses are the epoll cookies */
 
 static int add_fd(int epfd, int fd, int tag)
 {
@@ -62,13 +66,24 @@ static bool on_signal(struct ft_session *s, int sfd)
 	return end;
 }
 
-static int on_interval(struct ft_session *s, int tfd)
+/* Reads every ring; offcpu then pairs the switches older than the newest
+ * record read before: every CPU's records up to that time are in now. */
+static int drain_and_settle(struct ft_session *s)
+{
+	uint64_t seen = s->last_time;
+	int ret = ft_source_drain_all(s);
+	if (ret == 0 && s->offcpu && seen > SETTLE_MARGIN_NS)
+		ft_offcpu_settle(s, seen - SETTLE_MARGIN_NS);
+	return ret;
+}
+
+static int on_timer(struct ft_session *s, int tfd, bool print)
 {
 	uint64_t n;
 	if (read(tfd, &n, sizeof(n)) < 0 && errno != EAGAIN)
 		return -errno;
-	int ret = ft_source_drain_all(s);
-	if (ret == 0)
+	int ret = drain_and_settle(s);
+	if (ret == 0 && print)
 		ret = ft_print_interval(s);
 	return ret;
 }
@@ -76,7 +91,7 @@ static int on_interval(struct ft_session *s, int tfd)
 int ft_loop_run(struct ft_session *s, int epfd)
 {
 	sigset_t mask;
-	int sfd = -1, dfd = -1, ifd = -1, ret = 0;
+	int sfd = -1, dfd = -1, ifd = -1, tfd = -1, ret = 0;
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGTERM);
@@ -87,13 +102,24 @@ int ft_loop_run(struct ft_session *s, int epfd)
 		goto cleanup;
 	if (s->opt->duration > 0) {
 		if ((dfd = timer_open(s->opt->duration, false)) < 0 ||
-		    (ret = add_fd(epfd, dfd, TAG_DURATION)) < 0)
+		    (ret = add_fd(epfd, dfd, TAG_DURATION)) < 0) {
+			ret = dfd < 0 ? dfd : ret;
 			goto cleanup;
+		}
 	}
 	if (s->opt->interval > 0) {
 		if ((ifd = timer_open(s->opt->interval, true)) < 0 ||
-		    (ret = add_fd(epfd, ifd, TAG_INTERVAL)) < 0)
+		    (ret = add_fd(epfd, ifd, TAG_INTERVAL)) < 0) {
+			ret = ifd < 0 ? ifd : ret;
 			goto cleanup;
+		}
+	}
+	if (s->offcpu) {
+		if ((tfd = timer_open(SETTLE_SECS, true)) < 0 ||
+		    (ret = add_fd(epfd, tfd, TAG_SETTLE)) < 0) {
+			ret = tfd < 0 ? tfd : ret;
+			goto cleanup;
+		}
 	}
 	/* -p/-L with no perf ring (--backend ftrace -K): nothing hangs up when
 	 * the targets exit, so look on a timeout */
@@ -122,7 +148,9 @@ int ft_loop_run(struct ft_session *s, int epfd)
 			else if (c == &tags[TAG_DURATION])
 				end = true;
 			else if (c == &tags[TAG_INTERVAL])
-				ret = on_interval(s, ifd);
+				ret = on_timer(s, ifd, true);
+			else if (c == &tags[TAG_SETTLE])
+				ret = on_timer(s, tfd, false);
 			else if (ft_perf_source_owns(s, c) && (evs[i].events & EPOLLHUP))
 				ended = ret = ft_perf_source_hangup(s, c, epfd);
 			else if (ft_perf_source_owns(s, c))
@@ -142,6 +170,8 @@ int ft_loop_run(struct ft_session *s, int epfd)
 cleanup:
 	if (sfd < 0 && ret == 0)
 		ret = -errno;
+	if (tfd >= 0)
+		close(tfd);
 	if (ifd >= 0)
 		close(ifd);
 	if (dfd >= 0)

@@ -6,10 +6,16 @@
  * context (PERF_RECORD_SWITCH on per-task events with -c/-p/-L, else
  * PERF_RECORD_SWITCH_CPU_WIDE). (sched_switch's next_pid would say the same,
  * but its samples taken in the idle task's context are missing on one CPU of
- * this project's VM, for perf record and ftrace too.) Rings are drained CPU by CPU, so
- * a switch-in can be read before its switch-out: each thread keeps a few
- * unmatched switches sorted by time, and a switch-out is paired with the
- * switch-in that directly follows it in time, whichever arrives first. */
+ * this project's VM, for perf record and ftrace too.) Rings are drained CPU
+ * by CPU, so a switch-in can be read before its switch-out, and a thread
+ * that moved between CPUs can have many switches in one ring before the
+ * other ring is read (at the end of a quiet run, every one): each thread
+ * keeps its switches sorted by time until every ring has been read past
+ * them (ft_offcpu_settle: the loop reads all rings every 200 ms), and only
+ * then is a switch-out paired with the switch-in right after it: pairing
+ * what happens to be read so far once took the switch-in of the next nap
+ * for a nap's own. Switch-outs that --state, -u or -k leave out are kept
+ * too, without a stack, so that their switch-ins have a partner. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,11 +23,14 @@
 #include "collector/session.h"
 #include "tracefs/tracefs.h"
 
-#define OFFCPU_PENDING 8
+/* unmatched switches kept per thread: a switch whose partner was lost
+ * (ring overflow) stays until this many newer ones push it out */
+#define OFFCPU_PENDING_MAX 65536
 
 struct switch_ev {
 	uint64_t time;
 	bool out;
+	bool filtered;       /* a switch-out left out: pairs, counts nothing */
 	uint32_t pid;        /* tgid of a switch-out */
 	uint64_t *ips;       /* switch-out: kernel then user addresses */
 	uint32_t nk, nu;
@@ -29,9 +38,10 @@ struct switch_ev {
 
 struct thread {
 	uint32_t tid;
-	bool exited;         /* its last switch-out (do_task_dead) ends nothing */
-	uint8_t n;
-	struct switch_ev ev[OFFCPU_PENDING];
+	bool exited;         /* an EXIT record seen, at exit_time */
+	uint64_t exit_time;
+	uint32_t n, cap;
+	struct switch_ev *ev; /* by time */
 };
 
 struct ft_offcpu {
@@ -195,35 +205,93 @@ static void count_interval(struct ft_session *s, uint32_t tid, const struct swit
 	ft_session_count(s, &smp, s->offcpu->event, us);
 }
 
-static void drop(struct thread *t, int i)
+static void drop(struct thread *t, uint32_t i)
 {
 	free(t->ev[i].ips);
 	memmove(&t->ev[i], &t->ev[i + 1], (size_t)(t->n - i - 1) * sizeof(t->ev[0]));
 	t->n--;
 }
 
-/* Inserts E in time order and pairs it with its neighbour when they form
- * (switch-out, switch-in). */
-static void add_switch(struct ft_session *s, struct thread *t, struct switch_ev *e)
+/* Room for one more switch: the array grows, up to OFFCPU_PENDING_MAX,
+ * beyond which the oldest (whose partner was lost) goes. */
+static int make_room(struct thread *t)
 {
-	if (t->n == OFFCPU_PENDING)
-		drop(t, 0); /* the oldest lost its partner */
-	int i = t->n;
+	if (t->n == OFFCPU_PENDING_MAX)
+		drop(t, 0);
+	if (t->n < t->cap)
+		return 0;
+	uint32_t cap = t->cap ? t->cap * 2 : 8;
+	struct switch_ev *ev = realloc(t->ev, cap * sizeof(*ev));
+	if (!ev)
+		return -ENOMEM;
+	t->ev = ev;
+	t->cap = cap;
+	return 0;
+}
+
+/* Inserts E in time order; ft_offcpu_settle pairs. Takes E's ips. */
+static void add_switch(struct thread *t, struct switch_ev *e)
+{
+	if (make_room(t) < 0) {
+		free(e->ips);
+		return;
+	}
+	uint32_t i = t->n;
 	while (i > 0 && t->ev[i - 1].time > e->time)
 		i--;
 	memmove(&t->ev[i + 1], &t->ev[i], (size_t)(t->n - i) * sizeof(t->ev[0]));
 	t->ev[i] = *e;
 	t->n++;
-	int o = -1, in = -1;
-	if (e->out && i + 1 < t->n && !t->ev[i + 1].out)
-		o = i, in = i + 1;
-	else if (!e->out && i > 0 && t->ev[i - 1].out)
-		o = i - 1, in = i;
-	if (o < 0)
-		return;
-	count_interval(s, t->tid, &t->ev[o], t->ev[in].time, false);
-	drop(t, in);
-	drop(t, o);
+}
+
+/* Pairs T's switches older than HORIZON in time order: a switch-out and
+ * the switch-in right after it are an interval. A switch-in with no
+ * switch-out before it (off CPU since before tracing, or its switch-out
+ * lost) and a switch-out followed by another (its switch-in lost) end
+ * nothing. A last switch-out waits for its switch-in. */
+static void settle_thread(struct ft_session *s, struct thread *t, uint64_t horizon)
+{
+	uint32_t i = 0;
+	while (i < t->n && t->ev[i].time < horizon) {
+		const struct switch_ev *e = &t->ev[i], *next = i + 1 < t->n ? e + 1 : NULL;
+		if (next && next->time >= horizon)
+			next = NULL;
+		if (e->out && !next)
+			break;
+		if (e->out && !next->out) {
+			if (!e->filtered)
+				count_interval(s, t->tid, e, next->time, false);
+			i += 2;
+		} else {
+			i++;
+		}
+	}
+	for (uint32_t j = 0; j < i; j++)
+		free(t->ev[j].ips);
+	memmove(&t->ev[0], &t->ev[i], (size_t)(t->n - i) * sizeof(t->ev[0]));
+	t->n -= i;
+}
+
+void ft_offcpu_settle(struct ft_session *s, uint64_t horizon)
+{
+	struct ft_offcpu *oc = s->offcpu;
+	for (size_t i = 0; oc && i < oc->cap; i++)
+		if (oc->t[i].tid && oc->t[i].n)
+			settle_thread(s, &oc->t[i], horizon);
+}
+
+/* Whether a switch-out at TIME is the exiting thread's last one
+ * (do_task_dead, after its EXIT record), which ends nothing: one after the
+ * exit with no switch-in between (a new thread with the old tid starts
+ * with a switch-in). */
+static bool dead_switch_out(const struct thread *t, uint64_t time)
+{
+	if (!t->exited || time < t->exit_time)
+		return false;
+	for (uint32_t i = 0; i < t->n; i++)
+		if (!t->ev[i].out && t->ev[i].time > t->exit_time && t->ev[i].time < time)
+			return false;
+	return true;
 }
 
 void ft_offcpu_sample(struct ft_session *s, const struct perfev_sample *smp, uint32_t event)
@@ -238,25 +306,26 @@ void ft_offcpu_sample(struct ft_session *s, const struct perfev_sample *smp, uin
 	oc->event = event;
 	if (prev != smp->tid || !wanted(s, smp->pid, prev))
 		return;
-	if ((t = thread_get(oc, prev, false)) && t->exited)
+	if (!(t = thread_get(oc, prev, true)) || dead_switch_out(t, smp->time))
 		return;
+	struct switch_ev out = { .time = smp->time, .out = true, .pid = smp->pid,
+				 .nk = smp->nkips, .nu = smp->nuips };
 	if ((o->state >= 0 && state != (uint64_t)o->state) ||
 	    ((o->user_threads || o->kernel_threads) && is_kthread(prev) != o->kernel_threads)) {
 		s->cnt.filtered++;
+		out.filtered = true;
+		out.nk = out.nu = 0;
+		add_switch(t, &out);
 		return;
 	}
-	struct switch_ev out = { .time = smp->time, .out = true, .pid = smp->pid,
-				 .nk = smp->nkips, .nu = smp->nuips };
 	out.ips = malloc((out.nk + out.nu + 1) * sizeof(uint64_t));
-	if (!out.ips || !(t = thread_get(oc, prev, true))) {
-		free(out.ips);
+	if (!out.ips)
 		return;
-	}
 	if (out.nk) /* -U: no kernel callchain at all */
 		memcpy(out.ips, smp->kips, out.nk * sizeof(uint64_t));
 	if (out.nu)
 		memcpy(out.ips + out.nk, smp->uips, out.nu * sizeof(uint64_t));
-	add_switch(s, t, &out);
+	add_switch(t, &out);
 }
 
 void ft_offcpu_switch_in(struct ft_session *s, uint32_t tid, uint64_t time)
@@ -264,29 +333,35 @@ void ft_offcpu_switch_in(struct ft_session *s, uint32_t tid, uint64_t time)
 	/* created when unknown: its switch-out may still be in another CPU's ring */
 	struct thread *t = tid ? thread_get(s->offcpu, tid, true) : NULL;
 	struct switch_ev in = { .time = time, .out = false };
-	if (!t)
-		return;
-	t->exited = false; /* a new thread that got an old tid */
-	add_switch(s, t, &in);
+	if (t)
+		add_switch(t, &in);
 }
 
-void ft_offcpu_exit(struct ft_session *s, uint32_t tid)
+void ft_offcpu_exit(struct ft_session *s, uint32_t tid, uint64_t time)
 {
 	struct thread *t = s->offcpu ? thread_get(s->offcpu, tid, true) : NULL;
-	while (t && t->n)
-		drop(t, t->n - 1);
-	if (t)
-		t->exited = true;
+	if (!t)
+		return;
+	t->exited = true;
+	t->exit_time = time;
+	/* its last switch-out may already be here (read from another ring) */
+	for (uint32_t i = t->n; i > 0; i--)
+		if (t->ev[i - 1].out && dead_switch_out(t, t->ev[i - 1].time)) {
+			drop(t, i - 1);
+			break;
+		}
 }
 
 void ft_offcpu_finish(struct ft_session *s, uint64_t end)
 {
 	struct ft_offcpu *oc = s->offcpu;
+	ft_offcpu_settle(s, UINT64_MAX); /* every ring is read */
 	for (size_t i = 0; oc && i < oc->cap; i++) {
 		struct thread *t = &oc->t[i];
 		/* a switch-out with nothing after it: still off CPU now */
-		if (t->tid && t->n && t->ev[t->n - 1].out && t->ev[t->n - 1].time < end)
-			count_interval(s, t->tid, &t->ev[t->n - 1], end, true);
+		const struct switch_ev *last = t->tid && t->n ? &t->ev[t->n - 1] : NULL;
+		if (last && last->out && !last->filtered && last->time < end)
+			count_interval(s, t->tid, last, end, true);
 	}
 }
 
@@ -295,9 +370,11 @@ void ft_offcpu_free(struct ft_session *s)
 	struct ft_offcpu *oc = s->offcpu;
 	if (!oc)
 		return;
-	for (size_t i = 0; i < oc->cap; i++)
-		for (int j = 0; j < oc->t[i].n; j++)
+	for (size_t i = 0; i < oc->cap; i++) {
+		for (uint32_t j = 0; j < oc->t[i].n; j++)
 			free(oc->t[i].ev[j].ips);
+		free(oc->t[i].ev);
+	}
 	free(oc->t);
 	free(oc->follow);
 	free(oc);

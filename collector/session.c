@@ -144,7 +144,7 @@ int ft_session_record(struct ft_session *s, const struct perfev_record *rec)
 		if (s->need_procs && rec->pid == rec->tid)
 			sym_procs_exit(s->procs, rec->pid, rec->time);
 		if (s->offcpu)
-			ft_offcpu_exit(s, rec->tid);
+			ft_offcpu_exit(s, rec->tid, rec->time);
 		break;
 	case PERFEV_LOST:
 	case PERFEV_LOST_SAMPLES:

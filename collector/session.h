@@ -131,8 +131,11 @@ void ft_offcpu_sample(struct ft_session *s, const struct perfev_sample *smp, uin
 void ft_offcpu_follow(struct ft_session *s, uint32_t pid, uint32_t ppid);
 /* Thread TID came back on a CPU at TIME (a PERF_RECORD_SWITCH "in"). */
 void ft_offcpu_switch_in(struct ft_session *s, uint32_t tid, uint64_t time);
-/* Thread TID exited: its last switch-out ended nothing that can be counted. */
-void ft_offcpu_exit(struct ft_session *s, uint32_t tid);
+/* Counts the off-CPU intervals that end before HORIZON: every ring has
+ * been read up to it, so no switch of theirs is still to come. */
+void ft_offcpu_settle(struct ft_session *s, uint64_t horizon);
+/* Thread TID exited at TIME: its last switch-out, after that, ends nothing. */
+void ft_offcpu_exit(struct ft_session *s, uint32_t tid, uint64_t time);
 /* Counts threads still off CPU at END up to it. */
 void ft_offcpu_finish(struct ft_session *s, uint64_t end);
 void ft_offcpu_free(struct ft_session *s);

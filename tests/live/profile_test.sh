@@ -27,6 +27,14 @@ run_ft $TMP/o $TMP/e offcpu -f -U -c "$BIN/naps"; expect_eq "offcpu: exit status
 x=$(folded_count $TMP/o ';nap_x;'); y=$(folded_count $TMP/o ';nap_y;')
 check "offcpu: nap_x total $x us within 5% of 400000" awk -v v=$x 'BEGIN { exit !(v >= 380000 && v <= 420000) }'
 check "offcpu: nap_y total $y us within 5% of 800000" awk -v v=$y 'BEGIN { exit !(v >= 760000 && v <= 840000) }'
+# ... the same when every nap begins on one CPU and ends on the other (the
+# switch-out and its switch-in in different rings, read in either order)
+for st in "" "--state 1"; do
+	run_ft $TMP/o $TMP/e offcpu -f -U $st -c "$BIN/naps --hop"
+	x=$(folded_count $TMP/o ';nap_x;'); y=$(folded_count $TMP/o ';nap_y;')
+	check "offcpu $st, naps moved between CPUs: $x, $y us within 5% of 400000, 800000" \
+		awk -v x=$x -v y=$y 'BEGIN { exit !(x >= 380000 && x <= 420000 && y >= 760000 && y <= 840000) }'
+done
 run_ft $TMP/o $TMP/e offcpu -f -U -m 150000 -c "$BIN/naps"
 x=$(folded_count $TMP/o ';nap_x;'); y=$(folded_count $TMP/o ';nap_y;')
 check "offcpu -m 150000: only nap_y ($x, $y)" awk -v x=$x -v y=$y 'BEGIN { exit !(x == 0 && y >= 760000 && y <= 840000) }'
