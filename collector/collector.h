@@ -40,6 +40,7 @@ struct ft_options {
 	enum out_format format;
 	const char *output;      /* -o */
 	bool delimiter, annotate, offsets, addresses, per_process;
+	bool no_demangle;        /* --no-demangle: C++/Rust names as the ELF file has them */
 	uint64_t min_count;      /* -m (count/profile) */
 	bool min_set;
 	size_t top;              /* -t */

@@ -15,6 +15,7 @@ enum {
 	OPT_FORMAT = 256, OPT_BACKEND, OPT_CALL_GRAPH, OPT_BUFFER_SIZE, OPT_MAX_STACKS,
 	OPT_THROUGH, OPT_DEBUG, OPT_PERIOD, OPT_MIN_BLOCK, OPT_MAX_BLOCK, OPT_STATE,
 	OPT_MIN_TOTAL, OPT_HELP, OPT_VERSION, OPT_MAX_PROBES, OPT_INPUT_FORMAT, OPT_DIFF, OPT_MECHANISM,
+	OPT_NO_DEMANGLE,
 };
 
 static const struct option long_opts[] = {
@@ -29,6 +30,7 @@ static const struct option long_opts[] = {
 	{ "diff", no_argument, NULL, OPT_DIFF },
 	{ "mechanism", required_argument, NULL, OPT_MECHANISM },
 	{ "debug", no_argument, NULL, OPT_DEBUG },
+	{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
 	{ "period", required_argument, NULL, OPT_PERIOD },
 	{ "min-block", required_argument, NULL, OPT_MIN_BLOCK },
 	{ "max-block", required_argument, NULL, OPT_MAX_BLOCK },
@@ -350,6 +352,7 @@ static int apply_option(int c, const char *arg, struct ft_options *o)
 		o->max_probes = v;
 		return 0;
 	case OPT_DEBUG: o->debug = true; return 0;
+	case OPT_NO_DEMANGLE: o->no_demangle = true; return 0;
 	case OPT_INPUT_FORMAT:
 		if (report_format_parse(arg, &(enum report_format){ REPORT_AUTO }) < 0)
 			return bad("--input-format takes auto, ftrace, perf-script, hist or folded, got '%s'%s", arg, "");

@@ -149,11 +149,13 @@ static int prepare(struct ft_session *s)
 		s->plan.through_name = s->opt->through;
 	if (load_kernel_filters(s) < 0)
 		return 2;
+	const struct ft_symcache_style style = { .offsets = s->opt->offsets,
+		.addresses = s->opt->addresses, .demangle = !s->opt->no_demangle };
 	struct agg_config ac = { .key_pid = s->key_pid, .key_tid = s->key_tid,
 				  .max_stacks = s->opt->max_stacks };
 	if (sym_procs_create("/proc", "/usr/lib/debug", &s->procs) < 0 ||
 	    agg_table_create(&ac, &s->agg) < 0 ||
-	    ft_symcache_create(s->ksyms, s->procs, s->opt->offsets, s->opt->addresses,
+	    ft_symcache_create(s->ksyms, s->procs, &style,
 			       &s->symcache) < 0) {
 		fprintf(stderr, "ftstack: out of memory\n");
 		return 1;

@@ -21,14 +21,14 @@ struct ft_symcache {
 	size_t cap, n;
 	char **names;     /* every string made, for freeing */
 	size_t nnames, capnames;
-	bool offsets, addresses;
+	struct ft_symcache_style style;
 	const struct sym_kernel *k;
 	struct sym_procs *procs;
 	uint64_t resolved;
 };
 
-int ft_symcache_create(const struct sym_kernel *k, struct sym_procs *procs, bool offsets,
-		       bool addresses, struct ft_symcache **out)
+int ft_symcache_create(const struct sym_kernel *k, struct sym_procs *procs,
+		       const struct ft_symcache_style *style, struct ft_symcache **out)
 {
 	struct ft_symcache *c = calloc(1, sizeof(*c));
 	if (!c)
@@ -41,8 +41,7 @@ int ft_symcache_create(const struct sym_kernel *k, struct sym_procs *procs, bool
 	}
 	c->k = k;
 	c->procs = procs;
-	c->offsets = offsets;
-	c->addresses = addresses;
+	c->style = *style;
 	*out = c;
 	return 0;
 }
@@ -107,12 +106,12 @@ static char *format(const struct ft_symcache *c, uint64_t addr, const char *name
 {
 	char *s = NULL;
 	char addrbuf[24] = "";
-	if (c->addresses)
+	if (c->style.addresses)
 		snprintf(addrbuf, sizeof(addrbuf), "0x%" PRIx64 " ", addr);
 	if (!name)
 		name = "[unknown]";
 	int r;
-	if (c->offsets && strcmp(name, "[unknown]") != 0)
+	if (c->style.offsets && strcmp(name, "[unknown]") != 0)
 		r = asprintf(&s, "%s%s+0x%" PRIx64, addrbuf, name, off);
 	else
 		r = asprintf(&s, "%s%s", addrbuf, name);
@@ -132,7 +131,10 @@ static char *resolve(struct ft_symcache *c, uint32_t pid, uint64_t time, uint64_
 	struct sym_frame f = { 0 };
 	if (!c->procs || sym_procs_lookup(c->procs, pid, time, look, &f) < 0 || !f.name)
 		return format(c, addr, NULL, 0);
-	return format(c, addr, f.name, f.offset + (leaf ? 0 : 1));
+	char *readable = c->style.demangle ? sym_demangle(f.name) : NULL;
+	char *s = format(c, addr, readable ? readable : f.name, f.offset + (leaf ? 0 : 1));
+	free(readable);
+	return s;
 }
 
 const char *ft_symcache_name(struct ft_symcache *c, uint32_t pid, uint64_t time, uint64_t addr,

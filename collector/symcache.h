@@ -8,11 +8,16 @@
 
 struct ft_symcache;
 
+/* How names are written: -s, -v, and user names demangled unless
+ * --no-demangle. */
+struct ft_symcache_style {
+	bool offsets, addresses, demangle;
+};
+
 /* Returns 0 and a cache naming kernel addresses through K and user addresses
- * through PROCS (either may be NULL: names are then "[unknown]"), or -ENOMEM.
- * offsets/addresses are -s and -v. */
-int ft_symcache_create(const struct sym_kernel *k, struct sym_procs *procs, bool offsets,
-		       bool addresses, struct ft_symcache **out);
+ * through PROCS (either may be NULL: names are then "[unknown]"), or -ENOMEM. */
+int ft_symcache_create(const struct sym_kernel *k, struct sym_procs *procs,
+		       const struct ft_symcache_style *style, struct ft_symcache **out);
 void ft_symcache_free(struct ft_symcache *c);
 /* Returns the frame name of ADDR: a kernel address when PID is 0, else a user
  * address of PID at TIME (LEAF: the sampled instruction itself, not a return

@@ -49,6 +49,7 @@ void ft_usage(FILE *f)
 "  -d                  delimiter between kernel and user stacks\n"
 "  -a                  annotate kernel frames with _[k] (folded)\n"
 "  -s / -v             show symbol offsets / raw addresses too\n"
+"  --no-demangle       C++ and Rust names as mangled in the binary\n"
 "  -m MIN              only stacks seen at least MIN times (offcpu: --min-block)\n"
 "  -t N                only the N most frequent stacks\n"
 "  -x PAT[,PAT]        exclude stacks with a frame matching a glob\n"

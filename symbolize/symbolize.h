@@ -67,6 +67,13 @@ int sym_elf_foreach(const struct sym_elf *e,
 /* True when the file is a shared object or PIE (ET_DYN). */
 bool sym_elf_is_dyn(const struct sym_elf *e);
 
+/* ---- demangling (demangle.c) ---- */
+
+/* Returns NAME demangled (C++, Rust legacy: "ns::Class::method(int)",
+ * a Rust name without its hash) in a string to free(), or NULL when NAME
+ * is not a mangled name. */
+char *sym_demangle(const char *name);
+
 /* ---- JIT symbol maps (perfmap.c) ---- */
 struct sym_perfmap;
 

@@ -74,6 +74,12 @@ run_ft $TMP/o $TMP/e -e $EV -U -f -c "$BIN/jit_paths 1000"
 rm -f $(sed -n 's/^jit_paths: wrote //p' $TMP/e)
 expect_eq "JIT frame named by the perf map" "$(folded_count $TMP/o ';main;jit_caller;jit_getppid [0-9]+$')" 1000
 
+# C++ names demangled, as perf and bcc print them; --no-demangle keeps them
+run_ft $TMP/o $TMP/e -e $EV -U -f -c "$BIN/mangled_names 1000"
+expect_eq "C++ frame demangled" "$(folded_count $TMP/o ';main;ns::worker[(]long[)] [0-9]+$')" 1000
+run_ft $TMP/o $TMP/e -e $EV -U -f --no-demangle -c "$BIN/mangled_names 1000"
+expect_eq "--no-demangle: the symbol as it is" "$(folded_count $TMP/o ';main;_ZN2ns6workerEl [0-9]+$')" 1000
+
 # -p: attach to a running process; the run ends by itself once it exits
 p_until_exit "-p" $n -e $EV -f
 expect_eq "-p: caller_a:caller_b" "$(folded_count $TMP/o caller_a):$(folded_count $TMP/o caller_b)" "$a:$b"

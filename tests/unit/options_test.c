@@ -46,6 +46,8 @@ static void test_subcommand_after_options(void)
 	CHECK(o.cmd == FT_CHECK, "check alone: check");
 	CHECK_EQ_U64(PARSE("profile", "-F", "99"), 0, "options after the subcommand");
 	CHECK(o.cmd == FT_PROFILE && o.freq == 99, "profile -F 99");
+	CHECK(PARSE("profile", "--no-demangle") == 0 && o.no_demangle, "--no-demangle");
+	CHECK(PARSE("profile") == 0 && !o.no_demangle, "demangling by default");
 }
 
 static void test_values_are_not_subcommands(void)

@@ -457,6 +457,22 @@ static void test_perfmap(void)
 	CHECK(system(path) == 0, "perf map dir removed");
 }
 
+static void test_demangle(void)
+{
+	char *d = sym_demangle("_ZN2ns6workerEl");
+	CHECK_STR(d, "ns::worker(long)", "C++ demangled");
+	free(d);
+	d = sym_demangle("_ZN4core3fmt5write17h0123456789abcdefE");
+	CHECK_STR(d, "core::fmt::write", "Rust legacy: no hash");
+	free(d);
+	d = sym_demangle("_ZN3foo3barEv.cold");
+	CHECK_STR(d, "foo::bar() [clone .cold]", "a clone suffix");
+	free(d);
+	CHECK(sym_demangle("main") == NULL, "plain C: NULL");
+	CHECK(sym_demangle("_Z") == NULL && sym_demangle("_Zgarbage") == NULL, "not mangled: NULL");
+	CHECK(sym_demangle(NULL) == NULL, "NULL: NULL");
+}
+
 int main(void)
 {
 	test_kallsyms();
@@ -465,5 +481,6 @@ int main(void)
 	test_procs_self();
 	test_procs_history();
 	test_perfmap();
+	test_demangle();
 	CHECK_DONE();
 }
