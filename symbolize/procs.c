@@ -510,26 +510,59 @@ static const struct map *map_at(const struct gen *g, uint64_t time, uint64_t add
 	return best ? best : late;
 }
 
-/* PR's perf map, read once. A map anyone could have written would let
- * them name another user's frames: it must belong to root, to this
- * process's user or to the process's (while /proc still shows it). */
+/* PID's id in its own pid namespace (NSpid's last field), when that is
+ * another one than ours (a container). */
+static bool nspid_of(const struct sym_procs *p, uint32_t pid, uint32_t *nspid)
+{
+	char path[320], line[256], *save = NULL;
+	snprintf(path, sizeof(path), "%s/%" PRIu32 "/status", p->proc_root, pid);
+	FILE *f = fopen(path, "re");
+	int n = 0;
+	while (f && n == 0 && fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "NSpid:", 6) != 0)
+			continue;
+		for (char *tok = strtok_r(line + 6, " \t\n", &save); tok;
+		     tok = strtok_r(NULL, " \t\n", &save), n++)
+			*nspid = (uint32_t)strtoul(tok, NULL, 10);
+	}
+	if (f)
+		fclose(f);
+	return n > 1;
+}
+
+/* Loads the perf map at PATH into PR when its owner may name PR's frames:
+ * root, this process's user or PR's (while /proc still shows it); a map
+ * anyone could write would let them rename another user's frames. */
+static void load_perfmap(const struct sym_procs *p, struct proc *pr, const char *path)
+{
+	struct stat st, proc_st;
+	char proc_path[320];
+	if (stat(path, &st) < 0)
+		return;
+	snprintf(proc_path, sizeof(proc_path), "%s/%" PRIu32, p->proc_root, pr->pid);
+	bool owner_ok = st.st_uid == 0 || st.st_uid == geteuid() ||
+			(stat(proc_path, &proc_st) == 0 && proc_st.st_uid == st.st_uid);
+	if (owner_ok && sym_perfmap_load(path, &pr->perfmap) < 0)
+		pr->perfmap = NULL;
+}
+
+/* PR's perf map, read once: perf-PID.map in the perf map directory, else,
+ * for a process in a container, its own /tmp/perf-NSPID.map through
+ * /proc/PID/root (only while it runs), as perf looks for them. */
 static const struct sym_perfmap *perfmap_of(const struct sym_procs *p, struct proc *pr)
 {
+	char path[400];
+	uint32_t nspid;
 	if (pr->perfmap_tried)
 		return pr->perfmap;
 	pr->perfmap_tried = true;
-	char path[320];
-	struct stat st, proc_st;
 	snprintf(path, sizeof(path), "%s/perf-%" PRIu32 ".map", p->perfmap_dir, pr->pid);
-	if (stat(path, &st) < 0)
-		return NULL;
-	bool owner_ok = st.st_uid == 0 || st.st_uid == geteuid();
-	char proc_path[320];
-	snprintf(proc_path, sizeof(proc_path), "%s/%" PRIu32, p->proc_root, pr->pid);
-	if (!owner_ok && stat(proc_path, &proc_st) == 0 && proc_st.st_uid == st.st_uid)
-		owner_ok = true;
-	if (owner_ok && sym_perfmap_load(path, &pr->perfmap) < 0)
-		pr->perfmap = NULL;
+	load_perfmap(p, pr, path);
+	if (!pr->perfmap && nspid_of(p, pr->pid, &nspid)) {
+		snprintf(path, sizeof(path), "%s/%" PRIu32 "/root/tmp/perf-%" PRIu32 ".map",
+			 p->proc_root, pr->pid, nspid);
+		load_perfmap(p, pr, path);
+	}
 	return pr->perfmap;
 }
 

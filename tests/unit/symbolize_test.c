@@ -452,6 +452,12 @@ static void test_perfmap(void)
 	CHECK(sym_procs_lookup(p, 77, 200, 0x7f0000003008, &fr) == 0 && fr.name &&
 	      strcmp(fr.name, "with_0x") == 0 && fr.offset == 8, "anonymous code named by the perf map");
 	CHECK(sym_procs_lookup(p, 78, 200, 0x7f0000003008, &fr) == -ENOENT, "another pid: its own map");
+	/* a process in a container: its own /tmp, its own pid there */
+	fake_file(root, "55/status", "Name:\tnode\nNSpid:\t55\t7\n");
+	fake_file(root, "55/root/tmp/perf-7.map", "7f0000005000 10 ns_jit\n");
+	sym_procs_mmap(p, 55, 100, 0x7f0000000000, 0x10000, 0, true, "//anon");
+	CHECK(sym_procs_lookup(p, 55, 200, 0x7f0000005004, &fr) == 0 && fr.name &&
+	      strcmp(fr.name, "ns_jit") == 0, "container: /proc/PID/root/tmp/perf-NSPID.map");
 	sym_procs_free(p);
 	snprintf(path, sizeof(path), "rm -rf %s", root);
 	CHECK(system(path) == 0, "perf map dir removed");
