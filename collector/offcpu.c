@@ -49,8 +49,6 @@ struct ft_offcpu {
 	size_t cap, n;
 	uint32_t off_prev_pid, off_prev_state;
 	uint32_t size_prev_state;
-	uint32_t *follow;    /* -c: the command and its descendants */
-	size_t nfollow, capfollow;
 	uint32_t event;
 };
 
@@ -122,30 +120,6 @@ int ft_offcpu_create(struct ft_session *s)
 	return 0;
 }
 
-static bool follows(const struct ft_offcpu *oc, uint32_t pid)
-{
-	for (size_t i = 0; i < oc->nfollow; i++)
-		if (oc->follow[i] == pid)
-			return true;
-	return false;
-}
-
-void ft_offcpu_follow(struct ft_session *s, uint32_t pid, uint32_t ppid)
-{
-	struct ft_offcpu *oc = s->offcpu;
-	if (!oc || (ppid && !follows(oc, ppid)) || follows(oc, pid))
-		return;
-	if (oc->nfollow == oc->capfollow) {
-		size_t cap = oc->capfollow ? oc->capfollow * 2 : 16;
-		uint32_t *n = realloc(oc->follow, cap * sizeof(*n));
-		if (!n)
-			return;
-		oc->follow = n;
-		oc->capfollow = cap;
-	}
-	oc->follow[oc->nfollow++] = pid;
-}
-
 /* Whether thread TID of process PID is one the options ask for. */
 static bool wanted(const struct ft_session *s, uint32_t pid, uint32_t tid)
 {
@@ -153,7 +127,7 @@ static bool wanted(const struct ft_session *s, uint32_t pid, uint32_t tid)
 	if (pid == 0 || pid == (uint32_t)s->self)
 		return false; /* the idle task is not blocked; ftstack is not traced */
 	if (s->have_child)
-		return follows(s->offcpu, pid);
+		return true; /* per-task events the command's children inherit */
 	if (o->npids) {
 		for (int i = 0; i < o->npids; i++)
 			if ((uint32_t)o->pids[i] == pid)
@@ -376,7 +350,6 @@ void ft_offcpu_free(struct ft_session *s)
 		free(oc->t[i].ev);
 	}
 	free(oc->t);
-	free(oc->follow);
 	free(oc);
 	s->offcpu = NULL;
 }

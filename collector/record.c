@@ -49,9 +49,8 @@ static void configure(struct ft_session *s)
 	s->want_kernel = !o->user_only;
 	bool comm = o->per_process || (o->format != OUT_TEXT && o->format != OUT_TOP);
 	s->need_procs = s->want_user || comm;
-	/* offcpu follows -c's children through FORK records and forgets
-	 * threads that exit (they are not off CPU, they are gone) */
-	s->track = s->need_procs || o->cmd == FT_OFFCPU; /* offcpu: forks and exits */
+	/* offcpu forgets threads that exit (they are not off CPU, they are gone) */
+	s->track = s->need_procs || o->cmd == FT_OFFCPU; /* offcpu: exits */
 	s->key_pid = comm;
 	s->key_tid = comm; /* the comm shown is the thread's, as bcc and perf show it */
 	s->max_stack = max_stack();
@@ -202,7 +201,6 @@ int ft_cmd_record(const struct ft_options *o)
 		s.have_child = true;
 		/* valid from the start: its exec comes later, in the records */
 		sym_procs_snapshot(s.procs, (uint32_t)s.child.pid, 0);
-		ft_offcpu_follow(&s, (uint32_t)s.child.pid, 0);
 	}
 	if (ft_source_open(&s, epfd) < 0 || ft_plan_report_refused(&s.plan) < 0 ||
 	    ft_source_enable(&s) < 0)

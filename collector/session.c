@@ -133,8 +133,6 @@ int ft_session_record(struct ft_session *s, const struct perfev_record *rec)
 				       rec->comm.exec && rec->pid == rec->tid);
 		break;
 	case PERFEV_FORK:
-		if (s->offcpu && s->have_child && rec->pid != rec->task.ppid)
-			ft_offcpu_follow(s, rec->pid, rec->task.ppid);
 		if (s->need_procs && rec->pid != rec->task.ppid)
 			sym_procs_fork(s->procs, rec->pid, rec->task.ppid, rec->task.ptid, rec->time);
 		else if (s->key_tid)

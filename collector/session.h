@@ -127,8 +127,6 @@ void ft_source_close(struct ft_session *s);
 int ft_offcpu_create(struct ft_session *s);
 /* Handles one sched_switch sample: the switch-out of smp->tid. */
 void ft_offcpu_sample(struct ft_session *s, const struct perfev_sample *smp, uint32_t event);
-/* -c: PID is followed when PPID is (PPID 0: the command itself). */
-void ft_offcpu_follow(struct ft_session *s, uint32_t pid, uint32_t ppid);
 /* Thread TID came back on a CPU at TIME (a PERF_RECORD_SWITCH "in"). */
 void ft_offcpu_switch_in(struct ft_session *s, uint32_t tid, uint64_t time);
 /* Counts the off-CPU intervals that end before HORIZON: every ring has

@@ -35,6 +35,12 @@ for st in "" "--state 1"; do
 	check "offcpu $st, naps moved between CPUs: $x, $y us within 5% of 400000, 800000" \
 		awk -v x=$x -v y=$y 'BEGIN { exit !(x >= 380000 && x <= 420000 && y >= 760000 && y <= 840000) }'
 done
+# ... and in a child the command forks (its samples may be read before
+# the fork record: they count all the same)
+run_ft $TMP/o $TMP/e offcpu -f -U -c "sh -c '$BIN/naps --hop; true'"
+x=$(folded_count $TMP/o '^naps;.*;nap_x;'); y=$(folded_count $TMP/o '^naps;.*;nap_y;')
+check "offcpu, naps a child of the command: $x, $y us within 5% of 400000, 800000" \
+	awk -v x=$x -v y=$y 'BEGIN { exit !(x >= 380000 && x <= 420000 && y >= 760000 && y <= 840000) }'
 run_ft $TMP/o $TMP/e offcpu -f -U -m 150000 -c "$BIN/naps"
 x=$(folded_count $TMP/o ';nap_x;'); y=$(folded_count $TMP/o ';nap_y;')
 check "offcpu -m 150000: only nap_y ($x, $y)" awk -v x=$x -v y=$y 'BEGIN { exit !(x == 0 && y >= 760000 && y <= 840000) }'
