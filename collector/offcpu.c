@@ -39,6 +39,7 @@ struct switch_ev {
 struct thread {
 	uint32_t tid;
 	bool exited;         /* an EXIT record seen, at exit_time */
+	uint8_t kind;        /* -u/-k: 0 not read yet, 1 user, 2 kernel thread */
 	uint64_t exit_time;
 	uint32_t n, cap;
 	struct switch_ev *ev; /* by time */
@@ -143,22 +144,25 @@ static bool wanted(const struct ft_session *s, uint32_t pid, uint32_t tid)
 	return true;
 }
 
-/* Kernel threads have PF_KTHREAD (0x00200000) in /proc/PID/stat's flags. */
-static bool is_kthread(uint32_t tid)
+/* Kernel threads have PF_KTHREAD (0x00200000) in /proc/PID/stat's flags;
+ * read once per thread, not per switch. */
+static bool is_kthread(struct thread *t)
 {
 	char path[64], buf[1024];
-	snprintf(path, sizeof(path), "/proc/%u/stat", tid);
+	if (t->kind)
+		return t->kind == 2;
+	snprintf(path, sizeof(path), "/proc/%u/stat", t->tid);
 	FILE *f = fopen(path, "r");
 	if (!f)
-		return false;
+		return false; /* gone: asked again next time */
 	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
 	fclose(f);
 	buf[n] = '\0';
 	char *p = strrchr(buf, ')');
 	unsigned long flags = 0;
 	if (p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %lu", &flags) == 1)
-		return flags & 0x00200000;
-	return false;
+		t->kind = flags & 0x00200000 ? 2 : 1;
+	return t->kind == 2;
 }
 
 static void count_interval(struct ft_session *s, uint32_t tid, const struct switch_ev *o,
@@ -285,7 +289,7 @@ void ft_offcpu_sample(struct ft_session *s, const struct perfev_sample *smp, uin
 	struct switch_ev out = { .time = smp->time, .out = true, .pid = smp->pid,
 				 .nk = smp->nkips, .nu = smp->nuips };
 	if ((o->state >= 0 && state != (uint64_t)o->state) ||
-	    ((o->user_threads || o->kernel_threads) && is_kthread(prev) != o->kernel_threads)) {
+	    ((o->user_threads || o->kernel_threads) && is_kthread(t) != o->kernel_threads)) {
 		s->cnt.filtered++;
 		out.filtered = true;
 		out.nk = out.nu = 0;
@@ -318,6 +322,7 @@ void ft_offcpu_exit(struct ft_session *s, uint32_t tid, uint64_t time)
 		return;
 	t->exited = true;
 	t->exit_time = time;
+	t->kind = 0; /* a new thread may get the tid */
 	/* its last switch-out may already be here (read from another ring) */
 	for (uint32_t i = t->n; i > 0; i--)
 		if (t->ev[i - 1].out && dead_switch_out(t, t->ev[i - 1].time)) {

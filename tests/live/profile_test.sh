@@ -53,6 +53,14 @@ expect_eq "offcpu --state 2: no nap counted" "$(folded_count $TMP/o ';nap_[xy];'
 # ... because they were seen and left out, not missed: at least the 8 naps
 f=$(sed -n 's/^ftstack: \([0-9]*\) off-CPU intervals filtered out.*/\1/p' $TMP/e)
 check "offcpu --state 2: the naps were filtered out (${f:-none})" test "${f:-0}" -ge 8
+# -u keeps the naps (a user thread), -k leaves them out
+run_ft $TMP/o $TMP/e offcpu -f -U -u -c "$BIN/naps"
+y=$(folded_count $TMP/o ';nap_y;')
+check "offcpu -u: nap_y $y us within 5% of 800000" awk -v v=$y 'BEGIN { exit !(v >= 760000 && v <= 840000) }'
+run_ft $TMP/o $TMP/e offcpu -f -K -k -c "$BIN/naps"
+f=$(sed -n 's/^ftstack: \([0-9]*\) off-CPU intervals filtered out.*/\1/p' $TMP/e)
+check "offcpu -k: no user thread counted, the naps left out (${f:-none})" \
+	bash -c "[ ! -s $TMP/o ] && [ ${f:-0} -ge 8 ]"
 run_ft $TMP/o $TMP/e offcpu -c "$BIN/naps"
 check "offcpu text: stack with nap_y and schedule" bash -c "grep -q '^    nap_y$' $TMP/o && grep -q '^    schedule$' $TMP/o"
 
