@@ -115,7 +115,7 @@ int ft_report_parse_file(struct report_ctx *c, const char *file)
 		report_format_parse(c->o->input_format, &fmt);
 	struct report_stats st = { 0 };
 	int ret = report_parse(buf, (size_t)len, fmt, on_stack, c, &st);
-	bool binary = report_is_binary(buf, (size_t)len);
+	bool binary = ret < 0 && fmt == REPORT_AUTO && report_is_binary(buf, (size_t)len);
 	free(buf);
 	if (c->err) {
 		fprintf(stderr, "ftstack: out of memory reading %s\n", file);
@@ -124,7 +124,7 @@ int ft_report_parse_file(struct report_ctx *c, const char *file)
 	if (ret < 0) {
 		fprintf(stderr, "ftstack: %s: no stack traces found (%snot ftrace text, perf script, "
 			"hist trigger or folded output; --input-format forces one)\n", file,
-			binary && fmt == REPORT_AUTO ? "binary data, " : "");
+			binary ? "binary data, " : "");
 		return 1;
 	}
 	if (st.malformed || st.truncated)

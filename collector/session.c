@@ -133,9 +133,9 @@ int ft_session_record(struct ft_session *s, const struct perfev_record *rec)
 				       rec->comm.exec && rec->pid == rec->tid);
 		break;
 	case PERFEV_FORK:
-		if (s->need_procs && rec->pid != rec->task.ppid)
+		if (rec->pid != rec->task.ppid && s->need_procs) /* a process */
 			sym_procs_fork(s->procs, rec->pid, rec->task.ppid, rec->task.ptid, rec->time);
-		else if (s->key_tid)
+		else if (rec->pid == rec->task.ppid && s->key_tid) /* a thread */
 			sym_procs_thread(s->procs, rec->pid, rec->tid, rec->task.ptid, rec->time);
 		break;
 	case PERFEV_EXIT:

@@ -307,16 +307,18 @@ static int map_add(struct gen *g, uint64_t time, uint64_t start, uint64_t end, u
 	return map_push(g, &m);
 }
 
-static void read_comm(const struct sym_procs *p, uint32_t pid, char *comm, size_t len)
+/* Reads a /proc comm file at PATH into COMM (empty when unreadable).
+ * Returns 0, -ESRCH when the task is gone, or -errno. */
+static int read_comm(const char *path, char *comm, size_t len)
 {
-	char path[320];
-	snprintf(path, sizeof(path), "%s/%" PRIu32 "/comm", p->proc_root, pid);
 	FILE *f = fopen(path, "re");
 	comm[0] = '\0';
-	if (f && fgets(comm, (int)len, f))
+	if (!f)
+		return errno == ENOENT ? -ESRCH : -errno;
+	if (fgets(comm, (int)len, f))
 		comm[strcspn(comm, "\n")] = '\0';
-	if (f)
-		fclose(f);
+	fclose(f);
+	return 0;
 }
 
 /* Adds the executable mappings of a /proc/PID/maps file to G. */
@@ -346,7 +348,8 @@ int sym_procs_snapshot(struct sym_procs *p, uint32_t pid, uint64_t time)
 	FILE *f = fopen(path, "re");
 	if (!f)
 		return errno == ENOENT ? -ESRCH : -errno;
-	read_comm(p, pid, comm, sizeof(comm));
+	snprintf(path, sizeof(path), "%s/%" PRIu32 "/comm", p->proc_root, pid);
+	read_comm(path, comm, sizeof(comm));
 	struct proc *pr = proc_get(p, pid);
 	struct gen *g = NULL;
 	/* only MMAP2 records seen so far: complete that generation */
@@ -445,15 +448,10 @@ int sym_procs_thread_snapshot(struct sym_procs *p, uint32_t pid, uint32_t tid, u
 	t->thread_seen = true; /* tried once: a thread gone stays unnamed */
 	snprintf(path, sizeof(path), "%s/%" PRIu32 "/task/%" PRIu32 "/comm", p->proc_root, pid,
 		 tid);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return errno == ENOENT ? -ESRCH : -errno;
-	comm[0] = '\0';
-	if (fgets(comm, sizeof(comm), f))
-		comm[strcspn(comm, "\n")] = '\0';
-	fclose(f);
-	comm_add(t, time, comm, true);
-	return 0;
+	int ret = read_comm(path, comm, sizeof(comm));
+	if (ret == 0)
+		comm_add(t, time, comm, true);
+	return ret;
 }
 
 bool sym_procs_thread_known(const struct sym_procs *p, uint32_t tid)
