@@ -8,7 +8,7 @@
 #   make bench      benchmarks of issue targets; tables go to doc/PERFORMANCE.md
 
 CC      ?= cc
-PKGS    := libtracefs libtraceevent libelf libdw libunwind
+PKGS    := libtracefs libtraceevent libelf libdw
 BUILD   ?= build
 CFLAGS  ?= -O2 -g
 override CFLAGS += -std=gnu11 -Wall -Wextra -Werror -Wno-format-truncation -Wno-unknown-warning-option -MMD -MP -D_GNU_SOURCE \

@@ -17,6 +17,10 @@
 
 #define FTSTACK_VERSION "0.1.0"
 #define FT_MAX_EVENTS 1024
+/* --call-graph copy: bytes of user stack per sample. Small on purpose: a copy
+ * that runs past the top of the stack's mapping faults, which costs more
+ * than the walk it replaces (doc/PERFORMANCE.md). */
+#define FT_COPY_SIZE_DEFAULT 2048
 #define FT_ENTRY_RA "ftstack_ra" /* uprobe_events field: the return address at entry */
 #define FT_MAX_CPUS 1024
 
@@ -57,8 +61,8 @@ struct ft_options {
 	uint64_t min_block_us, max_block_us, min_total_us;
 	long state;              /* --state, -1 = any */
 	enum ft_backend backend;
-	bool call_graph_dwarf;
-	uint32_t dwarf_size;
+	bool call_graph_copy;    /* --call-graph copy: walk a copied user stack */
+	uint32_t copy_size;      /* bytes of user stack copied per sample */
 	size_t buffer_kb;        /* per-CPU ring size */
 	bool buffer_set;         /* --buffer-size given: the ftrace instance is resized */
 	size_t max_stacks;

@@ -146,24 +146,27 @@ static int parse_cpus(const char *s, struct ft_options *o)
 static int parse_call_graph(const char *s, struct ft_options *o)
 {
 	if (strcmp(s, "fp") == 0) {
-		o->call_graph_dwarf = false;
+		o->call_graph_copy = false;
 		return 0;
 	}
-	if (strncmp(s, "dwarf", 5) == 0 && (s[5] == '\0' || s[5] == ',')) {
-		o->call_graph_dwarf = true;
-		o->dwarf_size = 8192;
-		if (s[5] == ',') {
+	if (strncmp(s, "copy", 4) == 0 && (s[4] == '\0' || s[4] == ',')) {
+		o->call_graph_copy = true;
+		o->copy_size = FT_COPY_SIZE_DEFAULT;
+		if (s[4] == ',') {
 			uint64_t v;
-			if (parse_u64("--call-graph dwarf,SIZE", s + 6, &v) < 0)
+			if (parse_u64("--call-graph copy,SIZE", s + 5, &v) < 0)
 				return -EINVAL;
 			if (v < 64 || v > 65528 || v % 8)
-				return bad("--call-graph dwarf,SIZE: SIZE must be a multiple of 8 in 64..65528, got '%s'%s",
-					   s + 6, "");
-			o->dwarf_size = (uint32_t)v;
+				return bad("--call-graph copy,SIZE: SIZE must be a multiple of 8 in 64..65528, got '%s'%s",
+					   s + 5, "");
+			o->copy_size = (uint32_t)v;
 		}
 		return 0;
 	}
-	return bad("--call-graph takes fp or dwarf[,SIZE], got '%s'%s", s, "");
+	if (strncmp(s, "dwarf", 5) == 0 && (s[5] == '\0' || s[5] == ','))
+		return bad("--call-graph dwarf: ftstack has no DWARF unwinder; use fp, or copy[,SIZE] "
+			   "(frame pointers followed in a copy of the stack)%s%s", "", "");
+	return bad("--call-graph takes fp or copy[,SIZE], got '%s'%s", s, "");
 }
 
 static const char shorts[] = "+e:l:p:L:c:C:UKfo:dasvPm:M:t:x:ri:TD:F:Iukh";
@@ -425,6 +428,9 @@ static int check_combinations(struct ft_options *o)
 		return bad("--diff and --input-format are for ftstack report%s%s", "", "");
 	if (o->freq && o->period_ns)
 		return bad("give -F or --period, not both%s%s", "", "");
+	if (o->call_graph_copy && o->backend == FT_BACKEND_FTRACE)
+		return bad("--call-graph copy needs --backend perf (ftrace's user stacks are the "
+			   "kernel's own walk)%s%s", "", "");
 	if ((o->npids || o->ntids) && o->command)
 		return bad("-p/-L and a command (-c or --) exclude each other%s%s", "", "");
 	if (o->cmd == FT_PROFILE && !o->freq && !o->period_ns)

@@ -158,7 +158,8 @@ static void attr_for(const struct ft_session *s, const struct ft_event *e, struc
 	po->sample_freq = e->sample_freq;
 	po->freq = e->sample_freq != 0;
 	po->raw = e->raw;
-	po->exclude_user_chain = !s->want_user;
+	/* --call-graph copy: the user frames come from the copy, not the kernel */
+	po->exclude_user_chain = !s->want_user || o->call_graph_copy;
 	/* --through reads the kernel stack even when only user stacks are shown */
 	po->exclude_kernel_chain = !s->want_kernel && !s->kfilter.through.n;
 	po->disabled = true;
@@ -169,7 +170,7 @@ static void attr_for(const struct ft_session *s, const struct ft_event *e, struc
 	po->max_stack = s->max_stack;
 	/* uprobes at a function's entry need [sp], the caller the walk skips */
 	po->user_stack = s->perf->regs_mask != 0;
-	po->stack_dump = o->call_graph_dwarf ? o->dwarf_size : 8;
+	po->stack_dump = o->call_graph_copy ? o->copy_size : 8;
 }
 
 /* Opens event E for (pid, cpu); the first fd on a CPU owns its ring, the
@@ -378,7 +379,7 @@ static int open_events(struct ft_session *s, int epfd, struct ft_event *events, 
 	bool entry_fix = false;
 	for (int e = 0; e < nevents; e++)
 		entry_fix |= events[e].entry_fix;
-	if ((s->opt->call_graph_dwarf || entry_fix) && s->want_user) {
+	if ((s->opt->call_graph_copy || entry_fix) && s->want_user) {
 		ps->sample_type |= PERF_SAMPLE_STACK_USER | PERF_SAMPLE_REGS_USER;
 		ps->regs_mask = perfev_user_regs_mask();
 	}

@@ -211,6 +211,10 @@ void ft_print_summary(struct ft_session *s, const struct agg_named_stats *ns)
 	if (c->empty_stacks)
 		fprintf(stderr, "ftstack: %" PRIu64 " events had no stack the kernel could walk\n",
 			c->empty_stacks);
+	if (c->stack_cut)
+		fprintf(stderr, "ftstack: %" PRIu64 " user stacks reached the end of the %u-byte "
+			"stack copy and may be cut (--call-graph copy,SIZE copies more; fp walks "
+			"them whole)\n", c->stack_cut, s->opt->copy_size);
 	if (c->filtered)
 		fprintf(stderr, "ftstack: %" PRIu64 " off-CPU intervals filtered out "
 			"(--state, --min-block, --max-block, -u/-k)\n", c->filtered);

@@ -89,9 +89,27 @@ void ft_session_count(struct ft_session *s, const struct perfev_sample *smp, uin
 		s->cnt.counted++;
 }
 
+/* --call-graph copy: the sample's user frames, walked here from the copied
+ * stack, replace the (absent) kernel-walked ones in a copy of the sample. */
+static const struct perfev_sample *walk_copied_stack(struct ft_session *s,
+						     const struct perfev_sample *smp,
+						     struct perfev_sample *tmp)
+{
+	if (!s->opt->call_graph_copy || !s->want_user)
+		return smp;
+	bool cut;
+	uint32_t max = s->max_stack && s->max_stack < AGG_MAX_DEPTH ? s->max_stack : AGG_MAX_DEPTH;
+	*tmp = *smp;
+	tmp->uips = s->walk_u;
+	tmp->nuips = perfev_ustack_walk(smp, perfev_user_regs_mask(), s->walk_u, max, &cut);
+	s->cnt.stack_cut += cut;
+	return tmp;
+}
+
 static void on_sample(struct ft_session *s, const struct perfev_record *rec)
 {
-	const struct perfev_sample *smp = &rec->sample;
+	struct perfev_sample walked;
+	const struct perfev_sample *smp = walk_copied_stack(s, &rec->sample, &walked);
 	s->cnt.samples++;
 	if (s->offcpu) {
 		/* every switch matters: it may switch a traced thread back in */

@@ -26,6 +26,7 @@ struct ft_counters {
 	uint64_t filtered;       /* offcpu filters (state, block time, thread kind) */
 	uint64_t open_at_end;    /* offcpu: threads still off CPU at the end */
 	uint64_t entry_callers;  /* uprobe entry: callers added from [sp] */
+	uint64_t stack_cut;      /* --call-graph copy: walks that reached the copy's end */
 };
 
 struct ft_perf_source;
@@ -62,6 +63,7 @@ struct ft_session {
 	const char *title;       /* svg/speedscope title */
 	FILE *out;               /* stdout or -o FILE */
 	uint64_t scratch_u[AGG_MAX_DEPTH + 1];
+	uint64_t walk_u[AGG_MAX_DEPTH];  /* --call-graph copy: the walked user frames */
 	struct ft_symcache *symcache; /* names of addresses, kept across -i intervals */
 };
 

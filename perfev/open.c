@@ -106,9 +106,9 @@ int perfev_disable(int fd)
 uint64_t perfev_user_regs_mask(void)
 {
 #if defined(__x86_64__)
-	/* The general-purpose registers: ip/sp/bp to start the unwind, the
-	 * callee-saved ones (bx, r12-r15) that DWARF CFI may restore, and the
-	 * rest because they are cheap and libunwind accepts them. */
+	/* The general-purpose registers: ip/sp/bp start the frame-pointer
+	 * walk; the rest (112 bytes a sample) keep the copy complete enough
+	 * for a DWARF unwinder, which restores callee-saved ones. */
 	static const int regs[] = {
 		PERF_REG_X86_AX, PERF_REG_X86_BX, PERF_REG_X86_CX, PERF_REG_X86_DX,
 		PERF_REG_X86_SI, PERF_REG_X86_DI, PERF_REG_X86_BP, PERF_REG_X86_SP,

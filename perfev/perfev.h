@@ -23,7 +23,7 @@ struct perfev_opts {
 	uint64_t sample_freq;   /* profile -F */
 	bool freq;
 	bool raw;               /* PERF_SAMPLE_RAW too (offcpu reads sched_switch fields) */
-	bool user_stack;        /* PERF_SAMPLE_STACK_USER + REGS_USER (--call-graph dwarf) */
+	bool user_stack;        /* PERF_SAMPLE_STACK_USER + REGS_USER (--call-graph copy, uprobe [sp]) */
 	uint32_t stack_dump;    /* bytes of user stack copied with user_stack */
 	bool exclude_user_chain;   /* -K: exclude_callchain_user */
 	bool exclude_kernel_chain; /* -U: exclude_callchain_kernel */
@@ -136,8 +136,17 @@ typedef int (*perfev_record_fn)(void *ctx, const struct perfev_record *rec);
 long perfev_ring_drain(struct perfev_ring *r, uint64_t sample_type, uint64_t regs_mask,
 		       perfev_record_fn fn, void *ctx);
 
-/* The sample_regs_user mask ftstack asks for with --call-graph dwarf (x86-64:
- * ip, sp, bp, and the callee-saved registers libunwind may need). */
+/* The sample_regs_user mask ftstack asks for with a user stack copy (x86-64:
+ * the general-purpose registers; ip, sp and bp start the walk). */
 uint64_t perfev_user_regs_mask(void);
+
+/* Follows frame pointers through sample S's copied user stack, as the
+ * kernel's user callchain walk does through live memory: IPS[0] is the user
+ * ip, then one return address per frame, at most MAX. REGS_MASK is the mask
+ * the sample's user registers were taken with. *CUT is set when the walk
+ * stopped at a frame pointer just past the copy's end (a deeper stack than
+ * the copy holds). Returns the number of addresses, 0 without registers. */
+uint32_t perfev_ustack_walk(const struct perfev_sample *s, uint64_t regs_mask,
+			    uint64_t *ips, uint32_t max, bool *cut);
 
 #endif

@@ -56,6 +56,17 @@ run_ft $TMP/o $TMP/e -e $EV -d -c "$W $n"
 check "-d text: -- line" grep -q '^    --$' $TMP/o
 run_ft $TMP/o $TMP/e -e $EV -P -c "$W $n"
 check "-P text: comm (pid) line" grep -Eq '^    -                getppid_paths \([0-9]+\)$' $TMP/o
+# --call-graph copy: each sample carries a copy of the user stack and ftstack
+# follows its frame pointers; the stacks are the kernel's walk's, exactly
+run_ft $TMP/fp $TMP/e -e $EV -f -c "$W $n"
+run_ft $TMP/o $TMP/e -e $EV -f --call-graph copy -c "$W $n"; expect_eq "copy: exit status" $? 0
+expect_eq "--call-graph copy: the same folded stacks as fp" "$(sort $TMP/o)" "$(sort $TMP/fp)"
+expect_eq "--call-graph copy: caller_a, caller_b" \
+	"$(folded_count $TMP/o 'main;caller_a;do_getppid;'):$(folded_count $TMP/o 'main;caller_b;do_getppid;')" "$a:$b"
+check "--call-graph copy: no stack cut at the copy's end" bash -c "! grep -q 'may be cut' $TMP/e"
+run_ft $TMP/o $TMP/e -e $EV -f --call-graph copy,64 -c "$W $n"
+check "--call-graph copy,64: the walk is cut, and the summary says so" \
+	grep -q "^ftstack: $n user stacks reached the end of the 64-byte stack copy" $TMP/e
 # each thread under its own comm (as bcc, perf script and ftrace show it),
 # both backends, folded and -P text
 for be in perf ftrace; do

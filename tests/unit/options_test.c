@@ -84,12 +84,30 @@ static void test_errors(void)
 	CHECK(PARSE("-e", "x", "-c", "a", "--", "b") == -EINVAL, "-c and -- together are refused");
 }
 
+static void test_call_graph(void)
+{
+	CHECK(PARSE("-e", "x", "--call-graph", "copy") == 0 && o.call_graph_copy &&
+	      o.copy_size == FT_COPY_SIZE_DEFAULT, "--call-graph copy: %u bytes", o.copy_size);
+	CHECK(PARSE("-e", "x", "--call-graph", "copy,8192") == 0 && o.copy_size == 8192,
+	      "--call-graph copy,8192");
+	CHECK(PARSE("-e", "x", "--call-graph", "copy,8192", "--call-graph", "fp") == 0 &&
+	      !o.call_graph_copy, "the last --call-graph wins");
+	CHECK(PARSE("-e", "x", "--call-graph", "copy,100") == -EINVAL, "copy,100: not a multiple of 8");
+	CHECK(PARSE("-e", "x", "--call-graph", "copy,65536") == -EINVAL, "copy,65536: too big");
+	CHECK(PARSE("-e", "x", "--call-graph", "copy,") == -EINVAL, "copy,: no size");
+	CHECK(PARSE("-e", "x", "--call-graph", "copyx") == -EINVAL, "copyx is not copy");
+	CHECK(PARSE("-e", "x", "--call-graph", "dwarf") == -EINVAL, "dwarf: no DWARF unwinder, refused");
+	CHECK(PARSE("-e", "x", "--backend", "ftrace", "--call-graph", "copy") == -EINVAL,
+	      "copy with --backend ftrace is refused");
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IONBF, 0);
 	test_subcommand_after_options();
 	test_values_are_not_subcommands();
 	test_errors();
+	test_call_graph();
 	ft_options_free(&o);
 	CHECK_DONE();
 }

@@ -201,6 +201,87 @@ static size_t build_mmap2(struct bld *b, bool build_id)
 	return finish(b, PERF_RECORD_MMAP2, build_id ? PERF_RECORD_MISC_MMAP_BUILD_ID : 0);
 }
 
+/* ---- the frame-pointer walk on a copied stack ---- */
+#define WALK_SP 0x7ffd00001000ULL
+
+struct copied_stack {
+	uint64_t regs[17];  /* ax..ip, r8..r15: perfev_user_regs_mask() order */
+	uint64_t words[64]; /* 512 bytes from sp */
+	struct perfev_sample s;
+};
+
+/* regs in mask order: ax bx cx dx si di bp sp ip r8..r15 */
+static void copied_stack_init(struct copied_stack *c, uint64_t ip, uint64_t fp)
+{
+	memset(c, 0, sizeof(*c));
+	c->regs[6] = fp;
+	c->regs[7] = WALK_SP;
+	c->regs[8] = ip;
+	c->s.uregs = c->regs;
+	c->s.ustack = (const uint8_t *)c->words;
+	c->s.ustack_size = sizeof(c->words);
+}
+
+/* a frame at byte offset OFF from sp: [next frame pointer, return address] */
+static void frame_at(struct copied_stack *c, uint64_t off, uint64_t next, uint64_t ret)
+{
+	c->words[off / 8] = next;
+	c->words[off / 8 + 1] = ret;
+}
+
+static void test_ustack_walk(void)
+{
+	const uint64_t mask = perfev_user_regs_mask();
+	struct copied_stack c;
+	uint64_t ips[8];
+	bool cut = true;
+	copied_stack_init(&c, 0x401000, WALK_SP + 32);
+	frame_at(&c, 32, WALK_SP + 96, 0x402000);
+	frame_at(&c, 96, WALK_SP + 200, 0x403000);
+	frame_at(&c, 200, 0, 0x404000);
+	uint32_t n = perfev_ustack_walk(&c.s, mask, ips, 8, &cut);
+	CHECK(n == 4 && ips[0] == 0x401000 && ips[1] == 0x402000 && ips[2] == 0x403000 &&
+	      ips[3] == 0x404000 && !cut, "three frames, then a null frame pointer: %u", n);
+
+	CHECK_EQ_U64(perfev_ustack_walk(&c.s, mask, ips, 2, &cut), 2, "at most MAX addresses");
+
+	/* the next frame is beyond the 512 copied bytes: cut */
+	frame_at(&c, 200, WALK_SP + 4096, 0x404000);
+	n = perfev_ustack_walk(&c.s, mask, ips, 8, &cut);
+	CHECK(n == 4 && cut, "a frame past the copy's end cuts the walk");
+	/* half of the last frame in the copy: cut too */
+	frame_at(&c, 200, WALK_SP + 504, 0x404000);
+	n = perfev_ustack_walk(&c.s, mask, ips, 8, &cut);
+	CHECK(n == 4 && cut, "a frame straddling the copy's end cuts the walk");
+	/* the last 16 bytes of the copy are a whole frame */
+	frame_at(&c, 200, WALK_SP + 496, 0x404000);
+	frame_at(&c, 496, 0, 0x405000);
+	n = perfev_ustack_walk(&c.s, mask, ips, 8, &cut);
+	CHECK(n == 5 && ips[4] == 0x405000 && !cut, "a frame ending at the copy's end is read");
+
+	/* garbage in bp (code without frame pointers): below sp, or far off */
+	frame_at(&c, 200, 0x1234, 0x404000);
+	n = perfev_ustack_walk(&c.s, mask, ips, 8, &cut);
+	CHECK(n == 4 && !cut, "a frame pointer below sp ends the walk, not cut");
+	frame_at(&c, 200, WALK_SP + (1ULL << 30), 0x404000);
+	n = perfev_ustack_walk(&c.s, mask, ips, 8, &cut);
+	CHECK(n == 4 && !cut, "a frame pointer 1 GiB away ends the walk, not cut");
+	copied_stack_init(&c, 0x401000, UINT64_MAX - 8);
+	n = perfev_ustack_walk(&c.s, mask, ips, 8, &cut);
+	CHECK(n == 1 && !cut, "bp near the top of the address space: the ip only");
+
+	/* no copy at all (the kernel could not read the stack): the ip only */
+	copied_stack_init(&c, 0x401000, WALK_SP + 32);
+	c.s.ustack = NULL;
+	c.s.ustack_size = 0;
+	n = perfev_ustack_walk(&c.s, mask, ips, 8, &cut);
+	CHECK(n == 1 && ips[0] == 0x401000 && cut, "no copy: the ip, and the walk is cut");
+	c.s.uregs = NULL;
+	CHECK_EQ_U64(perfev_ustack_walk(&c.s, mask, ips, 8, &cut), 0, "no registers: nothing");
+	CHECK_EQ_U64(perfev_ustack_walk(&c.s, 1ULL << 8, ips, 8, &cut), 0,
+		     "a mask without sp and bp: nothing");
+}
+
 static void test_side_band(void)
 {
 	struct bld b;
@@ -571,6 +652,63 @@ static void test_live_side_band(void)
 	close(fd);
 }
 
+/* Three frames that keep their frame pointers whatever -O the test has. */
+#define FP_FRAME __attribute__((noinline, optimize("no-omit-frame-pointer")))
+FP_FRAME static void fp_getppid(void) { syscall(SYS_getppid); __asm__ volatile(""); }
+FP_FRAME static void fp_mid(void) { fp_getppid(); __asm__ volatile(""); }
+FP_FRAME static void fp_top(long n) { for (long i = 0; i < n; i++) fp_mid(); }
+
+struct walk_cmp { long samples, same, deep, cut; };
+
+static int walk_cmp_cb(void *ctx, const struct perfev_record *rec)
+{
+	struct walk_cmp *w = ctx;
+	if (rec->kind != PERFEV_SAMPLE)
+		return 0;
+	uint64_t ips[128];
+	bool cut;
+	const struct perfev_sample *s = &rec->sample;
+	uint32_t n = perfev_ustack_walk(s, perfev_user_regs_mask(), ips, 128, &cut);
+	w->samples++;
+	w->same += n > 0 && n <= s->nuips && memcmp(ips, s->uips, n * sizeof(ips[0])) == 0;
+	w->deep += n >= 4;
+	w->cut += cut;
+	return 0;
+}
+
+/* The walk on the copy against the kernel's own walk of the same stack, in
+ * the same samples: every address the copy gives is the kernel's. */
+static void test_live_ustack(int tp)
+{
+	struct perfev_opts o = { .type = PERF_TYPE_TRACEPOINT, .config = (uint64_t)tp,
+		.sample_period = 1, .disabled = true, .user_stack = true, .stack_dump = 4096 };
+	struct perfev_ring r;
+	int fd = perfev_open(&o, 0, -1, -1), ret = fd < 0 ? fd : 0;
+	char filter[32];
+	snprintf(filter, sizeof(filter), "id == %d", SYS_getppid);
+	if (!ret && ioctl(fd, PERF_EVENT_IOC_SET_FILTER, filter) < 0)
+		ret = -errno;
+	if (!ret)
+		ret = perfev_ring_map(&r, fd, 1 << 22);
+	CHECK(ret == 0, "getppid event with a 4096-byte stack copy (%d)", ret);
+	if (ret < 0) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	perfev_enable(fd);
+	fp_top(500);
+	perfev_disable(fd);
+	struct walk_cmp w = { 0 };
+	uint64_t type = PERFEV_SAMPLE_TYPE | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+	perfev_ring_drain(&r, type, perfev_user_regs_mask(), walk_cmp_cb, &w);
+	CHECK(w.samples == 500 && w.same == 500 && w.deep == 500,
+	      "500 samples: the copy's walk is the kernel's in %ld, 4+ frames deep in %ld",
+	      w.same, w.deep);
+	perfev_ring_unmap(&r);
+	close(fd);
+}
+
 static void test_live(void)
 {
 	if (geteuid() != 0) {
@@ -631,12 +769,14 @@ static void test_live(void)
 	if (fd >= 0)
 		close(fd);
 	test_live_side_band();
+	test_live_ustack(tp);
 }
 
 int main(void)
 {
 	test_sample_chain();
 	test_sample_raw_user();
+	test_ustack_walk();
 	test_side_band();
 	test_fixtures();
 	test_fuzz();

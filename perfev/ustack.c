@@ -1,0 +1,68 @@
+/* The user-space half of --call-graph copy: a sample carries the user
+ * registers and a copy of the top of the user stack (PERF_SAMPLE_REGS_USER
+ * and STACK_USER), and the frame-pointer walk the kernel would have done in
+ * the sample path is done here, on the copy. On hosts where every read of
+ * user memory from the kernel is slow (this project's PVM guest: ~0.6 us a
+ * read, two reads a frame), one bulk copy costs a fraction of the walk. */
+#include <string.h>
+#include "perfev/perfev.h"
+
+#if defined(__x86_64__)
+#include <asm/perf_regs.h>
+#define REG_IP PERF_REG_X86_IP
+#define REG_SP PERF_REG_X86_SP
+#define REG_FP PERF_REG_X86_BP
+#endif
+
+/* A frame pointer this far above the copy's end is taken for garbage (code
+ * without frame pointers), not for a stack frame the copy did not reach. */
+#define USTACK_CUT_RANGE (64ULL << 20)
+
+#ifdef REG_IP
+/* The index of register REG in a REGS_USER array taken with MASK, or -1. */
+static int reg_index(uint64_t mask, int reg)
+{
+	if (!(mask & (1ULL << reg)))
+		return -1;
+	return __builtin_popcountll(mask & ((1ULL << reg) - 1));
+}
+
+uint32_t perfev_ustack_walk(const struct perfev_sample *s, uint64_t regs_mask,
+			    uint64_t *ips, uint32_t max, bool *cut)
+{
+	int iip = reg_index(regs_mask, REG_IP), isp = reg_index(regs_mask, REG_SP);
+	int ifp = reg_index(regs_mask, REG_FP);
+	*cut = false;
+	if (!s->uregs || iip < 0 || isp < 0 || ifp < 0 || max == 0)
+		return 0;
+	uint64_t sp = s->uregs[isp], fp = s->uregs[ifp];
+	uint64_t size = s->ustack ? s->ustack_size : 0;
+	uint32_t n = 0;
+	ips[n++] = s->uregs[iip];
+	/* as the kernel's walk: [fp] is the caller's fp, [fp + 8] the return
+	 * address, stored whatever it is; it ends where the frame can't be read */
+	while (n < max) {
+		if (fp < sp)
+			break; /* frames are above sp: garbage, or the end */
+		uint64_t off = fp - sp;
+		if (off > size || size - off < 16) {
+			*cut = off <= size || off - size < USTACK_CUT_RANGE;
+			break;
+		}
+		uint64_t next, ret;
+		memcpy(&next, s->ustack + off, sizeof(next));
+		memcpy(&ret, s->ustack + off + 8, sizeof(ret));
+		ips[n++] = ret;
+		fp = next;
+	}
+	return n;
+}
+#else
+uint32_t perfev_ustack_walk(const struct perfev_sample *s, uint64_t regs_mask,
+			    uint64_t *ips, uint32_t max, bool *cut)
+{
+	(void)s, (void)regs_mask, (void)ips, (void)max;
+	*cut = false;
+	return 0;
+}
+#endif
