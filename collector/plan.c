@@ -295,7 +295,8 @@ int ft_plan_build(const struct ft_options *o, struct ft_plan *p)
 		/* its records exist in tracefs only: every event is planned for
 		 * the ftrace backend (probes as tracefs events, syscalls as such) */
 		fprintf(stderr, "ftstack: the function tracer is read through --backend ftrace; "
-			"using it\n");
+			"using it%s\n", o->call_graph_copy ?
+			" (user stacks the kernel's walk: --call-graph copy is perf's)" : "");
 		p->backend = FT_BACKEND_FTRACE;
 		p->tracefs_events = true;
 	}
