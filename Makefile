@@ -59,6 +59,12 @@ $(BUILD)/tests/%: tests/lib/%.c
 	$(CC) -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -fno-inline -fno-optimize-sibling-calls \
 	    -Wall -Wextra -Werror -o $@ $< -lpthread
 
+# ... but one: --call-graph dwarf's test needs callers without frame pointers
+$(BUILD)/tests/nofp_paths: tests/lib/nofp_paths.c
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -g -fomit-frame-pointer -fno-inline -fno-optimize-sibling-calls \
+	    -Wall -Wextra -Werror -o $@ $<
+
 tests-bin: $(UNIT_BIN) $(HELP_BIN)
 
 unit: ftstack $(UNIT_BIN) $(HELP_BIN)

@@ -21,6 +21,9 @@
  * that runs past the top of the stack's mapping faults, which costs more
  * than the walk it replaces (doc/PERFORMANCE.md). */
 #define FT_COPY_SIZE_DEFAULT 2048
+/* --call-graph dwarf: perf's default; code without frame pointers keeps
+ * its frames deeper in the stack */
+#define FT_DWARF_SIZE_DEFAULT 8192
 #define FT_ENTRY_RA "ftstack_ra" /* uprobe_events field: the return address at entry */
 #define FT_MAX_CPUS 1024
 
@@ -61,7 +64,8 @@ struct ft_options {
 	uint64_t min_block_us, max_block_us, min_total_us;
 	long state;              /* --state, -1 = any */
 	enum ft_backend backend;
-	bool call_graph_copy;    /* --call-graph copy: walk a copied user stack */
+	bool call_graph_copy;    /* --call-graph copy or dwarf: walk a copied user stack */
+	bool call_graph_dwarf;   /* --call-graph dwarf: with DWARF CFI, not frame pointers */
 	uint32_t copy_size;      /* bytes of user stack copied per sample */
 	size_t buffer_kb;        /* per-CPU ring size */
 	bool buffer_set;         /* --buffer-size given: the ftrace instance is resized */

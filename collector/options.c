@@ -143,30 +143,37 @@ static int parse_cpus(const char *s, struct ft_options *o)
 	return ret;
 }
 
+/* copy[,SIZE] and dwarf[,SIZE]: MODE is the word before the comma. */
+static int parse_copy_mode(const char *s, const char *mode, uint32_t dflt, struct ft_options *o)
+{
+	size_t len = strlen(mode);
+	o->call_graph_copy = true;
+	o->copy_size = dflt;
+	if (s[len] != ',')
+		return 0;
+	char what[32];
+	uint64_t v;
+	snprintf(what, sizeof(what), "--call-graph %s,SIZE", mode);
+	if (parse_u64(what, s + len + 1, &v) < 0)
+		return -EINVAL;
+	if (v < 64 || v > 65528 || v % 8)
+		return bad("%s: SIZE must be a multiple of 8 in 64..65528, got '%s'", what, s + len + 1);
+	o->copy_size = (uint32_t)v;
+	return 0;
+}
+
 static int parse_call_graph(const char *s, struct ft_options *o)
 {
-	if (strcmp(s, "fp") == 0) {
-		o->call_graph_copy = false;
+	o->call_graph_copy = o->call_graph_dwarf = false;
+	if (strcmp(s, "fp") == 0)
 		return 0;
+	if (strncmp(s, "copy", 4) == 0 && (s[4] == '\0' || s[4] == ','))
+		return parse_copy_mode(s, "copy", FT_COPY_SIZE_DEFAULT, o);
+	if (strncmp(s, "dwarf", 5) == 0 && (s[5] == '\0' || s[5] == ',')) {
+		o->call_graph_dwarf = true;
+		return parse_copy_mode(s, "dwarf", FT_DWARF_SIZE_DEFAULT, o);
 	}
-	if (strncmp(s, "copy", 4) == 0 && (s[4] == '\0' || s[4] == ',')) {
-		o->call_graph_copy = true;
-		o->copy_size = FT_COPY_SIZE_DEFAULT;
-		if (s[4] == ',') {
-			uint64_t v;
-			if (parse_u64("--call-graph copy,SIZE", s + 5, &v) < 0)
-				return -EINVAL;
-			if (v < 64 || v > 65528 || v % 8)
-				return bad("--call-graph copy,SIZE: SIZE must be a multiple of 8 in 64..65528, got '%s'%s",
-					   s + 5, "");
-			o->copy_size = (uint32_t)v;
-		}
-		return 0;
-	}
-	if (strncmp(s, "dwarf", 5) == 0 && (s[5] == '\0' || s[5] == ','))
-		return bad("--call-graph dwarf: ftstack has no DWARF unwinder; use fp, or copy[,SIZE] "
-			   "(frame pointers followed in a copy of the stack)%s%s", "", "");
-	return bad("--call-graph takes fp or copy[,SIZE], got '%s'%s", s, "");
+	return bad("--call-graph takes fp, copy[,SIZE] or dwarf[,SIZE], got '%s'%s", s, "");
 }
 
 static const char shorts[] = "+e:l:p:L:c:C:UKfo:dasvPm:M:t:x:ri:TD:F:Iukh";
@@ -429,8 +436,8 @@ static int check_combinations(struct ft_options *o)
 	if (o->freq && o->period_ns)
 		return bad("give -F or --period, not both%s%s", "", "");
 	if (o->call_graph_copy && o->backend == FT_BACKEND_FTRACE)
-		return bad("--call-graph copy needs --backend perf (ftrace's user stacks are the "
-			   "kernel's own walk)%s%s", "", "");
+		return bad("--call-graph %s needs --backend perf (ftrace's user stacks are the "
+			   "kernel's own walk)%s", o->call_graph_dwarf ? "dwarf" : "copy", "");
 	if ((o->npids || o->ntids) && o->command)
 		return bad("-p/-L and a command (-c or --) exclude each other%s%s", "", "");
 	if (o->cmd == FT_PROFILE && !o->freq && !o->period_ns)

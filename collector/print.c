@@ -213,8 +213,9 @@ void ft_print_summary(struct ft_session *s, const struct agg_named_stats *ns)
 			c->empty_stacks);
 	if (c->stack_cut)
 		fprintf(stderr, "ftstack: %" PRIu64 " user stacks reached the end of the %u-byte "
-			"stack copy and may be cut (--call-graph copy,SIZE copies more; fp walks "
-			"them whole)\n", c->stack_cut, s->opt->copy_size);
+			"stack copy and may be cut (--call-graph %s,SIZE copies more%s)\n",
+			c->stack_cut, s->opt->copy_size, s->opt->call_graph_dwarf ? "dwarf" : "copy",
+			s->opt->call_graph_dwarf ? "" : "; fp walks them whole");
 	if (c->filtered)
 		fprintf(stderr, "ftstack: %" PRIu64 " off-CPU intervals filtered out "
 			"(--state, --min-block, --max-block, -u/-k)\n", c->filtered);

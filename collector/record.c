@@ -155,7 +155,8 @@ static int prepare(struct ft_session *s)
 	if (sym_procs_create("/proc", "/usr/lib/debug", &s->procs) < 0 ||
 	    agg_table_create(&ac, &s->agg) < 0 ||
 	    ft_symcache_create(s->ksyms, s->procs, &style,
-			       &s->symcache) < 0) {
+			       &s->symcache) < 0 ||
+	    (s->opt->call_graph_dwarf && sym_unwinder_create(s->procs, &s->unwinder) < 0)) {
 		fprintf(stderr, "ftstack: out of memory\n");
 		return 1;
 	}
@@ -239,6 +240,7 @@ cleanup:
 	ft_offcpu_free(&s);
 	ft_symcache_free(s.symcache);
 	agg_table_destroy(s.agg);
+	sym_unwinder_free(s.unwinder);
 	sym_procs_free(s.procs);
 	ft_kfilter_free(&s.kfilter);
 	sym_kernel_free(s.ksyms);

@@ -97,11 +97,20 @@ static const struct perfev_sample *walk_copied_stack(struct ft_session *s,
 {
 	if (!s->opt->call_graph_copy || !s->want_user)
 		return smp;
-	bool cut;
+	bool cut = false;
 	uint32_t max = s->max_stack && s->max_stack < AGG_MAX_DEPTH ? s->max_stack : AGG_MAX_DEPTH;
 	*tmp = *smp;
 	tmp->uips = s->walk_u;
-	tmp->nuips = perfev_ustack_walk(smp, perfev_user_regs_mask(), s->walk_u, max, &cut);
+	struct sym_ustack us = { .pid = smp->pid, .tid = smp->tid, .time = smp->time,
+				 .stack = smp->ustack, .size = smp->ustack ? smp->ustack_size : 0 };
+	if (!s->unwinder) {
+		tmp->nuips = perfev_ustack_walk(smp, perfev_user_regs_mask(), s->walk_u, max, &cut);
+	} else if (smp->pid && perfev_ustack_dwarf_regs(smp, perfev_user_regs_mask(), us.regs) == 0) {
+		know_process(s, smp->pid, smp->time); /* its mappings, before the walk */
+		tmp->nuips = sym_unwind(s->unwinder, &us, s->walk_u, max, &cut);
+	} else {
+		tmp->nuips = 0; /* a kernel thread: no user registers */
+	}
 	s->cnt.stack_cut += cut;
 	return tmp;
 }

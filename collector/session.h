@@ -33,6 +33,7 @@ struct ft_perf_source;
 struct ft_offcpu;
 struct ft_ftrace_source;
 struct ft_symcache;
+struct sym_unwinder;
 
 struct ft_session {
 	const struct ft_options *opt;
@@ -65,6 +66,7 @@ struct ft_session {
 	uint64_t scratch_u[AGG_MAX_DEPTH + 1];
 	uint64_t walk_u[AGG_MAX_DEPTH];  /* --call-graph copy: the walked user frames */
 	struct ft_symcache *symcache; /* names of addresses, kept across -i intervals */
+	struct sym_unwinder *unwinder; /* --call-graph dwarf */
 };
 
 /* Handles one decoded perf record (sample or side band). Returns 0. */

@@ -149,4 +149,10 @@ uint64_t perfev_user_regs_mask(void);
 uint32_t perfev_ustack_walk(const struct perfev_sample *s, uint64_t regs_mask,
 			    uint64_t *ips, uint32_t max, bool *cut);
 
+/* Sample S's user registers (taken with REGS_MASK) in DWARF numbering, for
+ * a DWARF unwinder: x86-64 rax rdx rcx rbx rsi rdi rbp rsp r8..r15, rip.
+ * Returns 0, -ENOENT when the sample lacks one, -ENOTSUP elsewhere. */
+int perfev_ustack_dwarf_regs(const struct perfev_sample *s, uint64_t regs_mask,
+			     uint64_t out[17]);
+
 #endif

@@ -564,6 +564,22 @@ static const struct sym_perfmap *perfmap_of(const struct sym_procs *p, struct pr
 	return pr->perfmap;
 }
 
+int sym_procs_module(struct sym_procs *p, uint32_t pid, uint64_t time, uint64_t addr,
+		     const char **path, uint64_t *bias)
+{
+	const struct map *m = map_at(gen_at(proc_find(p, pid), time), time, addr);
+	uint64_t vaddr;
+	if (!m)
+		return -ENOENT;
+	struct file *f = &p->files[m->file];
+	struct sym_elf *e = file_elf(p, f);
+	if (!e || sym_elf_offset_to_vaddr(e, addr - m->start + m->pgoff, &vaddr) < 0)
+		return -ENOENT;
+	*path = f->path;
+	*bias = addr - vaddr;
+	return 0;
+}
+
 int sym_procs_lookup(struct sym_procs *p, uint32_t pid, uint64_t time, uint64_t addr,
 		     struct sym_frame *out)
 {

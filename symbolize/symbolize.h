@@ -142,6 +142,35 @@ struct sym_frame {
 int sym_procs_lookup(struct sym_procs *p, uint32_t pid, uint64_t time,
 		     uint64_t addr, struct sym_frame *out);
 
+/* The ELF file mapped at user address ADDR of PID at TIME, and its load
+ * bias (ADDR minus the ELF virtual address it holds). Returns 0 (*PATH owned
+ * by p), -ENOENT when no readable ELF file is mapped there. */
+int sym_procs_module(struct sym_procs *p, uint32_t pid, uint64_t time, uint64_t addr,
+		     const char **path, uint64_t *bias);
+
+/* ---- DWARF unwinding of copied user stacks (unwind.c) ---- */
+
+struct sym_unwinder;
+/* An unwinder for the processes PROCS follows (borrowed, must outlive it).
+ * Returns 0 or -ENOMEM. */
+int sym_unwinder_create(struct sym_procs *procs, struct sym_unwinder **out);
+void sym_unwinder_free(struct sym_unwinder *u);
+
+/* The user stack of one sample, as copied by the kernel. */
+struct sym_ustack {
+	uint32_t pid, tid;
+	uint64_t time;
+	uint64_t regs[17];    /* DWARF numbering (x86-64: rax..r15, then rip) */
+	const uint8_t *stack; /* SIZE bytes from regs[7] (rsp) */
+	uint64_t size;
+};
+/* Unwinds S with the DWARF call-frame information (.eh_frame, .debug_frame)
+ * of the files mapped in S->pid at S->time: IPS[0] is the ip, then one
+ * return address per frame, at most MAX. *CUT is set when the walk needed
+ * stack beyond the copy. Returns the number of addresses (0 without MAX). */
+uint32_t sym_unwind(struct sym_unwinder *u, const struct sym_ustack *s, uint64_t *ips,
+		    uint32_t max, bool *cut);
+
 /* ---- user probes (probes.c) ---- */
 
 /* Translates ELF virtual address VADDR of file PATH to its file offset

@@ -20,7 +20,8 @@ bad "non-numeric -m" -e t:sched:sched_switch -m ten
 bad "negative -t" -e t:sched:sched_switch -t -3
 bad "unknown option" -e t:sched:sched_switch --frobnicate
 bad "unknown format" -e t:sched:sched_switch --format xml
-bad "--call-graph dwarf (no DWARF unwinder)" -e t:sched:sched_switch --call-graph dwarf
+bad "--call-graph dwarf with a size too small" -e t:sched:sched_switch --call-graph dwarf,8
+bad "--call-graph dwarf with --backend ftrace" -e t:sched:sched_switch --call-graph dwarf --backend ftrace
 bad "--call-graph copy with a size not a multiple of 8" -e t:sched:sched_switch --call-graph copy,1001
 bad "no event" count 1
 bad "bad duration" -e t:sched:sched_switch -- 

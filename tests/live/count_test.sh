@@ -67,6 +67,24 @@ check "--call-graph copy: no stack cut at the copy's end" bash -c "! grep -q 'ma
 run_ft $TMP/o $TMP/e -e $EV -f --call-graph copy,64 -c "$W $n"
 check "--call-graph copy,64: the walk is cut, and the summary says so" \
 	grep -q "^ftstack: $n user stacks reached the end of the 64-byte stack copy" $TMP/e
+# --call-graph dwarf: the copy unwound with DWARF CFI. nofp_paths calls
+# getppid through main -> nofp_a -> nofp_b, built without frame pointers:
+# the frame-pointer walk loses nofp_a and main, the CFI does not (and
+# goes on through libc's start-up code, which has no frame pointers).
+# Each sample carries 2 KB of stack: 5000 of them fit in one CPU's 16 MB
+# ring even if the reader were never scheduled, so none can be lost
+d=5000
+run_ft $TMP/o $TMP/e -e $EV -f --buffer-size 16384 -c "$BIN/nofp_paths $d"
+expect_eq "fp on code without frame pointers: main and nofp_a lost" \
+	"$(folded_count $TMP/o ';nofp_b;'):$(folded_count $TMP/o 'main;nofp_a;nofp_b;')" "$d:0"
+run_ft $TMP/o $TMP/e -e $EV -f --call-graph dwarf,2048 --buffer-size 16384 -c "$BIN/nofp_paths $d"
+expect_eq "--call-graph dwarf: _start .. main;nofp_a;nofp_b, every call" \
+	"$(folded_count $TMP/o '^nofp_paths;_start;__libc_start_main;__libc_start_call_main;main;nofp_a;nofp_b;entry_SYSCALL')" $d
+check "--call-graph dwarf: zero lost" grep -q ' 0 lost' $TMP/e
+run_ft $TMP/o $TMP/e -e $EV -f --call-graph dwarf,2048 --buffer-size 16384 -c "$W $d"
+expect_eq "--call-graph dwarf on getppid_paths: caller_a, caller_b" \
+	"$(folded_count $TMP/o '__libc_start_call_main;main;caller_a;do_getppid;'):$(folded_count $TMP/o '__libc_start_call_main;main;caller_b;do_getppid;')" \
+	"$((d / 4)):$((d - d / 4))"
 # each thread under its own comm (as bcc, perf script and ftrace show it),
 # both backends, folded and -P text
 for be in perf ftrace; do

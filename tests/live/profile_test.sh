@@ -43,10 +43,12 @@ check "offcpu, naps a child of the command: $x, $y us within 5% of 400000, 80000
 	awk -v x=$x -v y=$y 'BEGIN { exit !(x >= 380000 && x <= 420000 && y >= 760000 && y <= 840000) }'
 # ... and with the user stacks walked in copies of the stack (the nap's
 # user frames, its kernel frames, the same totals)
-run_ft $TMP/o $TMP/e offcpu -f --call-graph copy -c "$BIN/naps"
-x=$(folded_count $TMP/o '^naps;.*main;nap_x;.*;schedule;'); y=$(folded_count $TMP/o '^naps;.*main;nap_y;.*;schedule;')
-check "offcpu --call-graph copy: $x, $y us within 5% of 400000, 800000" \
-	awk -v x=$x -v y=$y 'BEGIN { exit !(x >= 380000 && x <= 420000 && y >= 760000 && y <= 840000) }'
+for cg in copy dwarf; do
+	run_ft $TMP/o $TMP/e offcpu -f --call-graph $cg -c "$BIN/naps"
+	x=$(folded_count $TMP/o '^naps;.*main;nap_x;.*;schedule;'); y=$(folded_count $TMP/o '^naps;.*main;nap_y;.*;schedule;')
+	check "offcpu --call-graph $cg: $x, $y us within 5% of 400000, 800000" \
+		awk -v x=$x -v y=$y 'BEGIN { exit !(x >= 380000 && x <= 420000 && y >= 760000 && y <= 840000) }'
+done
 run_ft $TMP/o $TMP/e offcpu -f -U -m 150000 -c "$BIN/naps"
 x=$(folded_count $TMP/o ';nap_x;'); y=$(folded_count $TMP/o ';nap_y;')
 check "offcpu -m 150000: only nap_y ($x, $y)" awk -v x=$x -v y=$y 'BEGIN { exit !(x == 0 && y >= 760000 && y <= 840000) }'

@@ -96,7 +96,14 @@ static void test_call_graph(void)
 	CHECK(PARSE("-e", "x", "--call-graph", "copy,65536") == -EINVAL, "copy,65536: too big");
 	CHECK(PARSE("-e", "x", "--call-graph", "copy,") == -EINVAL, "copy,: no size");
 	CHECK(PARSE("-e", "x", "--call-graph", "copyx") == -EINVAL, "copyx is not copy");
-	CHECK(PARSE("-e", "x", "--call-graph", "dwarf") == -EINVAL, "dwarf: no DWARF unwinder, refused");
+	CHECK(PARSE("-e", "x", "--call-graph", "dwarf") == 0 && o.call_graph_dwarf && o.call_graph_copy &&
+	      o.copy_size == FT_DWARF_SIZE_DEFAULT, "--call-graph dwarf: a %u-byte copy", o.copy_size);
+	CHECK(PARSE("-e", "x", "--call-graph", "dwarf,1024") == 0 && o.call_graph_dwarf &&
+	      o.copy_size == 1024, "--call-graph dwarf,1024");
+	CHECK(PARSE("-e", "x", "--call-graph", "dwarf", "--call-graph", "copy") == 0 &&
+	      !o.call_graph_dwarf && o.copy_size == FT_COPY_SIZE_DEFAULT, "copy after dwarf: copy");
+	CHECK(PARSE("-e", "x", "--call-graph", "dwarf,12") == -EINVAL, "dwarf,12: too small");
+	CHECK(PARSE("-e", "x", "--call-graph", "lbr") == -EINVAL, "lbr: not a mode");
 	CHECK(PARSE("-e", "x", "--backend", "ftrace", "--call-graph", "copy") == -EINVAL,
 	      "copy with --backend ftrace is refused");
 }

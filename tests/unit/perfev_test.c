@@ -280,6 +280,19 @@ static void test_ustack_walk(void)
 	CHECK_EQ_U64(perfev_ustack_walk(&c.s, mask, ips, 8, &cut), 0, "no registers: nothing");
 	CHECK_EQ_U64(perfev_ustack_walk(&c.s, 1ULL << 8, ips, 8, &cut), 0,
 		     "a mask without sp and bp: nothing");
+
+	/* DWARF numbering: rax rdx rcx rbx rsi rdi rbp rsp r8..r15 rip, from
+	 * perf's ax bx cx dx si di bp sp ip r8..r15 */
+	uint64_t dw[17];
+	for (int i = 0; i < 17; i++)
+		c.regs[i] = 100 + i;
+	c.s.uregs = c.regs;
+	static const uint64_t want[17] = { 100, 103, 102, 101, 104, 105, 106, 107,
+		109, 110, 111, 112, 113, 114, 115, 116, 108 };
+	CHECK(perfev_ustack_dwarf_regs(&c.s, mask, dw) == 0 && memcmp(dw, want, sizeof(dw)) == 0,
+	      "registers in DWARF order: rdx %" PRIu64 ", rip %" PRIu64, dw[1], dw[16]);
+	CHECK(perfev_ustack_dwarf_regs(&c.s, mask & ~(1ULL << 23), dw) == -ENOENT,
+	      "a mask without r15: no DWARF registers");
 }
 
 static void test_side_band(void)
@@ -652,8 +665,13 @@ static void test_live_side_band(void)
 	close(fd);
 }
 
-/* Three frames that keep their frame pointers whatever -O the test has. */
+/* Three frames that keep their frame pointers whatever -O the test has
+ * (gcc's -O2 drops them; the clang ASan build keeps them anyway). */
+#if defined(__clang__)
+#define FP_FRAME __attribute__((noinline))
+#else
 #define FP_FRAME __attribute__((noinline, optimize("no-omit-frame-pointer")))
+#endif
 FP_FRAME static void fp_getppid(void) { syscall(SYS_getppid); __asm__ volatile(""); }
 FP_FRAME static void fp_mid(void) { fp_getppid(); __asm__ volatile(""); }
 FP_FRAME static void fp_top(long n) { for (long i = 0; i < n; i++) fp_mid(); }
