@@ -564,6 +564,12 @@ static const struct sym_perfmap *perfmap_of(const struct sym_procs *p, struct pr
 	return pr->perfmap;
 }
 
+uint64_t sym_procs_image(const struct sym_procs *p, uint32_t pid, uint64_t time)
+{
+	const struct gen *g = gen_at(proc_find(p, pid), time);
+	return g ? g->time + 1 : 0;
+}
+
 int sym_procs_module(struct sym_procs *p, uint32_t pid, uint64_t time, uint64_t addr,
 		     const char **path, uint64_t *bias)
 {

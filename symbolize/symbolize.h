@@ -142,6 +142,10 @@ struct sym_frame {
 int sym_procs_lookup(struct sym_procs *p, uint32_t pid, uint64_t time,
 		     uint64_t addr, struct sym_frame *out);
 
+/* Which address space PID had at TIME: a value that changes at exec (and
+ * when a record replaces what a /proc snapshot said); 0 for an unknown pid. */
+uint64_t sym_procs_image(const struct sym_procs *p, uint32_t pid, uint64_t time);
+
 /* The ELF file mapped at user address ADDR of PID at TIME, and its load
  * bias (ADDR minus the ELF virtual address it holds). Returns 0 (*PATH owned
  * by p), -ENOENT when no readable ELF file is mapped there. */

@@ -1,9 +1,8 @@
 /* --call-graph dwarf: a sample's copied user stack unwound with the DWARF
  * call-frame information of the files mapped in its process (libdw's
  * dwfl_frame; where a file has none, libdw's own frame-pointer fallback).
- * One Dwfl per process, its modules reported as the walks reach them, so
- * each file's CFI is read once; a process that execs gets a new one when a
- * module no longer fits. Stack words come from the copy only: a walk that
+ * One Dwfl per process image, its modules reported as the walks reach
+ * them, so each file's CFI is read once; an exec starts a new one. Stack words come from the copy only: a walk that
  * needs more stack than was copied stops there, counted as cut. */
 #include <elfutils/libdwfl.h>
 #include <errno.h>
@@ -17,6 +16,7 @@
 
 struct proc_dwfl {
 	uint32_t pid;
+	uint64_t image; /* sym_procs_image: an exec starts afresh */
 	Dwfl *dwfl;
 };
 
@@ -119,13 +119,15 @@ static int report_module(struct sym_unwinder *u, Dwfl *d, uint64_t addr)
 static Dwfl *proc_dwfl(struct sym_unwinder *u)
 {
 	const struct sym_ustack *s = u->cur;
+	uint64_t image = sym_procs_image(u->procs, s->pid, s->time);
 	struct proc_dwfl *slot = NULL;
 	for (int i = 0; i < UNWIND_PROCS && !slot; i++)
 		if (u->cache[i].dwfl && u->cache[i].pid == s->pid)
 			slot = &u->cache[i];
-	if (slot && !dwfl_addrmodule(slot->dwfl, s->regs[16]) &&
-	    report_module(u, slot->dwfl, s->regs[16]) == -EEXIST) {
-		dwfl_end(slot->dwfl); /* an exec: start the process afresh */
+	if (slot && (slot->image != image ||
+		     (!dwfl_addrmodule(slot->dwfl, s->regs[16]) &&
+		      report_module(u, slot->dwfl, s->regs[16]) == -EEXIST))) {
+		dwfl_end(slot->dwfl); /* another image: start the process afresh */
 		slot->dwfl = NULL;
 	}
 	if (slot && slot->dwfl)
@@ -135,7 +137,8 @@ static Dwfl *proc_dwfl(struct sym_unwinder *u)
 		if (slot->dwfl)
 			dwfl_end(slot->dwfl);
 	}
-	*slot = (struct proc_dwfl){ .pid = s->pid, .dwfl = dwfl_begin(&dwfl_callbacks) };
+	*slot = (struct proc_dwfl){ .pid = s->pid, .image = image,
+				    .dwfl = dwfl_begin(&dwfl_callbacks) };
 	if (!slot->dwfl)
 		return NULL;
 	/* the architecture comes from a module: report the ip's first */
