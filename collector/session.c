@@ -89,14 +89,15 @@ void ft_session_count(struct ft_session *s, const struct perfev_sample *smp, uin
 		s->cnt.counted++;
 }
 
-/* --call-graph copy: the sample's user frames, walked here from the copied
- * stack, replace the (absent) kernel-walked ones in a copy of the sample. */
+/* --call-graph copy and dwarf: the sample's user frames, walked here from
+ * the copied stack (frame pointers, or DWARF CFI), replace the (absent)
+ * kernel-walked ones in a copy of the sample. */
 static const struct perfev_sample *walk_copied_stack(struct ft_session *s,
 						     const struct perfev_sample *smp,
 						     struct perfev_sample *tmp)
 {
-	if (!s->opt->call_graph_copy || !s->want_user)
-		return smp;
+	if (!s->opt->call_graph_copy || !s->want_user || smp->pid == (uint32_t)s->self)
+		return smp; /* ftstack's own samples are dropped unwalked */
 	bool cut = false;
 	uint32_t max = s->max_stack && s->max_stack < AGG_MAX_DEPTH ? s->max_stack : AGG_MAX_DEPTH;
 	*tmp = *smp;
