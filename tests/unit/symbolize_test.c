@@ -479,6 +479,89 @@ static void test_demangle(void)
 	CHECK(sym_demangle(NULL) == NULL, "NULL: NULL");
 }
 
+/* ---- DWARF unwinding of a copied stack: this test's own ---- */
+#if defined(__x86_64__)
+static struct sym_ustack unwind_sample;
+static uint8_t unwind_copy[1024];
+static uint64_t unwind_returns[3]; /* where unwind_inner, _middle, _outer return */
+
+/* The raw stack, redzones and all: ASan must not check these reads (the
+ * volatile source keeps the loop from becoming an intercepted memcpy). */
+__attribute__((no_sanitize("address"))) static void copy_raw(uint8_t *dst, uint64_t src, size_t n)
+{
+	const volatile uint8_t *from = (const volatile uint8_t *)(uintptr_t)src;
+	for (size_t i = 0; i < n; i++)
+		dst[i] = from[i];
+}
+
+/* Takes its own registers (DWARF numbering) and the top of its stack, as
+ * the kernel does for PERF_SAMPLE_REGS_USER and STACK_USER. */
+__attribute__((noinline)) static void unwind_inner(void)
+{
+	uint64_t *r = unwind_sample.regs;
+	__asm__ volatile("mov %%rax, 0(%0)\n\tmov %%rdx, 8(%0)\n\tmov %%rcx, 16(%0)\n\t"
+			 "mov %%rbx, 24(%0)\n\tmov %%rsi, 32(%0)\n\tmov %%rdi, 40(%0)\n\t"
+			 "mov %%rbp, 48(%0)\n\tmov %%rsp, 56(%0)\n\tmov %%r8, 64(%0)\n\t"
+			 "mov %%r9, 72(%0)\n\tmov %%r10, 80(%0)\n\tmov %%r11, 88(%0)\n\t"
+			 "mov %%r12, 96(%0)\n\tmov %%r13, 104(%0)\n\tmov %%r14, 112(%0)\n\t"
+			 "mov %%r15, 120(%0)\n\tlea 0(%%rip), %%rax\n\tmov %%rax, 128(%0)"
+			 : : "r"(r) : "rax", "memory");
+	copy_raw(unwind_copy, r[7], sizeof(unwind_copy));
+	unwind_returns[0] = (uint64_t)(uintptr_t)__builtin_return_address(0);
+}
+
+__attribute__((noinline)) static void unwind_middle(void)
+{
+	unwind_inner();
+	unwind_returns[1] = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	__asm__ volatile("" ::: "memory"); /* no tail call */
+}
+
+__attribute__((noinline)) static void unwind_outer(void)
+{
+	unwind_middle();
+	unwind_returns[2] = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	__asm__ volatile("" ::: "memory");
+}
+
+static void test_unwind(void)
+{
+	struct sym_procs *p = NULL;
+	struct sym_unwinder *u = NULL;
+	uint64_t ips[16];
+	bool cut = true;
+	unwind_outer();
+	unwind_sample.pid = unwind_sample.tid = (uint32_t)getpid();
+	unwind_sample.time = 200;
+	unwind_sample.stack = unwind_copy;
+	unwind_sample.size = sizeof(unwind_copy);
+	CHECK(sym_procs_create("/proc", "/usr/lib/debug", &p) == 0 &&
+	      sym_procs_snapshot(p, (uint32_t)getpid(), 100) == 0 &&
+	      sym_unwinder_create(p, &u) == 0, "procs and unwinder of self");
+	uint32_t n = sym_unwind(u, &unwind_sample, ips, 16, &cut);
+	CHECK(n >= 4 && ips[0] == unwind_sample.regs[16] && ips[1] == unwind_returns[0] &&
+	      ips[2] == unwind_returns[1] && ips[3] == unwind_returns[2],
+	      "%u frames: the ip, then the returns into unwind_middle, _outer and the test", n);
+	/* the same again: the process's Dwfl and modules are kept */
+	CHECK(sym_unwind(u, &unwind_sample, ips, 16, &cut) == n, "a second walk, the same frames");
+	CHECK(sym_unwind(u, &unwind_sample, ips, 2, &cut) == 2 && ips[1] == unwind_returns[0],
+	      "at most MAX addresses");
+	/* nothing copied: not even the first return address, and cut */
+	unwind_sample.size = 0;
+	n = sym_unwind(u, &unwind_sample, ips, 16, &cut);
+	CHECK(n == 1 && cut, "an empty copy: %u frame, cut", n);
+	/* a pid nothing is known of: the ip alone */
+	unwind_sample.pid = 999999999;
+	unwind_sample.size = sizeof(unwind_copy);
+	n = sym_unwind(u, &unwind_sample, ips, 16, &cut);
+	CHECK(n == 1 && ips[0] == unwind_sample.regs[16] && !cut, "unknown process: the ip only");
+	sym_unwinder_free(u);
+	sym_procs_free(p);
+}
+#else
+static void test_unwind(void) { CHECK(1, "skipped: DWARF registers are taken on x86-64 only"); }
+#endif
+
 int main(void)
 {
 	test_kallsyms();
@@ -488,5 +571,6 @@ int main(void)
 	test_procs_history();
 	test_perfmap();
 	test_demangle();
+	test_unwind();
 	CHECK_DONE();
 }
