@@ -106,20 +106,14 @@ int perfev_disable(int fd)
 uint64_t perfev_user_regs_mask(void)
 {
 #if defined(__x86_64__)
-	/* The general-purpose registers: ip/sp/bp start the frame-pointer
-	 * walk; the rest (112 bytes a sample) keep the copy complete enough
-	 * for a DWARF unwinder, which restores callee-saved ones. */
-	static const int regs[] = {
-		PERF_REG_X86_AX, PERF_REG_X86_BX, PERF_REG_X86_CX, PERF_REG_X86_DX,
-		PERF_REG_X86_SI, PERF_REG_X86_DI, PERF_REG_X86_BP, PERF_REG_X86_SP,
-		PERF_REG_X86_IP, PERF_REG_X86_R8, PERF_REG_X86_R9, PERF_REG_X86_R10,
-		PERF_REG_X86_R11, PERF_REG_X86_R12, PERF_REG_X86_R13, PERF_REG_X86_R14,
-		PERF_REG_X86_R15,
-	};
-	uint64_t mask = 0;
-	for (size_t i = 0; i < sizeof(regs) / sizeof(regs[0]); i++)
-		mask |= 1ULL << regs[i];
-	return mask;
+	/* The general-purpose registers: ip, sp and bp start the frame-pointer
+	 * walk (--call-graph copy); DWARF CFI (--call-graph dwarf) starts from
+	 * all of them, callee-saved ones included. A constant: it is asked for
+	 * per sample. */
+#define R(reg) (1ULL << PERF_REG_X86_##reg)
+	return R(AX) | R(BX) | R(CX) | R(DX) | R(SI) | R(DI) | R(BP) | R(SP) | R(IP) |
+	       R(R8) | R(R9) | R(R10) | R(R11) | R(R12) | R(R13) | R(R14) | R(R15);
+#undef R
 #else
 	return 0;
 #endif
