@@ -60,4 +60,12 @@ expect_eq "cleanup: tracefs as found" "$(tracefs_state)" "$before"
 check "cleanup: the user's look-alike uprobe survived" grep -q "$UG/mine" $T/uprobe_events
 check "cleanup: the user's look-alike instance survived" test -d $T/instances/$UI
 check "user's instance untouched (tracing_on still 1)" grep -qx 1 $T/instances/$UI/tracing_on
+
+# ftstack check probes (and times the user-stack walks) without a trace left
+run_ft $TMP/o $TMP/e check
+expect_eq "check: exit status" $? 0
+check "check: the capability rows" grep -Eq '^perf_event_open callchains +yes' $TMP/o
+check "check: user stacks timed, fp against a copy" \
+	grep -Eq "^user stacks +yes +the kernel's walk \(fp\) [0-9.]+ us a sample, a 2048-byte copy [0-9.]+ us: " $TMP/o
+expect_eq "check: tracefs as found" "$(tracefs_state)" "$before"
 finish
