@@ -3,7 +3,9 @@
  * and STACK_USER), and the frame-pointer walk the kernel would have done in
  * the sample path is done here, on the copy. On hosts where every read of
  * user memory from the kernel is slow (this project's PVM guest: ~0.6 us a
- * read, two reads a frame), one bulk copy costs a fraction of the walk. */
+ * read, two reads a frame), one bulk copy costs a fraction of the walk.
+ * Also the registers in DWARF order, where --call-graph dwarf's unwinder
+ * (symbolize/unwind.c) starts. */
 #include <errno.h>
 #include <string.h>
 #include "perfev/perfev.h"
