@@ -338,12 +338,14 @@ static int open_events(struct ft_session *s, int epfd, struct ft_event *events, 
  * workloads here (offcpu's pipe ping-pong), so a reader that loses its CPU
  * to busy neighbours for a while loses nothing; at most 256 MB in all on
  * large machines, and never under 512 KB. */
-static size_t default_ring_kb(const bool *online, int top)
+/* 4 MB per CPU, 16 MB when samples carry a copy of the stack (ten to
+ * fifty times the bytes of a callchain); at most 256 MB in all. */
+static size_t default_ring_kb(const bool *online, int top, bool copying)
 {
 	int n = 0;
 	for (int c = 0; c < top; c++)
 		n += online[c];
-	size_t kb = 4096;
+	size_t kb = copying ? 16384 : 4096;
 	while (n > 0 && kb > 512 && kb * (size_t)n > 256 * 1024)
 		kb /= 2;
 	return kb;
@@ -370,7 +372,8 @@ static int open_events(struct ft_session *s, int epfd, struct ft_event *events, 
 	ps->events = events;
 	ps->nevents = nevents;
 	ps->ncpus = ft_online_cpus(s->opt, online, FT_MAX_CPUS);
-	ps->ring_kb = s->opt->buffer_set ? s->opt->buffer_kb : default_ring_kb(online, ps->ncpus);
+	ps->ring_kb = s->opt->buffer_set ? s->opt->buffer_kb :
+		      default_ring_kb(online, ps->ncpus, s->opt->call_graph_copy && s->want_user);
 	if (events == &sideband_event)
 		ps->ring_kb = 512; /* comm/mmap/fork/exit only; --buffer-size sizes the instance */
 	ps->rings = calloc(ps->ncpus, sizeof(*ps->rings));
