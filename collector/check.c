@@ -1,7 +1,6 @@
 /* ftstack check and ftstack cleanup. Both return the exit status. */
 #include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
@@ -61,19 +60,14 @@ static long sampled_call_ns(int tp, enum ustack_mode mode)
  * three interleaved timings. Returns 0, or -errno when it can't be timed. */
 static int check_user_stacks(const char *root, struct tracefs_check_item *it)
 {
-	char path[512], buf[32] = "";
-	snprintf(path, sizeof(path), "%s/events/raw_syscalls/sys_enter/id", root);
-	FILE *f = fopen(path, "r");
-	if (!f || !fgets(buf, sizeof(buf), f)) {
-		if (f)
-			fclose(f);
-		return -ENOENT;
-	}
-	fclose(f);
+	uint32_t tp;
+	int ret = tracefs_event_id(root, "raw_syscalls", "sys_enter", &tp);
+	if (ret < 0)
+		return ret;
 	long best[3] = { -1, -1, -1 };
 	for (int round = 0; round < 3; round++) {
 		for (int m = USTACK_NONE; m <= USTACK_COPY; m++) {
-			long ns = sampled_call_ns(atoi(buf), (enum ustack_mode)m);
+			long ns = sampled_call_ns((int)tp, (enum ustack_mode)m);
 			if (ns < 0)
 				return (int)ns;
 			if (best[m] < 0 || ns < best[m])

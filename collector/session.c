@@ -89,6 +89,20 @@ void ft_session_count(struct ft_session *s, const struct perfev_sample *smp, uin
 		s->cnt.counted++;
 }
 
+/* --call-graph dwarf: SMP's copied stack unwound into s->walk_u with the
+ * CFI of the files its process maps. Returns the number of frames, 0 for a
+ * kernel thread (no user registers). */
+static uint32_t unwind_copied_stack(struct ft_session *s, const struct perfev_sample *smp,
+				    uint32_t max, bool *cut)
+{
+	struct sym_ustack us = { .pid = smp->pid, .tid = smp->tid, .time = smp->time,
+				 .stack = smp->ustack, .size = smp->ustack ? smp->ustack_size : 0 };
+	if (!smp->pid || perfev_ustack_dwarf_regs(smp, perfev_user_regs_mask(), us.regs) < 0)
+		return 0;
+	know_process(s, smp->pid, smp->time); /* its mappings, before the walk */
+	return sym_unwind(s->unwinder, &us, s->walk_u, max, cut);
+}
+
 /* --call-graph copy and dwarf: the sample's user frames, walked here from
  * the copied stack (frame pointers, or DWARF CFI), replace the (absent)
  * kernel-walked ones in a copy of the sample. */
@@ -102,16 +116,8 @@ static const struct perfev_sample *walk_copied_stack(struct ft_session *s,
 	uint32_t max = s->max_stack && s->max_stack < AGG_MAX_DEPTH ? s->max_stack : AGG_MAX_DEPTH;
 	*tmp = *smp;
 	tmp->uips = s->walk_u;
-	struct sym_ustack us = { .pid = smp->pid, .tid = smp->tid, .time = smp->time,
-				 .stack = smp->ustack, .size = smp->ustack ? smp->ustack_size : 0 };
-	if (!s->unwinder) {
-		tmp->nuips = perfev_ustack_walk(smp, perfev_user_regs_mask(), s->walk_u, max, &cut);
-	} else if (smp->pid && perfev_ustack_dwarf_regs(smp, perfev_user_regs_mask(), us.regs) == 0) {
-		know_process(s, smp->pid, smp->time); /* its mappings, before the walk */
-		tmp->nuips = sym_unwind(s->unwinder, &us, s->walk_u, max, &cut);
-	} else {
-		tmp->nuips = 0; /* a kernel thread: no user registers */
-	}
+	tmp->nuips = s->unwinder ? unwind_copied_stack(s, smp, max, &cut) :
+		     perfev_ustack_walk(smp, perfev_user_regs_mask(), s->walk_u, max, &cut);
 	s->cnt.stack_cut += cut;
 	return tmp;
 }
@@ -167,8 +173,7 @@ int ft_session_record(struct ft_session *s, const struct perfev_record *rec)
 			sym_procs_thread(s->procs, rec->pid, rec->tid, rec->task.ptid, rec->time);
 		break;
 	case PERFEV_EXIT:
-		if (s->need_procs && rec->pid == rec->tid)
-			sym_procs_exit(s->procs, rec->pid, rec->time);
+		/* a process's history stays: its samples may still be unread */
 		if (s->offcpu)
 			ft_offcpu_exit(s, rec->tid, rec->time);
 		break;

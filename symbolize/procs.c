@@ -44,10 +44,8 @@ struct proc {
 	bool used;
 	bool based;  /* snapshot, fork or exec seen: its mappings are complete */
 	bool thread_seen; /* as a thread: created, or its comm read from /proc */
-	bool exited; /* kept: exited processes still symbolize */
 	bool perfmap_tried;
 	struct sym_perfmap *perfmap; /* JIT code's names, read at the first need */
-	uint64_t exit_time;
 	struct gen *gens; /* by time */
 	size_t n, cap;
 	struct comm *comms; /* by time */
@@ -458,15 +456,6 @@ bool sym_procs_thread_known(const struct sym_procs *p, uint32_t tid)
 {
 	const struct proc *t = proc_find(p, tid);
 	return t && (t->thread_seen || t->ncomm);
-}
-
-void sym_procs_exit(struct sym_procs *p, uint32_t pid, uint64_t time)
-{
-	struct proc *pr = proc_find(p, pid);
-	if (pr) {
-		pr->exited = true; /* its history stays: exited processes still symbolize */
-		pr->exit_time = time;
-	}
 }
 
 const char *sym_procs_comm_at(const struct sym_procs *p, uint32_t tid, uint64_t time)

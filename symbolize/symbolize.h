@@ -121,7 +121,6 @@ void sym_procs_thread(struct sym_procs *p, uint32_t pid, uint32_t tid, uint32_t 
 int sym_procs_thread_snapshot(struct sym_procs *p, uint32_t pid, uint32_t tid, uint64_t time);
 /* True when TID was seen as a thread (created, or its comm read). */
 bool sym_procs_thread_known(const struct sym_procs *p, uint32_t tid);
-void sym_procs_exit(struct sym_procs *p, uint32_t pid, uint64_t time);
 /* Returns task TID's comm at TIME (a pid: the process's main thread's;
  * "[unknown]"-free: falls back to the newest, then NULL when nothing is
  * known). Owned by p. */

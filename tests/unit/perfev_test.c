@@ -593,10 +593,14 @@ static int sys_enter_id(void)
 	return n > 0 ? atoi(buf) : -EIO;
 }
 
-static int open_getppid(int tp, size_t ring_bytes, bool raw, struct perfev_ring *r)
+/* raw_syscalls:sys_enter (id TP) on this process, filtered to getppid; with
+ * STACK_DUMP, each sample copies that many bytes of the user stack. */
+static int open_getppid(int tp, size_t ring_bytes, bool raw, uint32_t stack_dump,
+			struct perfev_ring *r)
 {
 	struct perfev_opts o = { .type = PERF_TYPE_TRACEPOINT, .config = (uint64_t)tp,
-				 .sample_period = 1, .disabled = true, .raw = raw };
+				 .sample_period = 1, .disabled = true, .raw = raw,
+				 .user_stack = stack_dump > 0, .stack_dump = stack_dump };
 	int fd = perfev_open(&o, 0, -1, -1);
 	if (fd < 0)
 		return fd;
@@ -698,22 +702,11 @@ static int walk_cmp_cb(void *ctx, const struct perfev_record *rec)
  * the same samples: every address the copy gives is the kernel's. */
 static void test_live_ustack(int tp)
 {
-	struct perfev_opts o = { .type = PERF_TYPE_TRACEPOINT, .config = (uint64_t)tp,
-		.sample_period = 1, .disabled = true, .user_stack = true, .stack_dump = 4096 };
 	struct perfev_ring r;
-	int fd = perfev_open(&o, 0, -1, -1), ret = fd < 0 ? fd : 0;
-	char filter[32];
-	snprintf(filter, sizeof(filter), "id == %d", SYS_getppid);
-	if (!ret && ioctl(fd, PERF_EVENT_IOC_SET_FILTER, filter) < 0)
-		ret = -errno;
-	if (!ret)
-		ret = perfev_ring_map(&r, fd, 1 << 22);
-	CHECK(ret == 0, "getppid event with a 4096-byte stack copy (%d)", ret);
-	if (ret < 0) {
-		if (fd >= 0)
-			close(fd);
+	int fd = open_getppid(tp, 1 << 22, false, 4096, &r);
+	CHECK(fd >= 0, "getppid event with a 4096-byte stack copy (%d)", fd);
+	if (fd < 0)
 		return;
-	}
 	perfev_enable(fd);
 	fp_top(500);
 	perfev_disable(fd);
@@ -736,7 +729,7 @@ static void test_live(void)
 	int tp = sys_enter_id();
 	CHECK(tp > 0, "raw_syscalls:sys_enter id %d", tp);
 	struct perfev_ring r;
-	int fd = open_getppid(tp, 1 << 20, false, &r);
+	int fd = open_getppid(tp, 1 << 20, false, 0, &r);
 	CHECK(fd >= 0 && r.data_size == 1 << 20, "1 MiB ring (%d)", fd);
 	if (fd < 0)
 		return;
@@ -754,7 +747,7 @@ static void test_live(void)
 	/* a 1-page ring, never drained while 100000 events come: the kernel
 	 * counts what did not fit and reports it in a LOST record before the
 	 * next record that fits, so one more event after the drain flushes it */
-	fd = open_getppid(tp, 4096, false, &r);
+	fd = open_getppid(tp, 4096, false, 0, &r);
 	CHECK(fd >= 0 && r.data_size == 4096, "1-page ring");
 	if (fd < 0)
 		return;
@@ -771,7 +764,7 @@ static void test_live(void)
 
 	/* the same ring drained often: nothing lost, records wrap the end (the
 	 * raw payload makes samples a size that does not divide the ring) */
-	fd = open_getppid(tp, 4096, true, &r);
+	fd = open_getppid(tp, 4096, true, 0, &r);
 	memset(&t, 0, sizeof(t));
 	t.pid = (uint32_t)getpid();
 	t.ring = &r;

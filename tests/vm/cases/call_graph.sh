@@ -18,6 +18,9 @@ expect_eq "copy: exit status" $? 0
 expect_eq "copy: main;caller_a, main;caller_b" \
 	"$(fc $TMP/o 'main;caller_a;do_getppid;'):$(fc $TMP/o 'main;caller_b;do_getppid;')" "$a:$b"
 expect_eq "copy: the same folded stacks as the kernel's walk" "$(sort $TMP/o)" "$(sort $TMP/fp)"
+$FTSTACK --buffer-size 16384 -e $EV -f --call-graph copy,64 -c "$BIN/getppid_paths $n" >$TMP/o 2>$TMP/e
+check "copy,64: every walk cut at the copy's end, and said" \
+	grep -q "^ftstack: $n user stacks reached the end of the 64-byte stack copy" $TMP/e
 
 $FTSTACK --buffer-size 16384 -e $EV -f -c "$BIN/nofp_paths $n" >$TMP/o 2>$TMP/e
 expect_eq "fp on code without frame pointers: main;nofp_a lost" "$(fc $TMP/o 'main;nofp_a;nofp_b;')" 0
