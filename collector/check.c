@@ -58,10 +58,10 @@ static long sampled_call_ns(int tp, enum ustack_mode mode)
  * against a copy of the stack (--call-graph copy): where the kernel's reads
  * of user memory are slow (some VMs) the copy is much the cheaper. Best of
  * three interleaved timings. Returns 0, or -errno when it can't be timed. */
-static int check_user_stacks(const char *root, struct tracefs_check_item *it)
+static int check_user_stacks(const char *root, struct tfs_check_item *it)
 {
 	uint32_t tp;
-	int ret = tracefs_event_id(root, "raw_syscalls", "sys_enter", &tp);
+	int ret = tfs_event_id(root, "raw_syscalls", "sys_enter", &tp);
 	if (ret < 0)
 		return ret;
 	long best[3] = { -1, -1, -1 };
@@ -88,10 +88,10 @@ int ft_cmd_check(const struct ft_options *o)
 {
 	(void)o;
 	char root[256] = "";
-	struct tracefs_check_item items[32];
-	if (tracefs_find_root(root, sizeof(root)) < 0)
+	struct tfs_check_item items[32];
+	if (tfs_find_root(root, sizeof(root)) < 0)
 		root[0] = '\0';
-	int n = tracefs_check(root[0] ? root : NULL, "/proc", items, 31);
+	int n = tfs_check(root[0] ? root : NULL, "/proc", items, 31);
 	if (n >= 0 && root[0] && check_user_stacks(root, &items[n]) == 0)
 		n++;
 	int width = 0;
@@ -114,12 +114,12 @@ int ft_cmd_cleanup(const struct ft_options *o)
 {
 	(void)o;
 	char root[256];
-	int ret = tracefs_find_root(root, sizeof(root));
+	int ret = tfs_find_root(root, sizeof(root));
 	if (ret < 0) {
 		fprintf(stderr, "ftstack: no tracefs: %s\n", strerror(-ret));
 		return 1;
 	}
-	ret = tracefs_cleanup_stale(root, "/proc", report_removed, NULL);
+	ret = tfs_cleanup_stale(root, "/proc", report_removed, NULL);
 	if (ret < 0) {
 		fprintf(stderr, "ftstack: cleanup failed: %s (are you root?)\n", strerror(-ret));
 		return 1;

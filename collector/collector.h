@@ -143,10 +143,10 @@ struct ft_plan {
 	const char *through_name;
 	char through_buf[128];
 	const struct sym_kernel *ksyms; /* loaded before the plan: names are resolved against it */
-	struct tracefs_log log;         /* every change made to tracefs, undone at exit */
+	struct tfs_log log;         /* every change made to tracefs, undone at exit */
 	char group[32];                 /* ftstack_<pid>: dynamic events made by this run */
 	const char *mechanism;          /* what kernel functions use, said on stderr */
-	bool tracefs_events;            /* --backend ftrace: probes must be tracefs events */
+	bool tfs_events;            /* --backend ftrace: probes must be tracefs events */
 	/* -c/-p: events are inherited by children, which a kprobe/uprobe PMU
 	 * event cannot be (the kernel re-reads its name/path pointer in the
 	 * forking process: fork fails with EFAULT), so the tracefs kind is used */

@@ -18,7 +18,7 @@
 static int check_filter(struct ft_ftrace_source *fs, int n)
 {
 	const char *root = fs->s->plan.tracefs;
-	int got = 0, ret = tracefs_ftrace_filter_read(root, fs->inst, &got);
+	int got = 0, ret = tfs_ftrace_filter_read(root, fs->inst, &got);
 	if (ret < 0)
 		fprintf(stderr, "ftstack: cannot read back %s/%s/set_ftrace_filter: %s\n", root,
 			fs->inst, strerror(-ret));
@@ -47,8 +47,8 @@ static bool written_before(const struct ft_plan *p, int i)
 
 /* Each FT_EV_FUNCTION event's name into set_ftrace_filter, its text range
  * into T. */
-static int write_filter(struct ft_ftrace_source *fs, struct tracefs_raw_types *t,
-			struct tracefs_raw_func *funcs)
+static int write_filter(struct ft_ftrace_source *fs, struct tfs_raw_types *t,
+			struct tfs_raw_func *funcs)
 {
 	struct ft_plan *p = &fs->s->plan;
 	int n = 0, lines = 0;
@@ -70,7 +70,7 @@ static int write_filter(struct ft_ftrace_source *fs, struct tracefs_raw_types *t
 		}
 		if (ret < 0)
 			return ret;
-		funcs[n++] = (struct tracefs_raw_func){ e->kstart, e->kend, i };
+		funcs[n++] = (struct tfs_raw_func){ e->kstart, e->kend, i };
 		lines += !written_before(p, i);
 	}
 	t->nfuncs = n;
@@ -82,12 +82,12 @@ static int write_filter(struct ft_ftrace_source *fs, struct tracefs_raw_types *t
 	return check_filter(fs, lines);
 }
 
-int ft_ftrace_function_setup(struct ft_ftrace_source *fs, struct tracefs_raw_types *t)
+int ft_ftrace_function_setup(struct ft_ftrace_source *fs, struct tfs_raw_types *t)
 {
 	struct ft_session *s = fs->s;
 	uint32_t id = 0;
-	int off = tracefs_event_u64_offset(s->plan.tracefs, "ftrace", "function", "ip");
-	int ret = tracefs_event_id(s->plan.tracefs, "ftrace", "function", &id);
+	int off = tfs_event_u64_offset(s->plan.tracefs, "ftrace", "function", "ip");
+	int ret = tfs_event_id(s->plan.tracefs, "ftrace", "function", &id);
 	if (ret < 0 || off < 0 || id > 65535) {
 		fprintf(stderr, "ftstack: no usable events/ftrace/function/format in %s\n",
 			s->plan.tracefs);
@@ -95,7 +95,7 @@ int ft_ftrace_function_setup(struct ft_ftrace_source *fs, struct tracefs_raw_typ
 	}
 	t->function = (uint16_t)id;
 	t->function_ip_offset = (uint32_t)off;
-	if ((ret = write_filter(fs, t, (struct tracefs_raw_func *)t->funcs)) < 0)
+	if ((ret = write_filter(fs, t, (struct tfs_raw_func *)t->funcs)) < 0)
 		return ret;
 	if (s->want_user)
 		fprintf(stderr, "ftstack: the function tracer records no user stacks: "

@@ -21,12 +21,12 @@
 /* Writes VALUE to the instance file REL, recording UNDO. Prints the kernel's
  * complaint on failure. */
 int ft_ftrace_write(struct ft_ftrace_source *fs, const char *rel, const char *value,
-		    bool append, enum tracefs_undo_kind kind, const char *undo)
+		    bool append, enum tfs_undo_kind kind, const char *undo)
 {
 	char path[512], err[256] = "";
 	snprintf(path, sizeof(path), "%s/%s", fs->inst, rel);
 	ft_debug("ftrace: %s %s %s", append ? "append" : "write", path, value);
-	int ret = tracefs_log_write(&fs->s->plan.log, path, value, append, kind, undo, err,
+	int ret = tfs_log_write(&fs->s->plan.log, path, value, append, kind, undo, err,
 				    sizeof(err));
 	if (ret < 0)
 		fprintf(stderr, "ftstack: cannot write '%s' to %s/%s: %s%s%s\n", value,
@@ -40,7 +40,7 @@ static void inst_read_word(struct ft_ftrace_source *fs, const char *rel, char *b
 	char path[512], *text = NULL;
 	snprintf(path, sizeof(path), "%s/%s", fs->inst, rel);
 	buf[0] = '\0';
-	if (tracefs_read_file(fs->s->plan.tracefs, path, &text) > 0) {
+	if (tfs_read_file(fs->s->plan.tracefs, path, &text) > 0) {
 		size_t n = strcspn(text, " \t\n");
 		if (n < len) {
 			memcpy(buf, text, n);
@@ -54,9 +54,9 @@ static int ftrace_type_id(const char *root, const char *name)
 {
 	char rel[128], *text = NULL;
 	snprintf(rel, sizeof(rel), "events/ftrace/%s/format", name);
-	int ret = tracefs_read_file(root, rel, &text);
+	int ret = tfs_read_file(root, rel, &text);
 	if (ret >= 0)
-		ret = tracefs_raw_format_id(text);
+		ret = tfs_raw_format_id(text);
 	free(text);
 	return ret;
 }
@@ -64,7 +64,7 @@ static int ftrace_type_id(const char *root, const char *name)
 /* The offset of a function-entry uprobe's return-address field, or -1. */
 static int entry_ra_offset(const char *root, const struct ft_event *e)
 {
-	int off = e->entry_fix ? tracefs_event_u64_offset(root, e->system, e->event, FT_ENTRY_RA) : -1;
+	int off = e->entry_fix ? tfs_event_u64_offset(root, e->system, e->event, FT_ENTRY_RA) : -1;
 	return off < 0 ? -1 : off;
 }
 
@@ -93,7 +93,7 @@ static int setup_events(struct ft_ftrace_source *fs, uint16_t *ids, int *args, u
 			return -EOPNOTSUPP;
 		}
 		snprintf(rel, sizeof(rel), "%s/events/%s/%s/id", fs->inst, e->system, e->event);
-		int ret = tracefs_read_file(s->plan.tracefs, rel, &text);
+		int ret = tfs_read_file(s->plan.tracefs, rel, &text);
 		long id = ret > 0 ? strtol(text, NULL, 10) : -1;
 		free(text);
 		if (id < 0 || id > 65535) {
@@ -245,7 +245,7 @@ static size_t subbuf_size(struct ft_ftrace_source *fs)
 	return kb > 0 && kb <= 1024 ? (size_t)kb * 1024 : (size_t)getpagesize();
 }
 
-static int open_cpus(struct ft_ftrace_source *fs, int epfd, struct tracefs_raw_types *t)
+static int open_cpus(struct ft_ftrace_source *fs, int epfd, struct tfs_raw_types *t)
 {
 	struct ft_session *s = fs->s;
 	static bool online[FT_MAX_CPUS];
@@ -282,7 +282,7 @@ static int open_cpus(struct ft_ftrace_source *fs, int epfd, struct tracefs_raw_t
 			return ret;
 		}
 		fs->ncpus++;
-		if ((ret = tracefs_raw_create(t, fs->subbuf, s->want_kernel || s->plan.through_name,
+		if ((ret = tfs_raw_create(t, fs->subbuf, s->want_kernel || s->plan.through_name,
 					      s->want_user, &pc->raw)) < 0)
 			return ret;
 		struct epoll_event ev = { .events = EPOLLIN, .data.ptr = pc };
@@ -304,10 +304,10 @@ int ft_ftrace_source_open(struct ft_session *s, int epfd)
 	uint16_t *ids = calloc(n, sizeof(*ids));
 	int *args = calloc(n, sizeof(*args));
 	uint8_t *stacks = calloc(n, sizeof(*stacks));
-	struct tracefs_raw_func *funcs = calloc(n, sizeof(*funcs));
-	struct tracefs_raw_types t = { .events = ids, .nevents = s->plan.nevents,
+	struct tfs_raw_func *funcs = calloc(n, sizeof(*funcs));
+	struct tfs_raw_types t = { .events = ids, .nevents = s->plan.nevents,
 				       .arg_offsets = args, .stacks = stacks, .funcs = funcs };
-	int ret = ids && args && stacks && funcs ? tracefs_log_mkdir(&s->plan.log, fs->inst) : -ENOMEM;
+	int ret = ids && args && stacks && funcs ? tfs_log_mkdir(&s->plan.log, fs->inst) : -ENOMEM;
 	if (ret < 0 && ret != -ENOMEM)
 		fprintf(stderr, "ftstack: cannot make the instance %s/%s: %s\n", s->plan.tracefs,
 			fs->inst, strerror(-ret));
@@ -369,7 +369,7 @@ static uint32_t tgid_of(struct ft_ftrace_source *fs, uint32_t tid)
 	return tgid;
 }
 
-static void on_sample(void *ctx, const struct tracefs_raw_sample *rs)
+static void on_sample(void *ctx, const struct tfs_raw_sample *rs)
 {
 	struct ft_ftrace_cpu *pc = ctx;
 	struct ft_ftrace_source *fs = pc->src;
@@ -410,7 +410,7 @@ static int read_cpu(struct ft_ftrace_cpu *pc, int max_pages)
 			return -errno;
 		if (n == 0)
 			return 0;
-		if (tracefs_raw_feed(pc->raw, fs->buf, (size_t)n, on_sample, pc) < 0)
+		if (tfs_raw_feed(pc->raw, fs->buf, (size_t)n, on_sample, pc) < 0)
 			fs->bad_pages++;
 	}
 	return 0;
@@ -442,7 +442,7 @@ static void add_lost(struct ft_ftrace_cpu *pc)
 	char rel[128], *text = NULL;
 	uint64_t over = 0, drop = 0;
 	snprintf(rel, sizeof(rel), "%s/per_cpu/cpu%d/stats", fs->inst, pc->cpu);
-	if (tracefs_read_file(fs->s->plan.tracefs, rel, &text) > 0 &&
+	if (tfs_read_file(fs->s->plan.tracefs, rel, &text) > 0 &&
 	    stat_value(text, "overrun:", &over)) {
 		stat_value(text, "dropped events:", &drop);
 		if (over > pc->overrun)
@@ -452,7 +452,7 @@ static void add_lost(struct ft_ftrace_cpu *pc)
 		pc->overrun = over;
 		pc->dropped = drop;
 	} else {
-		uint64_t m = tracefs_raw_stats(pc->raw)->missed;
+		uint64_t m = tfs_raw_stats(pc->raw)->missed;
 		fs->s->cnt.lost += m - pc->missed;
 		pc->missed = m;
 	}
@@ -469,9 +469,9 @@ int ft_ftrace_source_drain_all(struct ft_session *s)
 		int ret = read_cpu(pc, 1 << 30);
 		if (ret < 0)
 			return ret;
-		tracefs_raw_flush(pc->raw, on_sample, pc);
+		tfs_raw_flush(pc->raw, on_sample, pc);
 		add_lost(pc);
-		const struct tracefs_raw_stats *st = tracefs_raw_stats(pc->raw);
+		const struct tfs_raw_stats *st = tfs_raw_stats(pc->raw);
 		ft_debug("ftrace cpu%d: %llu pages, %llu events, %llu kernel stacks, %llu user "
 			 "stacks, %llu orphan stacks, %llu incomplete, %llu missed, %llu bad pages",
 			 pc->cpu, (unsigned long long)st->pages, (unsigned long long)st->events,
@@ -491,7 +491,7 @@ void ft_ftrace_source_close(struct ft_session *s)
 	for (int i = 0; i < fs->ncpus; i++) {
 		if (fs->cpus[i].fd >= 0)
 			close(fs->cpus[i].fd);
-		tracefs_raw_free(fs->cpus[i].raw);
+		tfs_raw_free(fs->cpus[i].raw);
 	}
 	free(fs->cpus);
 	free(fs->buf);

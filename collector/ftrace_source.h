@@ -11,7 +11,7 @@ struct ft_ftrace_cpu {
 	struct ft_ftrace_source *src;
 	int cpu;
 	int fd;
-	struct tracefs_raw *raw;
+	struct tfs_raw *raw;
 	uint64_t overrun, dropped;  /* last values read from per_cpu/cpuN/stats */
 	uint64_t missed;            /* kbuffer's count, added when stats are unreadable */
 };
@@ -31,12 +31,12 @@ struct ft_ftrace_source {
  * UNDO in the plan's log. Returns 0 or -errno after printing the kernel's
  * complaint. */
 int ft_ftrace_write(struct ft_ftrace_source *fs, const char *rel, const char *value,
-		    bool append, enum tracefs_undo_kind kind, const char *undo);
+		    bool append, enum tfs_undo_kind kind, const char *undo);
 
 /* The function tracer in the instance for the plan's FT_EV_FUNCTION events:
  * set_ftrace_filter, set_ftrace_pid, func_stack_trace, current_tracer.
  * Fills T's function fields for decoding. Returns 0 or -errno. */
-int ft_ftrace_function_setup(struct ft_ftrace_source *fs, struct tracefs_raw_types *t);
+int ft_ftrace_function_setup(struct ft_ftrace_source *fs, struct tfs_raw_types *t);
 
 /* Cuts a function event's kernel stack at the traced function: the
  * function tracer's own frames (its trampoline) come before it. */

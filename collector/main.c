@@ -43,7 +43,7 @@ int main(int argc, char **argv)
 	}
 	ft_debug_on = o.debug;
 	if (o.debug)
-		tracefs_set_debug(debug_tracefs);
+		tfs_set_debug(debug_tracefs);
 	switch (o.cmd) {
 	case FT_CHECK:
 		ret = ft_cmd_check(&o);

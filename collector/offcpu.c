@@ -98,16 +98,16 @@ static uint64_t field(const void *raw, uint32_t raw_size, uint32_t off, uint32_t
 
 int ft_offcpu_create(struct ft_session *s)
 {
-	struct tracefs_field *f = NULL;
-	int n = tracefs_event_fields(s->plan.tracefs, "sched", "sched_switch", &f);
+	struct tfs_field *f = NULL;
+	int n = tfs_event_fields(s->plan.tracefs, "sched", "sched_switch", &f);
 	struct ft_offcpu *oc = calloc(1, sizeof(*oc));
 	if (!oc || n < 0) {
 		free(f);
 		free(oc);
 		return n < 0 ? n : -ENOMEM;
 	}
-	const struct tracefs_field *pp = tracefs_field_find(f, n, "prev_pid");
-	const struct tracefs_field *ps = tracefs_field_find(f, n, "prev_state");
+	const struct tfs_field *pp = tfs_field_find(f, n, "prev_pid");
+	const struct tfs_field *ps = tfs_field_find(f, n, "prev_state");
 	if (!pp || !ps) {
 		free(f);
 		free(oc);

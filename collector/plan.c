@@ -39,7 +39,7 @@ int ft_plan_add(struct ft_plan *p, const struct ft_event *e)
  * perf handler passes the user registers), so they are opened as
  * raw_syscalls:sys_enter/sys_exit filtered on the syscall number: same
  * events, with the kernel frames the ftrace trigger shows. */
-static int syscall_redirect(const char *root, const struct tracefs_event *te, struct ft_event *e)
+static int syscall_redirect(const char *root, const struct tfs_event *te, struct ft_event *e)
 {
 	const char *name = te->name;
 	const char *raw;
@@ -53,8 +53,8 @@ static int syscall_redirect(const char *root, const struct tracefs_event *te, st
 		return 0;
 	}
 	int nr = syscall_nr(name);
-	struct tracefs_event *rawev = NULL;
-	if (nr < 0 || tracefs_events_match(root, "raw_syscalls", raw, false, &rawev) != 1) {
+	struct tfs_event *rawev = NULL;
+	if (nr < 0 || tfs_events_match(root, "raw_syscalls", raw, false, &rawev) != 1) {
 		free(rawev);
 		return 0; /* keep the syscall tracepoint: user stacks only */
 	}
@@ -73,16 +73,16 @@ static const struct { const char *system, *name, *now; } tracepoint_alias[] = {
 };
 
 static int match_tracepoints(const struct ft_options *o, const struct ft_spec *sp,
-			     struct ft_plan *p, struct tracefs_event **evs)
+			     struct ft_plan *p, struct tfs_event **evs)
 {
-	int n = tracefs_events_match(p->tracefs, sp->lib, sp->name, o->regex, evs);
+	int n = tfs_events_match(p->tracefs, sp->lib, sp->name, o->regex, evs);
 	for (size_t i = 0; n == 0 && i < sizeof(tracepoint_alias) / sizeof(*tracepoint_alias); i++) {
 		if (strcmp(sp->lib, tracepoint_alias[i].system) != 0 ||
 		    strcmp(sp->name, tracepoint_alias[i].name) != 0)
 			continue;
 		free(*evs);
 		*evs = NULL;
-		n = tracefs_events_match(p->tracefs, sp->lib, tracepoint_alias[i].now, false, evs);
+		n = tfs_events_match(p->tracefs, sp->lib, tracepoint_alias[i].now, false, evs);
 		if (n > 0)
 			fprintf(stderr, "ftstack: %s:%s is called %s:%s in this kernel; tracing that\n",
 				sp->lib, sp->name, sp->lib, tracepoint_alias[i].now);
@@ -92,7 +92,7 @@ static int match_tracepoints(const struct ft_options *o, const struct ft_spec *s
 
 static int plan_tracepoints(const struct ft_options *o, const struct ft_spec *sp, struct ft_plan *p)
 {
-	struct tracefs_event *evs = NULL;
+	struct tfs_event *evs = NULL;
 	int n = match_tracepoints(o, sp, p, &evs);
 	if (n == -EINVAL) {
 		fprintf(stderr, "ftstack: '%s': not a valid regular expression\n", sp->text);
@@ -106,7 +106,7 @@ static int plan_tracepoints(const struct ft_options *o, const struct ft_spec *sp
 	if (n == 0) {
 		char sugg[512] = "";
 		bool pattern = strpbrk(sp->text, "*?[") || o->regex;
-		tracefs_events_suggest(p->tracefs, sp->lib, sp->name, 3, sugg, sizeof(sugg));
+		tfs_events_suggest(p->tracefs, sp->lib, sp->name, 3, sugg, sizeof(sugg));
 		fprintf(stderr, "ftstack: %s '%s' matches no tracepoint%s%s%s\n",
 			pattern ? "pattern" : "event", sp->text, *sugg ? " (did you mean " : "",
 			sugg, *sugg ? "?)" : "; see ftstack check, or /sys/kernel/tracing/available_events");
@@ -187,8 +187,8 @@ static int plan_profile(const struct ft_options *o, struct ft_plan *p)
  * only for --state's prev_state. */
 static int plan_offcpu(const struct ft_options *o, struct ft_plan *p)
 {
-	struct tracefs_event *ev = NULL;
-	if (tracefs_events_match(p->tracefs, "sched", "sched_switch", false, &ev) != 1) {
+	struct tfs_event *ev = NULL;
+	if (tfs_events_match(p->tracefs, "sched", "sched_switch", false, &ev) != 1) {
 		free(ev);
 		fprintf(stderr, "ftstack: offcpu needs the sched:sched_switch tracepoint, which "
 			"this kernel lacks\n");
@@ -237,11 +237,11 @@ int ft_plan_create(struct ft_plan *p)
 		if (!e->dyn_file[0])
 			continue;
 		char err[256] = "";
-		int ret = tracefs_dynevent_add(&p->log, e->dyn_file, e->system, e->event, e->dyn_def,
+		int ret = tfs_dynevent_add(&p->log, e->dyn_file, e->system, e->event, e->dyn_def,
 					       err, sizeof(err));
 		uint32_t id = 0;
 		if (ret == 0)
-			ret = tracefs_event_id(p->tracefs, e->system, e->event, &id);
+			ret = tfs_event_id(p->tracefs, e->system, e->event, &id);
 		ft_progress_step(&pg);
 		if (ret < 0 && e->optional && ft_plan_refusal(ret)) {
 			/* one of a pattern's matches: said with the others after opening */
@@ -275,17 +275,17 @@ static int plan_specs(const struct ft_options *o, struct ft_plan *p)
 
 int ft_plan_build(const struct ft_options *o, struct ft_plan *p)
 {
-	int ret = tracefs_find_root(p->tracefs, sizeof(p->tracefs));
+	int ret = tfs_find_root(p->tracefs, sizeof(p->tracefs));
 	if (ret < 0) {
 		fprintf(stderr, "ftstack: no tracefs: %s (mount it: mount -t tracefs nodev "
 			"/sys/kernel/tracing, as root)\n", ret == -EPERM ? "not allowed to mount it" :
 			"this kernel has none");
 		return ret;
 	}
-	tracefs_owned_name(getpid(), p->group, sizeof(p->group));
-	tracefs_log_init(&p->log, p->tracefs);
+	tfs_owned_name(getpid(), p->group, sizeof(p->group));
+	tfs_log_init(&p->log, p->tracefs);
 	p->backend = o->backend;
-	p->tracefs_events = o->backend == FT_BACKEND_FTRACE;
+	p->tfs_events = o->backend == FT_BACKEND_FTRACE;
 	p->inherit = o->command || o->npids;
 	if (o->cmd == FT_PROFILE)
 		return plan_profile(o, p);
@@ -298,7 +298,7 @@ int ft_plan_build(const struct ft_options *o, struct ft_plan *p)
 			"using it%s\n", o->call_graph_copy ?
 			" (user stacks the kernel's walk: --call-graph copy is perf's)" : "");
 		p->backend = FT_BACKEND_FTRACE;
-		p->tracefs_events = true;
+		p->tfs_events = true;
 	}
 	if ((ret = plan_specs(o, p)) < 0)
 		return ret;
@@ -312,8 +312,8 @@ int ft_plan_build(const struct ft_options *o, struct ft_plan *p)
 
 void ft_plan_free(struct ft_plan *p)
 {
-	tracefs_log_undo(&p->log);
-	tracefs_log_free(&p->log);
+	tfs_log_undo(&p->log);
+	tfs_log_free(&p->log);
 	free(p->events);
 	p->events = NULL;
 	p->nevents = 0;

@@ -102,7 +102,7 @@ static const char *avail_funcs(struct ft_plan *p)
 {
 	if (!p->avail_funcs_read) {
 		p->avail_funcs_read = true;
-		if (tracefs_read_file(p->tracefs, "available_filter_functions", &p->avail_funcs) <= 0) {
+		if (tfs_read_file(p->tracefs, "available_filter_functions", &p->avail_funcs) <= 0) {
 			free(p->avail_funcs);
 			p->avail_funcs = NULL;
 		}
@@ -214,11 +214,11 @@ static int ftrace_filter_name(struct ft_plan *p, const struct ft_event *e, const
 	const char *avail = e->optional ? NULL : avail_funcs(p);
 	const char *names[8];
 	snprintf(out, len, "%s", func);
-	if (!avail || tracefs_functions_listed(avail, func))
+	if (!avail || tfs_functions_listed(avail, func))
 		return 0;
 	int n = sym_kernel_aliases(p->ksyms, e->kstart, names, 8);
 	for (int i = 0; i < n && i < 8; i++) {
-		if (tracefs_functions_listed(avail, names[i])) {
+		if (tfs_functions_listed(avail, names[i])) {
 			snprintf(out, len, "%s", names[i]);
 			fprintf(stderr, "ftstack: the function tracer knows %s as %s (the same "
 				"address)\n", func, names[i]);
@@ -303,7 +303,7 @@ static int on_near(void *ctx, const char *name, uint64_t addr)
 	size_t lw = strlen(nf->want), ln = strlen(name);
 	if (ln + 3 < lw || lw + 3 < ln || ln >= sizeof(nf->names[0]))
 		return 0; /* farther than 3 edits anyway */
-	int d = tracefs_name_distance(nf->want, name), i = nf->n;
+	int d = tfs_name_distance(nf->want, name), i = nf->n;
 	if (d > 3)
 		return 0;
 	while (i > 0 && nf->dist[i - 1] > d)
@@ -332,11 +332,11 @@ static void no_such_function(const struct ft_plan *p, const char *func)
 		nf.n > 2 ? nf.names[2] : "", nf.n ? "?)" : "");
 }
 
-/* tracefs_function_tracer_try, once per run. */
+/* tfs_function_tracer_try, once per run. */
 static int function_tracer(struct ft_plan *p)
 {
 	if (!p->function_tracer_tried) {
-		p->function_tracer_err = tracefs_function_tracer_try(p->tracefs, avail_funcs(p));
+		p->function_tracer_err = tfs_function_tracer_try(p->tracefs, avail_funcs(p));
 		p->function_tracer_tried = true;
 	}
 	return p->function_tracer_err;
@@ -348,7 +348,7 @@ static int function_tracer(struct ft_plan *p)
  * --mechanism picks one. Returns MECH_NONE after saying why. */
 static enum mechanism choose_mechanism(const struct ft_options *o, struct ft_plan *p)
 {
-	bool pmu = !p->tracefs_events && ft_pmu_type("kprobe") >= 0;
+	bool pmu = !p->tfs_events && ft_pmu_type("kprobe") >= 0;
 	bool events = kprobe_events_present(p);
 	const char *m = o->mechanism;
 	if (!m && p->inherit && events)
@@ -373,7 +373,7 @@ static enum mechanism choose_mechanism(const struct ft_options *o, struct ft_pla
 		fprintf(stderr, "ftstack: --mechanism function: the kernel refuses the function "
 			"tracer (%s)\n", strerror(-ret));
 	else if (strcmp(m, "kprobe-pmu") == 0)
-		fprintf(stderr, "ftstack: --mechanism kprobe-pmu: %s\n", p->tracefs_events ?
+		fprintf(stderr, "ftstack: --mechanism kprobe-pmu: %s\n", p->tfs_events ?
 			"--backend ftrace needs kprobe_events" : "this kernel has no kprobe PMU");
 	else
 		fprintf(stderr, "ftstack: --mechanism kprobe-events: no writable %s/kprobe_events\n",
@@ -387,8 +387,8 @@ static int plan_fallback(const struct ft_spec *sp, struct ft_plan *p, const char
 	for (size_t i = 0; i < sizeof(fallback) / sizeof(*fallback); i++) {
 		if (strcmp(fallback[i].func, func) != 0)
 			continue;
-		struct tracefs_event *te = NULL;
-		if (tracefs_events_match(p->tracefs, fallback[i].system, fallback[i].event, false,
+		struct tfs_event *te = NULL;
+		if (tfs_events_match(p->tracefs, fallback[i].system, fallback[i].event, false,
 					 &te) != 1) {
 			free(te);
 			continue;
@@ -427,8 +427,8 @@ static int plan_fallback(const struct ft_spec *sp, struct ft_plan *p, const char
 	if (w) {
 		char pat[140];
 		snprintf(pat, sizeof(pat), "*%s*", w);
-		struct tracefs_event *te = NULL;
-		int n = tracefs_events_match(p->tracefs, "*", pat, false, &te);
+		struct tfs_event *te = NULL;
+		int n = tfs_events_match(p->tracefs, "*", pat, false, &te);
 		for (int i = 0; i < n && i < 6; i++) {
 			size_t l = strlen(sugg);
 			snprintf(sugg + l, sizeof(sugg) - l, "%st:%s:%s", l ? ", " : "", te[i].system,

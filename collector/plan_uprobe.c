@@ -141,7 +141,7 @@ static int add_uprobe(struct ft_plan *p, const char *display, const char *path, 
 	snprintf(e.label, sizeof(e.label), "%s", label ? label + 1 : display);
 	snprintf(e.path, sizeof(e.path), "%s", path);
 	/* -c/-p children must inherit the probe: uprobe_events (ft_plan.inherit) */
-	int pmu = p->tracefs_events || p->inherit ? -1 : ft_pmu_type("uprobe");
+	int pmu = p->tfs_events || p->inherit ? -1 : ft_pmu_type("uprobe");
 	if (pmu >= 0) {
 		e.kind = FT_EV_UPROBE_PMU;
 		e.perf_type = (uint32_t)pmu;
@@ -163,7 +163,7 @@ static int add_uprobe(struct ft_plan *p, const char *display, const char *path, 
 	 * the return address at [sp] for the entry caller */
 	snprintf(e.dyn_def, sizeof(e.dyn_def), "p:%s/%s %s:0x%llx%s%s", p->group, e.event, path,
 		 (unsigned long long)offset, ref,
-		 function && p->tracefs_events ? " " FT_ENTRY_RA "=$stack0" : "");
+		 function && p->tfs_events ? " " FT_ENTRY_RA "=$stack0" : "");
 	p->mechanism = p->mechanism ? p->mechanism : "uprobe_events";
 	return ft_plan_add(p, &e);
 }

@@ -26,14 +26,14 @@ static bool exists(const char *path)
 static bool root_has(const struct ctx *c, const char *rel)
 {
 	char path[512];
-	return c->root && tracefs_join(path, sizeof(path), c->root, rel) == 0 && exists(path);
+	return c->root && tfs_join(path, sizeof(path), c->root, rel) == 0 && exists(path);
 }
 
 /* The first line of DIR/REL, without its newline. */
 static bool read_line(const char *dir, const char *rel, char *buf, size_t len)
 {
 	char path[512];
-	if (!dir || tracefs_join(path, sizeof(path), dir, rel) < 0)
+	if (!dir || tfs_join(path, sizeof(path), dir, rel) < 0)
 		return false;
 	FILE *f = fopen(path, "r");
 	bool ok = f && fgets(buf, (int)len, f);
@@ -47,23 +47,23 @@ static bool read_line(const char *dir, const char *rel, char *buf, size_t len)
 static bool file_has(const struct ctx *c, const char *rel, const char *word)
 {
 	char *text = NULL;
-	bool ok = c->root && tracefs_read_file(c->root, rel, &text) > 0 && strstr(text, word);
+	bool ok = c->root && tfs_read_file(c->root, rel, &text) > 0 && strstr(text, word);
 	free(text);
 	return ok;
 }
 
 #define DETAIL(it, ...) snprintf((it)->detail, sizeof((it)->detail), __VA_ARGS__)
 
-static void p_tracefs(const struct ctx *c, struct tracefs_check_item *it)
+static void p_tracefs(const struct ctx *c, struct tfs_check_item *it)
 {
 	it->ok = c->root != NULL;
 	DETAIL(it, "%.150s", c->root ? c->root : "not mounted and cannot mount");
 }
 
-static void p_tracepoints(const struct ctx *c, struct tracefs_check_item *it)
+static void p_tracepoints(const struct ctx *c, struct tfs_check_item *it)
 {
-	struct tracefs_event *evs = NULL;
-	int n = c->root ? tracefs_events_match(c->root, "*", "*", false, &evs) : -ENOENT;
+	struct tfs_event *evs = NULL;
+	int n = c->root ? tfs_events_match(c->root, "*", "*", false, &evs) : -ENOENT;
 	free(evs);
 	it->ok = n > 0;
 	if (n >= 0)
@@ -72,12 +72,12 @@ static void p_tracepoints(const struct ctx *c, struct tracefs_check_item *it)
 		DETAIL(it, "none: %s", strerror(-n));
 }
 
-static void p_stacktrace(const struct ctx *c, struct tracefs_check_item *it)
+static void p_stacktrace(const struct ctx *c, struct tfs_check_item *it)
 {
 	char pat[512];
 	glob_t g;
 	bool files = false;
-	if (c->root && tracefs_join(pat, sizeof(pat), c->root, "events/*/*/trigger") == 0 &&
+	if (c->root && tfs_join(pat, sizeof(pat), c->root, "events/*/*/trigger") == 0 &&
 	    glob(pat, GLOB_NOSORT, NULL, &g) == 0) {
 		files = g.gl_pathc > 0;
 		globfree(&g);
@@ -88,20 +88,20 @@ static void p_stacktrace(const struct ctx *c, struct tracefs_check_item *it)
 	       "no events/*/*/trigger files");
 }
 
-static void p_userstack(const struct ctx *c, struct tracefs_check_item *it)
+static void p_userstack(const struct ctx *c, struct tfs_check_item *it)
 {
 	it->ok = file_has(c, "trace_options", "userstacktrace") ||
 		 file_has(c, "README", "userstacktrace");
 	DETAIL(it, "%s", it->ok ? "options/userstacktrace" : "no userstacktrace option");
 }
 
-static void p_exists(const char *path, struct tracefs_check_item *it)
+static void p_exists(const char *path, struct tfs_check_item *it)
 {
 	it->ok = exists(path);
 	DETAIL(it, "%.140s%s", path, it->ok ? "" : " missing");
 }
 
-static void p_rootfile(const struct ctx *c, const char *rel, struct tracefs_check_item *it)
+static void p_rootfile(const struct ctx *c, const char *rel, struct tfs_check_item *it)
 {
 	it->ok = root_has(c, rel);
 	DETAIL(it, "%.140s%s", rel, it->ok ? "" : " missing");
@@ -114,13 +114,13 @@ static void p_rootfile(const struct ctx *c, const char *rel, struct tracefs_chec
 static int try_function(const char *root, const char *avail, char *func, size_t len)
 {
 	char *text = NULL;
-	int ret = avail ? 0 : tracefs_read_file(root, "available_filter_functions", &text);
+	int ret = avail ? 0 : tfs_read_file(root, "available_filter_functions", &text);
 	if (!avail)
 		avail = text;
 	if (ret >= 0) {
 		size_t n = avail ? strcspn(avail, " \t\n") : 0;
 		ret = -ENODATA;
-		if (tracefs_functions_listed(avail, "vfs_read"))
+		if (tfs_functions_listed(avail, "vfs_read"))
 			ret = 0, snprintf(func, len, "vfs_read\n");
 		else if (n > 0 && n + 2 <= len)
 			ret = 0, snprintf(func, len, "%.*s\n", (int)n, avail);
@@ -129,10 +129,10 @@ static int try_function(const char *root, const char *avail, char *func, size_t 
 	return ret;
 }
 
-int tracefs_function_tracer_try(const char *root, const char *avail)
+int tfs_function_tracer_try(const char *root, const char *avail)
 {
 	char name[64], inst[128], rel[200], *tracers = NULL;
-	if (tracefs_read_file(root, "available_tracers", &tracers) < 0 || !tracers ||
+	if (tfs_read_file(root, "available_tracers", &tracers) < 0 || !tracers ||
 	    !strstr(tracers, "function")) {
 		free(tracers);
 		return -ENOENT;
@@ -144,31 +144,31 @@ int tracefs_function_tracer_try(const char *root, const char *avail)
 	int ret = try_function(root, avail, func, sizeof(func));
 	if (ret < 0)
 		return ret;
-	struct tracefs_log log;
-	tracefs_owned_name(getpid(), name, sizeof(name));
-	tracefs_log_init(&log, root);
-	ret = tracefs_instance_create(&log, name, inst, sizeof(inst));
+	struct tfs_log log;
+	tfs_owned_name(getpid(), name, sizeof(name));
+	tfs_log_init(&log, root);
+	ret = tfs_instance_create(&log, name, inst, sizeof(inst));
 	if (ret == 0) {
 		snprintf(rel, sizeof(rel), "%s/set_ftrace_filter", inst);
-		ret = tracefs_log_write(&log, rel, func, false, TRACEFS_UNDO_WRITE, " ", NULL, 0);
+		ret = tfs_log_write(&log, rel, func, false, TRACEFS_UNDO_WRITE, " ", NULL, 0);
 	}
 	int got = 0;
-	if (ret == 0 && (tracefs_ftrace_filter_read(root, inst, &got) < 0 || got != 1))
+	if (ret == 0 && (tfs_ftrace_filter_read(root, inst, &got) < 0 || got != 1))
 		ret = -EINVAL;
 	if (ret == 0) {
 		snprintf(rel, sizeof(rel), "%s/current_tracer", inst);
-		ret = tracefs_log_write(&log, rel, "function", false, TRACEFS_UNDO_WRITE, "nop",
+		ret = tfs_log_write(&log, rel, "function", false, TRACEFS_UNDO_WRITE, "nop",
 					NULL, 0);
 	}
-	int undo = tracefs_log_undo(&log);
-	tracefs_log_free(&log);
+	int undo = tfs_log_undo(&log);
+	tfs_log_free(&log);
 	return ret < 0 ? ret : undo < 0 ? undo : 0;
 }
 
 /* Lists of the function tracer are not enough (it can be refused): try it. */
-static void p_function(const struct ctx *c, struct tracefs_check_item *it)
+static void p_function(const struct ctx *c, struct tfs_check_item *it)
 {
-	int ret = tracefs_function_tracer_try(c->root, NULL);
+	int ret = tfs_function_tracer_try(c->root, NULL);
 	it->ok = ret == 0;
 	DETAIL(it, "%s", ret == 0 ? "usable in a private instance" :
 	       ret == -ENOENT ? "not in available_tracers" :
@@ -176,13 +176,13 @@ static void p_function(const struct ctx *c, struct tracefs_check_item *it)
 	       ret == -ENODATA ? "available_filter_functions lists no function" : strerror(-ret));
 }
 
-static void p_hist(const struct ctx *c, struct tracefs_check_item *it)
+static void p_hist(const struct ctx *c, struct tfs_check_item *it)
 {
 	it->ok = file_has(c, "README", "hist:");
 	DETAIL(it, "%s", it->ok ? "events/*/*/trigger hist:" : "no hist: in README");
 }
 
-static void p_perf(const struct ctx *c, struct tracefs_check_item *it)
+static void p_perf(const struct ctx *c, struct tfs_check_item *it)
 {
 	(void)c;
 	struct perf_event_attr a = { .size = sizeof(a), .type = PERF_TYPE_SOFTWARE,
@@ -196,26 +196,26 @@ static void p_perf(const struct ctx *c, struct tracefs_check_item *it)
 }
 
 static void p_sysctl(const struct ctx *c, const char *rel, const char *unit,
-		     struct tracefs_check_item *it)
+		     struct tfs_check_item *it)
 {
 	char buf[64];
 	it->ok = read_line(c->proc, rel, buf, sizeof(buf));
 	DETAIL(it, "%s%s", it->ok ? buf : "unreadable", it->ok ? unit : "");
 }
 
-static void p_max_stack(const struct ctx *c, struct tracefs_check_item *it)
+static void p_max_stack(const struct ctx *c, struct tfs_check_item *it)
 {
 	p_sysctl(c, "sys/kernel/perf_event_max_stack", " frames", it);
 }
 
-static void p_paranoid(const struct ctx *c, struct tracefs_check_item *it)
+static void p_paranoid(const struct ctx *c, struct tfs_check_item *it)
 {
 	p_sysctl(c, "sys/kernel/perf_event_paranoid", "", it);
 }
 
 /* Whether kernel addresses show: per-CPU symbols sit at 0 even then, so
  * look at a text symbol. */
-static void p_kptr(const struct ctx *c, struct tracefs_check_item *it)
+static void p_kptr(const struct ctx *c, struct tfs_check_item *it)
 {
 	char val[64] = "?", path[320], line[256];
 	bool shown = false;
@@ -234,7 +234,7 @@ static void p_kptr(const struct ctx *c, struct tracefs_check_item *it)
 	DETAIL(it, "%s (kallsyms addresses %s)", val, shown ? "visible" : "hidden");
 }
 
-static void p_lockdown(const struct ctx *c, struct tracefs_check_item *it)
+static void p_lockdown(const struct ctx *c, struct tfs_check_item *it)
 {
 	char buf[128];
 	(void)c;
@@ -253,7 +253,7 @@ static void p_lockdown(const struct ctx *c, struct tracefs_check_item *it)
 	}
 }
 
-static void p_privileges(const struct ctx *c, struct tracefs_check_item *it)
+static void p_privileges(const struct ctx *c, struct tfs_check_item *it)
 {
 	char path[320], line[256];
 	unsigned long long eff = 0;
@@ -270,31 +270,31 @@ static void p_privileges(const struct ctx *c, struct tracefs_check_item *it)
 	       admin ? "yes" : "no", perfmon ? "yes" : "no");
 }
 
-static void p_kprobe_pmu(const struct ctx *c, struct tracefs_check_item *it)
+static void p_kprobe_pmu(const struct ctx *c, struct tfs_check_item *it)
 {
 	(void)c;
 	p_exists("/sys/bus/event_source/devices/kprobe/type", it);
 }
 
-static void p_uprobe_pmu(const struct ctx *c, struct tracefs_check_item *it)
+static void p_uprobe_pmu(const struct ctx *c, struct tfs_check_item *it)
 {
 	(void)c;
 	p_exists("/sys/bus/event_source/devices/uprobe/type", it);
 }
 
-static void p_kprobe_events(const struct ctx *c, struct tracefs_check_item *it)
+static void p_kprobe_events(const struct ctx *c, struct tfs_check_item *it)
 {
 	p_rootfile(c, "kprobe_events", it);
 }
 
-static void p_uprobe_events(const struct ctx *c, struct tracefs_check_item *it)
+static void p_uprobe_events(const struct ctx *c, struct tfs_check_item *it)
 {
 	p_rootfile(c, "uprobe_events", it);
 }
 
 static const struct {
 	const char *what;
-	void (*probe)(const struct ctx *, struct tracefs_check_item *);
+	void (*probe)(const struct ctx *, struct tfs_check_item *);
 } probes[] = {
 	{ "tracefs", p_tracefs },
 	{ "tracepoints", p_tracepoints },
@@ -314,7 +314,7 @@ static const struct {
 	{ "privileges", p_privileges },
 };
 
-int tracefs_check(const char *root, const char *proc_root, struct tracefs_check_item *items,
+int tfs_check(const char *root, const char *proc_root, struct tfs_check_item *items,
 		  int max)
 {
 	struct ctx c = { root && root[0] ? root : NULL, proc_root ? proc_root : "/proc" };

@@ -46,7 +46,7 @@ static void matcher_free(struct matcher *m)
 		regfree(&m->re);
 }
 
-int tracefs_event_id(const char *root, const char *system, const char *name, uint32_t *id)
+int tfs_event_id(const char *root, const char *system, const char *name, uint32_t *id)
 {
 	char path[512], text[32];
 	int n = snprintf(path, sizeof(path), "%s/events/%s/%s/id", root, system, name);
@@ -71,7 +71,7 @@ int tracefs_event_id(const char *root, const char *system, const char *name, uin
 
 static int ev_cmp(const void *a, const void *b)
 {
-	const struct tracefs_event *x = a, *y = b;
+	const struct tfs_event *x = a, *y = b;
 	int c = strcmp(x->system, y->system);
 	return c ? c : strcmp(x->name, y->name);
 }
@@ -84,7 +84,7 @@ static bool entry_is_dir(const char *dir, const struct dirent *e)
 	if (e->d_type != DT_UNKNOWN)
 		return e->d_type == DT_DIR;
 	char path[768];
-	return tracefs_join(path, sizeof(path), dir, e->d_name) == 0 && tracefs_is_dir(path);
+	return tfs_join(path, sizeof(path), dir, e->d_name) == 0 && tfs_is_dir(path);
 }
 
 /* Calls fn for every event directory SYSTEM/NAME under ROOT/events, stopping
@@ -93,14 +93,14 @@ static int foreach_event(const char *root, int (*fn)(void *, const char *, const
 			 void *ctx)
 {
 	char top[512], sdir[768];
-	if (tracefs_join(top, sizeof(top), root, "events") < 0)
+	if (tfs_join(top, sizeof(top), root, "events") < 0)
 		return -ENAMETOOLONG;
 	DIR *d = opendir(top);
 	if (!d)
 		return -errno;
 	int ret = 0;
 	for (struct dirent *s; ret == 0 && (s = readdir(d));) {
-		if (!entry_is_dir(top, s) || tracefs_join(sdir, sizeof(sdir), top, s->d_name) < 0)
+		if (!entry_is_dir(top, s) || tfs_join(sdir, sizeof(sdir), top, s->d_name) < 0)
 			continue;
 		DIR *sd = opendir(sdir);
 		for (struct dirent *e; sd && ret == 0 && (e = readdir(sd));)
@@ -116,21 +116,21 @@ static int foreach_event(const char *root, int (*fn)(void *, const char *, const
 struct match_ctx {
 	const char *root;
 	struct matcher sys, name;
-	struct tracefs_event *evs;
+	struct tfs_event *evs;
 	int n, cap;
 };
 
 static int on_match(void *arg, const char *sys, const char *name)
 {
 	struct match_ctx *c = arg;
-	struct tracefs_event ev = { .id = 0 };
+	struct tfs_event ev = { .id = 0 };
 	if (strlen(sys) >= sizeof(ev.system) || strlen(name) >= sizeof(ev.name) ||
 	    !matcher_match(&c->sys, sys) || !matcher_match(&c->name, name) ||
-	    tracefs_event_id(c->root, sys, name, &ev.id) < 0)
+	    tfs_event_id(c->root, sys, name, &ev.id) < 0)
 		return 0;
 	if (c->n == c->cap) {
 		int cap = c->cap ? c->cap * 2 : 64;
-		struct tracefs_event *n = realloc(c->evs, (size_t)cap * sizeof(*n));
+		struct tfs_event *n = realloc(c->evs, (size_t)cap * sizeof(*n));
 		if (!n)
 			return -ENOMEM;
 		c->evs = n;
@@ -142,8 +142,8 @@ static int on_match(void *arg, const char *sys, const char *name)
 	return 0;
 }
 
-int tracefs_events_match(const char *root, const char *system_pat, const char *name_pat,
-			 bool regex, struct tracefs_event **out)
+int tfs_events_match(const char *root, const char *system_pat, const char *name_pat,
+			 bool regex, struct tfs_event **out)
 {
 	struct match_ctx c = { .root = root };
 	*out = NULL;
@@ -166,7 +166,7 @@ int tracefs_events_match(const char *root, const char *system_pat, const char *n
 	return c.n;
 }
 
-int tracefs_name_distance(const char *a, const char *b)
+int tfs_name_distance(const char *a, const char *b)
 {
 	size_t la = strlen(a), lb = strlen(b);
 	if (la > 200 || lb > 200)
@@ -205,7 +205,7 @@ static int on_suggest(void *arg, const char *sys, const char *name)
 	char full[200];
 	snprintf(full, sizeof(full), "%s:%s", sys, name);
 	/* the name alone counts too (a wrong system), one edit dearer */
-	int d1 = tracefs_name_distance(c->want, full), d2 = tracefs_name_distance(c->name, name) + 1;
+	int d1 = tfs_name_distance(c->want, full), d2 = tfs_name_distance(c->name, name) + 1;
 	int d = d1 < d2 ? d1 : d2;
 	int i = c->n;
 	while (i > 0 && (c->dist[i - 1] > d ||
@@ -225,7 +225,7 @@ static int on_suggest(void *arg, const char *sys, const char *name)
 	return 0;
 }
 
-int tracefs_events_suggest(const char *root, const char *system, const char *name, int max,
+int tfs_events_suggest(const char *root, const char *system, const char *name, int max,
 			   char *buf, size_t len)
 {
 	struct suggest_ctx c = { .name = name, .max = max < SUGGEST_MAX ? max : SUGGEST_MAX };

@@ -32,7 +32,7 @@ static bool get_u32(const char *line, const char *key, uint32_t *v)
 }
 
 /* Parses one format line into F. Returns false for lines that are no field. */
-static bool parse_field(char *line, struct tracefs_field *f)
+static bool parse_field(char *line, struct tfs_field *f)
 {
 	char *decl = strstr(line, "field:"), *semi;
 	uint32_t sign = 0;
@@ -65,19 +65,19 @@ static bool parse_field(char *line, struct tracefs_field *f)
 	return true;
 }
 
-int tracefs_event_fields(const char *root, const char *system, const char *name,
-			 struct tracefs_field **out)
+int tfs_event_fields(const char *root, const char *system, const char *name,
+			 struct tfs_field **out)
 {
 	char rel[400], *text = NULL;
 	int r = snprintf(rel, sizeof(rel), "events/%s/%s/format", system, name);
 	*out = NULL;
 	if (r < 0 || (size_t)r >= sizeof(rel))
 		return -ENAMETOOLONG;
-	ssize_t len = tracefs_read_file(root, rel, &text);
+	ssize_t len = tfs_read_file(root, rel, &text);
 	if (len < 0)
 		return (int)len;
 	int n = 0, cap = 0;
-	struct tracefs_field *fs = NULL, f;
+	struct tfs_field *fs = NULL, f;
 	for (char *save = NULL, *line = strtok_r(text, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save)) {
 		memset(&f, 0, sizeof(f));
@@ -85,7 +85,7 @@ int tracefs_event_fields(const char *root, const char *system, const char *name,
 			continue;
 		if (n == cap) {
 			cap = cap ? cap * 2 : 16;
-			struct tracefs_field *nf = realloc(fs, (size_t)cap * sizeof(*nf));
+			struct tfs_field *nf = realloc(fs, (size_t)cap * sizeof(*nf));
 			if (!nf) {
 				free(fs);
 				free(text);
@@ -100,7 +100,7 @@ int tracefs_event_fields(const char *root, const char *system, const char *name,
 	return n;
 }
 
-const struct tracefs_field *tracefs_field_find(const struct tracefs_field *fields, int n,
+const struct tfs_field *tfs_field_find(const struct tfs_field *fields, int n,
 					       const char *name)
 {
 	for (int i = 0; i < n; i++)
@@ -109,12 +109,12 @@ const struct tracefs_field *tracefs_field_find(const struct tracefs_field *field
 	return NULL;
 }
 
-int tracefs_event_u64_offset(const char *root, const char *system, const char *name,
+int tfs_event_u64_offset(const char *root, const char *system, const char *name,
 			     const char *field)
 {
-	struct tracefs_field *fields = NULL;
-	int n = tracefs_event_fields(root, system, name, &fields);
-	const struct tracefs_field *f = n > 0 ? tracefs_field_find(fields, n, field) : NULL;
+	struct tfs_field *fields = NULL;
+	int n = tfs_event_fields(root, system, name, &fields);
+	const struct tfs_field *f = n > 0 ? tfs_field_find(fields, n, field) : NULL;
 	int off = f && f->size == 8 ? (int)f->offset : -ENOENT;
 	free(fields);
 	return off;

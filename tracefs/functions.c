@@ -1,14 +1,14 @@
 /* The function tracer's lists: available_filter_functions (what it can
  * trace, one name per traced address) and an instance's set_ftrace_filter
  * (what it will trace; empty means every function). Text only, but for
- * tracefs_ftrace_filter_read. */
+ * tfs_ftrace_filter_read. */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "tracefs/tracefs.h"
 
-bool tracefs_functions_listed(const char *list, const char *name)
+bool tfs_functions_listed(const char *list, const char *name)
 {
 	size_t n = strlen(name);
 	if (!list || !n)
@@ -23,7 +23,7 @@ bool tracefs_functions_listed(const char *list, const char *name)
 	return false;
 }
 
-int tracefs_functions_count(const char *filter)
+int tfs_functions_count(const char *filter)
 {
 	int n = 0;
 	for (const char *line = filter; line && *line;) {
@@ -40,13 +40,13 @@ int tracefs_functions_count(const char *filter)
 	return n;
 }
 
-int tracefs_ftrace_filter_read(const char *root, const char *inst, int *count)
+int tfs_ftrace_filter_read(const char *root, const char *inst, int *count)
 {
 	char rel[512], *text = NULL;
 	snprintf(rel, sizeof(rel), "%s/set_ftrace_filter", inst);
-	int ret = tracefs_read_file(root, rel, &text);
+	int ret = tfs_read_file(root, rel, &text);
 	if (ret >= 0)
-		*count = tracefs_functions_count(text ? text : "");
+		*count = tfs_functions_count(text ? text : "");
 	free(text);
 	return ret < 0 ? ret : 0;
 }

@@ -12,24 +12,24 @@
 #include "tracefs/tracefs.h"
 #include "tracefs/internal.h"
 
-void tracefs_log_init(struct tracefs_log *log, const char *root)
+void tfs_log_init(struct tfs_log *log, const char *root)
 {
 	memset(log, 0, sizeof(*log));
 	snprintf(log->root, sizeof(log->root), "%s", root);
 }
 
-static int record(struct tracefs_log *log, enum tracefs_undo_kind kind, const char *path,
+static int record(struct tfs_log *log, enum tfs_undo_kind kind, const char *path,
 		  const char *undo)
 {
 	if (log->n == log->cap) {
 		size_t cap = log->cap ? log->cap * 2 : 16;
-		struct tracefs_undo *n = realloc(log->items, cap * sizeof(*n));
+		struct tfs_undo *n = realloc(log->items, cap * sizeof(*n));
 		if (!n)
 			return -ENOMEM;
 		log->items = n;
 		log->cap = cap;
 	}
-	struct tracefs_undo *u = &log->items[log->n];
+	struct tfs_undo *u = &log->items[log->n];
 	u->kind = kind;
 	u->path = strdup(path);
 	u->undo = strdup(undo ? undo : "");
@@ -54,7 +54,7 @@ static void last_error(const char *root, char *raw, size_t rawlen, char *err, si
 {
 	char *text = NULL;
 	raw[0] = err[0] = '\0';
-	if (tracefs_read_file(root, "error_log", &text) <= 0) {
+	if (tfs_read_file(root, "error_log", &text) <= 0) {
 		free(text);
 		return;
 	}
@@ -80,7 +80,7 @@ static void last_error(const char *root, char *raw, size_t rawlen, char *err, si
 	free(text);
 }
 
-int tracefs_write_path(const char *path, const char *value, bool append)
+int tfs_write_path(const char *path, const char *value, bool append)
 {
 	int fd = open(path, O_WRONLY | O_CLOEXEC | (append ? O_APPEND : O_TRUNC));
 	if (fd < 0)
@@ -95,22 +95,22 @@ int tracefs_write_path(const char *path, const char *value, bool append)
 	return (size_t)w == len ? 0 : -EIO;
 }
 
-static int undo_one(const struct tracefs_undo *u);
+static int undo_one(const struct tfs_undo *u);
 
-int tracefs_log_write(struct tracefs_log *log, const char *rel, const char *value, bool append,
-		      enum tracefs_undo_kind undo_kind, const char *undo, char *err, size_t errlen)
+int tfs_log_write(struct tfs_log *log, const char *rel, const char *value, bool append,
+		      enum tfs_undo_kind undo_kind, const char *undo, char *err, size_t errlen)
 {
 	char path[512];
 	if (err && errlen)
 		err[0] = '\0';
-	if (tracefs_join(path, sizeof(path), log->root, rel) < 0)
+	if (tfs_join(path, sizeof(path), log->root, rel) < 0)
 		return -ENAMETOOLONG;
 	/* error_log keeps old entries: only one that appears with this write is ours */
 	char before[256] = "", after[256], msg[512];
 	if (err && errlen)
 		last_error(log->root, before, sizeof(before), msg, sizeof(msg));
-	tracefs_debug(append ? "append" : "write", path, value);
-	int ret = tracefs_write_path(path, value, append);
+	tfs_debug(append ? "append" : "write", path, value);
+	int ret = tfs_write_path(path, value, append);
 	if (ret < 0) {
 		if (err && errlen) {
 			last_error(log->root, after, sizeof(after), msg, sizeof(msg));
@@ -122,18 +122,18 @@ int tracefs_log_write(struct tracefs_log *log, const char *rel, const char *valu
 	ret = record(log, undo_kind, path, undo);
 	if (ret < 0) {
 		/* never keep a change the log cannot undo later */
-		struct tracefs_undo u = { undo_kind, path, (char *)(undo ? undo : "") };
+		struct tfs_undo u = { undo_kind, path, (char *)(undo ? undo : "") };
 		undo_one(&u);
 	}
 	return ret;
 }
 
-int tracefs_log_mkdir(struct tracefs_log *log, const char *rel)
+int tfs_log_mkdir(struct tfs_log *log, const char *rel)
 {
 	char path[512];
-	if (tracefs_join(path, sizeof(path), log->root, rel) < 0)
+	if (tfs_join(path, sizeof(path), log->root, rel) < 0)
 		return -ENAMETOOLONG;
-	tracefs_debug("mkdir", path, NULL);
+	tfs_debug("mkdir", path, NULL);
 	if (mkdir(path, 0755) != 0)
 		return -errno;
 	int ret = record(log, TRACEFS_UNDO_RMDIR, path, NULL);
@@ -142,17 +142,17 @@ int tracefs_log_mkdir(struct tracefs_log *log, const char *rel)
 	return ret;
 }
 
-static int undo_one(const struct tracefs_undo *u)
+static int undo_one(const struct tfs_undo *u)
 {
 	switch (u->kind) {
 	case TRACEFS_UNDO_WRITE:
 	case TRACEFS_UNDO_APPEND: {
 		bool append = u->kind == TRACEFS_UNDO_APPEND;
-		tracefs_debug(append ? "append" : "write", u->path, u->undo);
-		return tracefs_write_path(u->path, u->undo, append);
+		tfs_debug(append ? "append" : "write", u->path, u->undo);
+		return tfs_write_path(u->path, u->undo, append);
 	}
 	case TRACEFS_UNDO_RMDIR:
-		tracefs_debug("rmdir", u->path, NULL);
+		tfs_debug("rmdir", u->path, NULL);
 		/* an instance's buffers can be busy for a moment after its readers close */
 		for (int i = 0; i < 50; i++) {
 			if (rmdir(u->path) == 0 || errno == ENOENT)
@@ -166,11 +166,11 @@ static int undo_one(const struct tracefs_undo *u)
 	return -EINVAL;
 }
 
-int tracefs_log_undo(struct tracefs_log *log)
+int tfs_log_undo(struct tfs_log *log)
 {
 	int first = 0;
 	while (log->n > 0) {
-		struct tracefs_undo *u = &log->items[--log->n];
+		struct tfs_undo *u = &log->items[--log->n];
 		int ret = undo_one(u);
 		if (ret < 0 && !first)
 			first = ret;
@@ -180,7 +180,7 @@ int tracefs_log_undo(struct tracefs_log *log)
 	return first;
 }
 
-void tracefs_log_free(struct tracefs_log *log)
+void tfs_log_free(struct tfs_log *log)
 {
 	for (size_t i = 0; i < log->n; i++) {
 		free(log->items[i].path);

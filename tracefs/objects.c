@@ -14,7 +14,7 @@ static int event_file(char *buf, size_t len, const char *instance, const char *s
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
-int tracefs_instance_create(struct tracefs_log *log, const char *name, char *path, size_t len)
+int tfs_instance_create(struct tfs_log *log, const char *name, char *path, size_t len)
 {
 	char rel[256];
 	if (!name[0] || strchr(name, '/'))
@@ -22,34 +22,34 @@ int tracefs_instance_create(struct tracefs_log *log, const char *name, char *pat
 	int n = snprintf(rel, sizeof(rel), "instances/%s", name);
 	if (n < 0 || (size_t)n >= sizeof(rel) || (size_t)n >= len)
 		return -ENAMETOOLONG;
-	int ret = tracefs_log_mkdir(log, rel);
+	int ret = tfs_log_mkdir(log, rel);
 	if (ret == 0)
 		snprintf(path, len, "%s", rel);
 	return ret;
 }
 
-int tracefs_dynevent_add(struct tracefs_log *log, const char *file, const char *group,
+int tfs_dynevent_add(struct tfs_log *log, const char *file, const char *group,
 			 const char *event, const char *definition, char *err, size_t errlen)
 {
 	char undo[256];
 	int n = snprintf(undo, sizeof(undo), "-:%s/%s\n", group, event);
 	if (n < 0 || (size_t)n >= sizeof(undo))
 		return -ENAMETOOLONG;
-	return tracefs_log_write(log, file, definition, true, TRACEFS_UNDO_APPEND, undo, err,
+	return tfs_log_write(log, file, definition, true, TRACEFS_UNDO_APPEND, undo, err,
 				 errlen);
 }
 
-int tracefs_event_enable(struct tracefs_log *log, const char *instance, const char *system,
+int tfs_event_enable(struct tfs_log *log, const char *instance, const char *system,
 			 const char *name)
 {
 	char rel[400];
 	int ret = event_file(rel, sizeof(rel), instance, system, name, "enable");
 	if (ret < 0)
 		return ret;
-	return tracefs_log_write(log, rel, "1", false, TRACEFS_UNDO_WRITE, "0", NULL, 0);
+	return tfs_log_write(log, rel, "1", false, TRACEFS_UNDO_WRITE, "0", NULL, 0);
 }
 
-int tracefs_trigger_add(struct tracefs_log *log, const char *instance, const char *system,
+int tfs_trigger_add(struct tfs_log *log, const char *instance, const char *system,
 			const char *name, const char *trigger)
 {
 	char rel[400], undo[300];
@@ -63,5 +63,5 @@ int tracefs_trigger_add(struct tracefs_log *log, const char *instance, const cha
 		return -ENAMETOOLONG;
 	snprintf(undo, sizeof(undo), "!%.*s", (int)cmd, trigger);
 	/* appended: opening a trigger file with O_TRUNC drops its other triggers */
-	return tracefs_log_write(log, rel, trigger, true, TRACEFS_UNDO_APPEND, undo, NULL, 0);
+	return tfs_log_write(log, rel, trigger, true, TRACEFS_UNDO_APPEND, undo, NULL, 0);
 }

@@ -14,13 +14,13 @@
 
 typedef void (*report_fn)(void *ctx, const char *what);
 
-void tracefs_owned_name(pid_t pid, char *buf, size_t len)
+void tfs_owned_name(pid_t pid, char *buf, size_t len)
 {
 	snprintf(buf, len, "ftstack_%d", (int)pid);
 }
 
 /* The pid in "ftstack_<digits>", or 0 for any other name (and for leading
- * zeros, which tracefs_owned_name never writes). */
+ * zeros, which tfs_owned_name never writes). */
 static long owned_pid(const char *name)
 {
 	if (strncmp(name, "ftstack_", 8) != 0)
@@ -51,8 +51,8 @@ static bool owner_alive(const char *proc_root, long pid)
 static void clear_triggers(const char *dir)
 {
 	char *text = NULL, path[1024];
-	if (tracefs_read_file(dir, "trigger", &text) <= 0 ||
-	    tracefs_join(path, sizeof(path), dir, "trigger") < 0) {
+	if (tfs_read_file(dir, "trigger", &text) <= 0 ||
+	    tfs_join(path, sizeof(path), dir, "trigger") < 0) {
 		free(text);
 		return;
 	}
@@ -68,8 +68,8 @@ static void clear_triggers(const char *dir)
 			br[-1] = '\0';
 		char cmd[1100];
 		snprintf(cmd, sizeof(cmd), "!%s", line);
-		tracefs_debug("append", path, cmd);
-		tracefs_write_path(path, cmd, true);
+		tfs_debug("append", path, cmd);
+		tfs_write_path(path, cmd, true);
 	}
 	free(text);
 }
@@ -79,10 +79,10 @@ static void quiesce_event(const char *edir)
 {
 	char path[1100], *val = NULL;
 	clear_triggers(edir);
-	if (tracefs_read_file(edir, "enable", &val) > 0 && val[0] != '0' &&
-	    tracefs_join(path, sizeof(path), edir, "enable") == 0) {
-		tracefs_debug("write", path, "0");
-		tracefs_write_path(path, "0", false);
+	if (tfs_read_file(edir, "enable", &val) > 0 && val[0] != '0' &&
+	    tfs_join(path, sizeof(path), edir, "enable") == 0) {
+		tfs_debug("write", path, "0");
+		tfs_write_path(path, "0", false);
 	}
 	free(val);
 }
@@ -94,13 +94,13 @@ static void quiesce_events(const char *events_dir)
 	for (struct dirent *s; d && (s = readdir(d));) {
 		char sdir[768], edir[1024];
 		if (s->d_name[0] == '.' ||
-		    tracefs_join(sdir, sizeof(sdir), events_dir, s->d_name) < 0 ||
-		    !tracefs_is_dir(sdir))
+		    tfs_join(sdir, sizeof(sdir), events_dir, s->d_name) < 0 ||
+		    !tfs_is_dir(sdir))
 			continue;
 		DIR *sd = opendir(sdir);
 		for (struct dirent *e; sd && (e = readdir(sd));) {
-			if (e->d_name[0] == '.' || tracefs_join(edir, sizeof(edir), sdir, e->d_name) < 0 ||
-			    !tracefs_is_dir(edir))
+			if (e->d_name[0] == '.' || tfs_join(edir, sizeof(edir), sdir, e->d_name) < 0 ||
+			    !tfs_is_dir(edir))
 				continue;
 			quiesce_event(edir);
 		}
@@ -116,7 +116,7 @@ static int remove_instances(const char *root, const char *proc_root, report_fn r
 {
 	char path[512], dir[768], sub[1024];
 	int removed = 0;
-	if (tracefs_join(path, sizeof(path), root, "instances") < 0)
+	if (tfs_join(path, sizeof(path), root, "instances") < 0)
 		return 0;
 	DIR *d = opendir(path);
 	if (!d)
@@ -124,19 +124,19 @@ static int remove_instances(const char *root, const char *proc_root, report_fn r
 	for (struct dirent *e; (e = readdir(d));) {
 		long pid = owned_pid(e->d_name);
 		if (!pid || owner_alive(proc_root, pid) ||
-		    tracefs_join(dir, sizeof(dir), path, e->d_name) < 0)
+		    tfs_join(dir, sizeof(dir), path, e->d_name) < 0)
 			continue;
 		/* stop the buffer and the events first: a busy instance cannot go */
 		static const char *const off[] = { "tracing_on", "events/enable" };
 		for (int i = 0; i < 2; i++) {
-			if (tracefs_join(sub, sizeof(sub), dir, off[i]) == 0) {
-				tracefs_debug("write", sub, "0");
-				tracefs_write_path(sub, "0", false);
+			if (tfs_join(sub, sizeof(sub), dir, off[i]) == 0) {
+				tfs_debug("write", sub, "0");
+				tfs_write_path(sub, "0", false);
 			}
 		}
-		if (tracefs_join(sub, sizeof(sub), dir, "events") == 0)
+		if (tfs_join(sub, sizeof(sub), dir, "events") == 0)
 			quiesce_events(sub);
-		tracefs_debug("rmdir", dir, NULL);
+		tfs_debug("rmdir", dir, NULL);
 		if (rmdir(dir) == 0) {
 			char what[300];
 			snprintf(what, sizeof(what), "instance %s", e->d_name);
@@ -186,14 +186,14 @@ static int remove_dynevent(const char *root, const char *file, const char *group
 	char path[768], cmd[300];
 	snprintf(path, sizeof(path), "%s/events/%s/%s", root, group, event);
 	quiesce_event(path);
-	if (tracefs_join(path, sizeof(path), root, file) < 0)
+	if (tfs_join(path, sizeof(path), root, file) < 0)
 		return -ENAMETOOLONG;
 	snprintf(cmd, sizeof(cmd), "-:%s/%s\n", group, event);
-	tracefs_debug("append", path, cmd);
+	tfs_debug("append", path, cmd);
 	int ret = -EBUSY;
 	/* a killed owner's perf events are released a moment after it dies */
 	for (int i = 0; i < 50 && ret == -EBUSY; i++) {
-		ret = tracefs_write_path(path, cmd, true);
+		ret = tfs_write_path(path, cmd, true);
 		if (ret == -EBUSY)
 			nanosleep(&(struct timespec){ 0, 20 * 1000 * 1000 }, NULL);
 	}
@@ -213,7 +213,7 @@ static int remove_listed(const char *root, const char *file, const char *proc_ro
 {
 	char *text = NULL;
 	int removed = 0;
-	if (tracefs_read_file(root, file, &text) < 0)
+	if (tfs_read_file(root, file, &text) < 0)
 		return 0;
 	for (char *save = NULL, *line = strtok_r(text, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save)) {
@@ -248,7 +248,7 @@ static int dynevent_files(const char *root, const char *files[3])
 	char path[512];
 	int n = 0;
 	for (int i = 0; i < 3; i++)
-		if (tracefs_join(path, sizeof(path), root, all[i]) == 0 && access(path, F_OK) == 0)
+		if (tfs_join(path, sizeof(path), root, all[i]) == 0 && access(path, F_OK) == 0)
 			files[n++] = all[i];
 	return n;
 }
@@ -260,13 +260,13 @@ static int remove_unlisted(const char *root, const char *proc_root, const char *
 {
 	char top[512], gdir[768], name[200];
 	int removed = 0;
-	if (tracefs_join(top, sizeof(top), root, "events") < 0 || !nfiles)
+	if (tfs_join(top, sizeof(top), root, "events") < 0 || !nfiles)
 		return 0;
 	DIR *d = opendir(top);
 	for (struct dirent *g; d && (g = readdir(d));) {
 		long pid = owned_pid(g->d_name);
 		if (!pid || owner_alive(proc_root, pid) ||
-		    tracefs_join(gdir, sizeof(gdir), top, g->d_name) < 0)
+		    tfs_join(gdir, sizeof(gdir), top, g->d_name) < 0)
 			continue;
 		DIR *gd = opendir(gdir);
 		for (struct dirent *e; gd && (e = readdir(gd));) {
@@ -275,7 +275,7 @@ static int remove_unlisted(const char *root, const char *proc_root, const char *
 			    seen_has(seen, name))
 				continue;
 			char edir[1024];
-			if (tracefs_join(edir, sizeof(edir), gdir, e->d_name) < 0 || !tracefs_is_dir(edir))
+			if (tfs_join(edir, sizeof(edir), gdir, e->d_name) < 0 || !tfs_is_dir(edir))
 				continue;
 			seen_add(seen, name);
 			int ret = -ENOENT;
@@ -295,7 +295,7 @@ static int remove_unlisted(const char *root, const char *proc_root, const char *
 	return removed;
 }
 
-int tracefs_cleanup_stale(const char *root, const char *proc_root,
+int tfs_cleanup_stale(const char *root, const char *proc_root,
 			  void (*report)(void *ctx, const char *what), void *ctx)
 {
 	int first_err = 0;

@@ -33,7 +33,7 @@ struct pending {
 	uint64_t uips[TRACEFS_RAW_MAX_IPS];
 };
 
-struct tracefs_raw {
+struct tfs_raw {
 	struct kbuffer *kb;
 	size_t subbuf_size;
 	uint8_t *page;        /* aligned copy, zero slack after it for kbuffer */
@@ -42,13 +42,13 @@ struct tracefs_raw {
 	int nids;
 	uint16_t function_id;
 	uint32_t function_ip_off;
-	struct tracefs_raw_func *funcs; /* sorted by start */
+	struct tfs_raw_func *funcs; /* sorted by start */
 	int nfuncs;
 	bool want_k, want_u;
 	struct pending pend[TRACEFS_RAW_PENDING]; /* oldest first */
 	int npend;
 	uint64_t ips[TRACEFS_RAW_MAX_IPS];        /* the record being decoded */
-	struct tracefs_raw_stats st;
+	struct tfs_raw_stats st;
 };
 
 static int id_cmp(const void *a, const void *b)
@@ -59,11 +59,11 @@ static int id_cmp(const void *a, const void *b)
 
 static int func_cmp(const void *a, const void *b)
 {
-	const struct tracefs_raw_func *x = a, *y = b;
+	const struct tfs_raw_func *x = a, *y = b;
 	return (x->start > y->start) - (x->start < y->start);
 }
 
-static int copy_funcs(struct tracefs_raw *r, const struct tracefs_raw_types *t)
+static int copy_funcs(struct tfs_raw *r, const struct tfs_raw_types *t)
 {
 	r->funcs = calloc((size_t)t->nfuncs, sizeof(*r->funcs));
 	if (!r->funcs)
@@ -76,14 +76,14 @@ static int copy_funcs(struct tracefs_raw *r, const struct tracefs_raw_types *t)
 	return 0;
 }
 
-int tracefs_raw_create(const struct tracefs_raw_types *types, size_t subbuf_size,
-		       bool want_kstack, bool want_ustack, struct tracefs_raw **out)
+int tfs_raw_create(const struct tfs_raw_types *types, size_t subbuf_size,
+		       bool want_kstack, bool want_ustack, struct tfs_raw **out)
 {
 	*out = NULL;
 	if (!types || types->nevents < 0 || (types->nevents && !types->events) ||
 	    subbuf_size <= PAGE_HDR || subbuf_size > (1u << 27))
 		return -EINVAL;
-	struct tracefs_raw *r = calloc(1, sizeof(*r));
+	struct tfs_raw *r = calloc(1, sizeof(*r));
 	if (!r)
 		return -ENOMEM;
 	r->subbuf_size = subbuf_size;
@@ -91,7 +91,7 @@ int tracefs_raw_create(const struct tracefs_raw_types *types, size_t subbuf_size
 	r->ids = calloc((size_t)types->nevents + 1, sizeof(*r->ids));
 	r->kb = kbuffer_alloc(KBUFFER_LSIZE_8, KBUFFER_ENDIAN_LITTLE);
 	if (!r->page || !r->ids || !r->kb) {
-		tracefs_raw_free(r);
+		tfs_raw_free(r);
 		return -ENOMEM;
 	}
 	for (int i = 0; i < types->nevents; i++) {
@@ -104,7 +104,7 @@ int tracefs_raw_create(const struct tracefs_raw_types *types, size_t subbuf_size
 	}
 	qsort(r->ids, (size_t)r->nids, sizeof(*r->ids), id_cmp);
 	if (types->nfuncs > 0 && copy_funcs(r, types) < 0) {
-		tracefs_raw_free(r);
+		tfs_raw_free(r);
 		return -ENOMEM;
 	}
 	r->kstack_id = types->kernel_stack;
@@ -115,7 +115,7 @@ int tracefs_raw_create(const struct tracefs_raw_types *types, size_t subbuf_size
 	return 0;
 }
 
-void tracefs_raw_free(struct tracefs_raw *r)
+void tfs_raw_free(struct tfs_raw *r)
 {
 	if (!r)
 		return;
@@ -127,12 +127,12 @@ void tracefs_raw_free(struct tracefs_raw *r)
 	free(r);
 }
 
-const struct tracefs_raw_stats *tracefs_raw_stats(const struct tracefs_raw *r)
+const struct tfs_raw_stats *tfs_raw_stats(const struct tfs_raw *r)
 {
 	return &r->st;
 }
 
-static const struct id_map *event_of(const struct tracefs_raw *r, uint16_t type)
+static const struct id_map *event_of(const struct tfs_raw *r, uint16_t type)
 {
 	int lo = 0, hi = r->nids;
 	while (lo < hi) {
@@ -149,7 +149,7 @@ static const struct id_map *event_of(const struct tracefs_raw *r, uint16_t type)
 
 /* The traced function whose text holds the function record's ip: the
  * entry's ip is its fentry call site, a few bytes into the function. */
-static const struct tracefs_raw_func *func_of(const struct tracefs_raw *r, const uint8_t *data,
+static const struct tfs_raw_func *func_of(const struct tfs_raw *r, const uint8_t *data,
 					      uint32_t size)
 {
 	uint64_t ip;
@@ -169,7 +169,7 @@ static const struct tracefs_raw_func *func_of(const struct tracefs_raw *r, const
 
 /* The event's u64 argument, when its record is long enough to hold it. */
 static void copy_arg(const struct id_map *m, const uint8_t *data, uint32_t size,
-		     struct tracefs_raw_record *rec)
+		     struct tfs_raw_record *rec)
 {
 	if (m->arg_off < 0 || (uint64_t)m->arg_off + 8 > size)
 		return;
@@ -179,7 +179,7 @@ static void copy_arg(const struct id_map *m, const uint8_t *data, uint32_t size,
 
 /* Copies up to N callers from the record (4-byte aligned in the ring, so
  * never read in place) into r->ips. */
-static uint32_t copy_ips(struct tracefs_raw *r, const uint8_t *data, uint32_t size, int64_t n)
+static uint32_t copy_ips(struct tfs_raw *r, const uint8_t *data, uint32_t size, int64_t n)
 {
 	if (size < STACK_OFF || n <= 0)
 		return 0;
@@ -193,11 +193,11 @@ static uint32_t copy_ips(struct tracefs_raw *r, const uint8_t *data, uint32_t si
 }
 
 /* Fills REC from one data record of SIZE bytes. */
-static void parse_record(struct tracefs_raw *r, const uint8_t *data, uint32_t size,
-			 struct tracefs_raw_record *rec)
+static void parse_record(struct tfs_raw *r, const uint8_t *data, uint32_t size,
+			 struct tfs_raw_record *rec)
 {
 	const struct id_map *m;
-	const struct tracefs_raw_func *f;
+	const struct tfs_raw_func *f;
 	memset(rec, 0, sizeof(*rec));
 	rec->event = -1;
 	rec->ips = r->ips;
@@ -235,7 +235,7 @@ static void parse_record(struct tracefs_raw *r, const uint8_t *data, uint32_t si
 	}
 }
 
-static void count_kind(struct tracefs_raw *r, enum tracefs_raw_kind k)
+static void count_kind(struct tfs_raw *r, enum tfs_raw_kind k)
 {
 	switch (k) {
 	case TRACEFS_RAW_EVENT: r->st.events++; break;
@@ -247,7 +247,7 @@ static void count_kind(struct tracefs_raw *r, enum tracefs_raw_kind k)
 
 /* Copies the page and checks that its header's sizes fit before kbuffer
  * trusts them. Returns 0 or -EINVAL. */
-static int load_page(struct tracefs_raw *r, const void *page, size_t len)
+static int load_page(struct tfs_raw *r, const void *page, size_t len)
 {
 	uint64_t commit;
 	if (len < PAGE_HDR || len > r->subbuf_size)
@@ -267,8 +267,8 @@ static int load_page(struct tracefs_raw *r, const void *page, size_t len)
 	return 0;
 }
 
-int tracefs_raw_decode(struct tracefs_raw *r, const void *page, size_t len,
-		       tracefs_raw_record_fn fn, void *ctx)
+int tfs_raw_decode(struct tfs_raw *r, const void *page, size_t len,
+		       tfs_raw_record_fn fn, void *ctx)
 {
 	if (load_page(r, page, len) < 0) {
 		r->st.bad_pages++;
@@ -284,7 +284,7 @@ int tracefs_raw_decode(struct tracefs_raw *r, const void *page, size_t len,
 		int esize = kbuffer_event_size(r->kb);
 		if (esize < 0 || (const uint8_t *)d + esize > end)
 			break; /* kbuffer went past the committed data: a corrupt page */
-		struct tracefs_raw_record rec;
+		struct tfs_raw_record rec;
 		parse_record(r, d, (uint32_t)esize, &rec);
 		rec.ts = ts;
 		r->st.records++;
@@ -299,24 +299,24 @@ int tracefs_raw_decode(struct tracefs_raw *r, const void *page, size_t len,
 /* ---- pairing ---- */
 
 struct feed_ctx {
-	struct tracefs_raw *r;
-	tracefs_raw_sample_fn fn;
+	struct tfs_raw *r;
+	tfs_raw_sample_fn fn;
 	void *ctx;
 };
 
-static bool complete(const struct tracefs_raw *r, const struct pending *p)
+static bool complete(const struct tfs_raw *r, const struct pending *p)
 {
 	return (!r->want_k || !(p->stacks & TRACEFS_RAW_WANT_KSTACK) || p->has_k) &&
 	       (!r->want_u || !(p->stacks & TRACEFS_RAW_WANT_USTACK) || p->has_u);
 }
 
 /* Gives out pending event I and removes it. */
-static void emit(struct tracefs_raw *r, int i, tracefs_raw_sample_fn fn, void *ctx)
+static void emit(struct tfs_raw *r, int i, tfs_raw_sample_fn fn, void *ctx)
 {
 	struct pending *p = &r->pend[i];
 	if (!complete(r, p))
 		r->st.incomplete++;
-	struct tracefs_raw_sample smp = {
+	struct tfs_raw_sample smp = {
 		.event = p->event, .tid = p->tid, .tgid = p->tgid, .ts = p->ts,
 		.has_kstack = p->has_k, .has_ustack = p->has_u, .has_arg = p->has_arg, .arg = p->arg,
 		.kips = p->kips, .nkips = p->nk, .uips = p->uips, .nuips = p->nu,
@@ -333,7 +333,7 @@ static void emit(struct tracefs_raw *r, int i, tracefs_raw_sample_fn fn, void *c
 	r->npend--;
 }
 
-static void add_event(struct tracefs_raw *r, const struct tracefs_raw_record *rec,
+static void add_event(struct tfs_raw *r, const struct tfs_raw_record *rec,
 		      const struct feed_ctx *fc)
 {
 	if (r->npend == TRACEFS_RAW_PENDING)
@@ -355,7 +355,7 @@ static void add_event(struct tracefs_raw *r, const struct tracefs_raw_record *re
 /* Attaches a stack record to the newest pending event of its pid that lacks
  * that kind: nested contexts (an interrupt's event between an event and its
  * stacks) finish innermost first. */
-static void add_stack(struct tracefs_raw *r, const struct tracefs_raw_record *rec,
+static void add_stack(struct tfs_raw *r, const struct tfs_raw_record *rec,
 		      const struct feed_ctx *fc)
 {
 	bool kernel = rec->kind == TRACEFS_RAW_KSTACK;
@@ -381,7 +381,7 @@ static void add_stack(struct tracefs_raw *r, const struct tracefs_raw_record *re
 	r->st.orphans++;
 }
 
-static int pair_record(void *ctx, const struct tracefs_raw_record *rec)
+static int pair_record(void *ctx, const struct tfs_raw_record *rec)
 {
 	struct feed_ctx *fc = ctx;
 	switch (rec->kind) {
@@ -398,20 +398,20 @@ static int pair_record(void *ctx, const struct tracefs_raw_record *rec)
 	return 0;
 }
 
-int tracefs_raw_feed(struct tracefs_raw *r, const void *page, size_t len,
-		     tracefs_raw_sample_fn fn, void *ctx)
+int tfs_raw_feed(struct tfs_raw *r, const void *page, size_t len,
+		     tfs_raw_sample_fn fn, void *ctx)
 {
 	struct feed_ctx fc = { r, fn, ctx };
-	return tracefs_raw_decode(r, page, len, pair_record, &fc);
+	return tfs_raw_decode(r, page, len, pair_record, &fc);
 }
 
-void tracefs_raw_flush(struct tracefs_raw *r, tracefs_raw_sample_fn fn, void *ctx)
+void tfs_raw_flush(struct tfs_raw *r, tfs_raw_sample_fn fn, void *ctx)
 {
 	while (r->npend)
 		emit(r, 0, fn, ctx);
 }
 
-int tracefs_raw_format_id(const char *format)
+int tfs_raw_format_id(const char *format)
 {
 	const char *p = format ? strstr(format, "\nID:") : NULL;
 	if (p)

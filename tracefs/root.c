@@ -11,26 +11,26 @@
 #include "tracefs/tracefs.h"
 #include "tracefs/internal.h"
 
-static tracefs_debug_fn debug_fn;
+static tfs_debug_fn debug_fn;
 
-void tracefs_set_debug(tracefs_debug_fn fn)
+void tfs_set_debug(tfs_debug_fn fn)
 {
 	debug_fn = fn;
 }
 
-void tracefs_debug(const char *what, const char *path, const char *value)
+void tfs_debug(const char *what, const char *path, const char *value)
 {
 	if (debug_fn)
 		debug_fn(what, path, value);
 }
 
-int tracefs_join(char *buf, size_t len, const char *a, const char *b)
+int tfs_join(char *buf, size_t len, const char *a, const char *b)
 {
 	int n = snprintf(buf, len, "%s/%s", a, b);
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
-bool tracefs_is_dir(const char *path)
+bool tfs_is_dir(const char *path)
 {
 	struct stat st;
 	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
@@ -39,8 +39,8 @@ bool tracefs_is_dir(const char *path)
 static bool has_events(const char *dir)
 {
 	char path[300];
-	return dir[0] && tracefs_join(path, sizeof(path), dir, "events") == 0 &&
-	       tracefs_is_dir(path);
+	return dir[0] && tfs_join(path, sizeof(path), dir, "events") == 0 &&
+	       tfs_is_dir(path);
 }
 
 /* The mount points /proc/mounts lists, best first: tracefs at the default
@@ -62,7 +62,7 @@ static void scan_mounts(char cand[3][256])
 		endmntent(f);
 }
 
-int tracefs_find_root(char *buf, size_t len)
+int tfs_find_root(char *buf, size_t len)
 {
 	char cand[5][256] = { "", "", "", TRACEFS_DEFAULT_ROOT, "/sys/kernel/debug/tracing" };
 	scan_mounts(cand);
@@ -74,7 +74,7 @@ int tracefs_find_root(char *buf, size_t len)
 		}
 	}
 	/* not mounted: mount it where perf and trace-cmd look, and leave it */
-	tracefs_debug("mount", TRACEFS_DEFAULT_ROOT, "tracefs");
+	tfs_debug("mount", TRACEFS_DEFAULT_ROOT, "tracefs");
 	if (mount("nodev", TRACEFS_DEFAULT_ROOT, "tracefs", 0, NULL) != 0) {
 		int e = errno;
 		return e == EPERM || e == EACCES ? -EPERM : -ENOENT;
@@ -85,11 +85,11 @@ int tracefs_find_root(char *buf, size_t len)
 	return 0;
 }
 
-ssize_t tracefs_read_file(const char *root, const char *rel, char **out)
+ssize_t tfs_read_file(const char *root, const char *rel, char **out)
 {
 	char path[512];
 	*out = NULL;
-	if (tracefs_join(path, sizeof(path), root, rel) < 0)
+	if (tfs_join(path, sizeof(path), root, rel) < 0)
 		return -ENAMETOOLONG;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)

@@ -3,7 +3,7 @@
  * change ftstack makes to it: recorded in one undo log as it is made, undone in
  * reverse order on every exit path (trace-cmd's reset-file list is the model).
  * Every function takes the tracefs root directory, so tests can point it at a
- * fixture tree. Nothing here prints; --debug goes through tracefs_set_debug().
+ * fixture tree. Nothing here prints; --debug goes through tfs_set_debug().
  */
 #ifndef FTSTACK_TRACEFS_H
 #define FTSTACK_TRACEFS_H
@@ -21,19 +21,19 @@
  * none is mounted, mounts it at /sys/kernel/tracing and leaves it mounted, as
  * perf and trace-cmd do. Copies the directory to buf. Returns 0, -ENOENT (not
  * in this kernel) or -EPERM. */
-int tracefs_find_root(char *buf, size_t len);
+int tfs_find_root(char *buf, size_t len);
 
 /* ---- debug hook (collector installs it for --debug) ---- */
-typedef void (*tracefs_debug_fn)(const char *what, const char *path, const char *value);
-void tracefs_set_debug(tracefs_debug_fn fn);
+typedef void (*tfs_debug_fn)(const char *what, const char *path, const char *value);
+void tfs_set_debug(tfs_debug_fn fn);
 
 /* ---- reading ---- */
 
 /* Reads ROOT/REL into a malloc'd NUL-terminated string (*out, caller frees).
  * Returns the length or -errno. */
-ssize_t tracefs_read_file(const char *root, const char *rel, char **out);
+ssize_t tfs_read_file(const char *root, const char *rel, char **out);
 
-struct tracefs_event {
+struct tfs_event {
 	char system[64];
 	char name[128];
 	uint32_t id;
@@ -45,21 +45,21 @@ struct tracefs_event {
  * without a numeric id are skipped; the "ftrace" system (not perf-openable)
  * is listed like any other. Returns the count (>= 0) and a malloc'd array in
  * *out (NULL when none; caller frees), or -errno (-EINVAL for a bad regex). */
-int tracefs_events_match(const char *root, const char *system_pat, const char *name_pat,
-			 bool regex, struct tracefs_event **out);
+int tfs_events_match(const char *root, const char *system_pat, const char *name_pat,
+			 bool regex, struct tfs_event **out);
 
 /* The Levenshtein distance between A and B (the edits that make one the
  * other), for suggesting close names; names over 200 characters are 1000. */
-int tracefs_name_distance(const char *a, const char *b);
+int tfs_name_distance(const char *a, const char *b);
 /* Up to MAX (at most 8) event names ("system:name") closest to SYSTEM:NAME
  * by edit distance (of "system:name", or of the name alone plus one), nearest
  * first, ties alphabetical, for "did you mean" messages, written
  * comma-separated into buf. Names farther than 1 + strlen(NAME)/2 edits, and
  * names that do not fit buf whole, are left out. Returns the number written. */
-int tracefs_events_suggest(const char *root, const char *system, const char *name,
+int tfs_events_suggest(const char *root, const char *system, const char *name,
 			   int max, char *buf, size_t len);
 
-struct tracefs_field {
+struct tfs_field {
 	char name[64];
 	uint32_t offset;
 	uint32_t size;
@@ -67,56 +67,56 @@ struct tracefs_field {
 };
 /* Parses ROOT/events/SYSTEM/NAME/format. Returns the number of fields and a
  * malloc'd array in *out (caller frees), or -errno. */
-int tracefs_event_fields(const char *root, const char *system, const char *name,
-			 struct tracefs_field **out);
+int tfs_event_fields(const char *root, const char *system, const char *name,
+			 struct tfs_field **out);
 /* Returns the field named NAME in FIELDS, or NULL. */
-const struct tracefs_field *tracefs_field_find(const struct tracefs_field *fields, int n,
+const struct tfs_field *tfs_field_find(const struct tfs_field *fields, int n,
 					       const char *name);
 /* Returns the offset of the 8-byte field FIELD of event SYSTEM/NAME, or
  * -ENOENT when the event has no such field (or another size). */
-int tracefs_event_u64_offset(const char *root, const char *system, const char *name,
+int tfs_event_u64_offset(const char *root, const char *system, const char *name,
 			     const char *field);
 
 /* ---- the undo log: every change ftstack makes ---- */
 
-enum tracefs_undo_kind {
+enum tfs_undo_kind {
 	TRACEFS_UNDO_WRITE,    /* write `undo` to path (a file changed, e.g. enable) */
 	TRACEFS_UNDO_APPEND,   /* append `undo` to path (remove a dynamic event / trigger) */
 	TRACEFS_UNDO_RMDIR,    /* rmdir path (an instance) */
 };
 
-struct tracefs_undo {
-	enum tracefs_undo_kind kind;
+struct tfs_undo {
+	enum tfs_undo_kind kind;
 	char *path;
 	char *undo;
 };
 
-struct tracefs_log {
+struct tfs_log {
 	char root[256];
-	struct tracefs_undo *items;
+	struct tfs_undo *items;
 	size_t n, cap;
 };
 
 /* Starts an empty log for ROOT. */
-void tracefs_log_init(struct tracefs_log *log, const char *root);
+void tfs_log_init(struct tfs_log *log, const char *root);
 /* Writes VALUE to ROOT/REL (truncating unless append) and, when it
  * succeeded, records how to undo it. Returns 0 or -errno; on failure the
  * kernel's error_log line (if any) is copied to err (may be NULL). */
-int tracefs_log_write(struct tracefs_log *log, const char *rel, const char *value,
-		      bool append, enum tracefs_undo_kind undo_kind, const char *undo,
+int tfs_log_write(struct tfs_log *log, const char *rel, const char *value,
+		      bool append, enum tfs_undo_kind undo_kind, const char *undo,
 		      char *err, size_t errlen);
 /* mkdir ROOT/REL (an instance) and records its rmdir. Returns 0 or -errno. */
-int tracefs_log_mkdir(struct tracefs_log *log, const char *rel);
+int tfs_log_mkdir(struct tfs_log *log, const char *rel);
 /* Undoes every recorded change, newest first, and empties the log. Tries
  * every item even when one fails; returns 0 or the first -errno. Safe to call
  * from the exit path more than once. */
-int tracefs_log_undo(struct tracefs_log *log);
-void tracefs_log_free(struct tracefs_log *log);
+int tfs_log_undo(struct tfs_log *log);
+void tfs_log_free(struct tfs_log *log);
 
 /* ---- objects ftstack owns ---- */
 
 /* Writes "ftstack_<pid>" to buf: the name of PID's instance and event group. */
-void tracefs_owned_name(pid_t pid, char *buf, size_t len);
+void tfs_owned_name(pid_t pid, char *buf, size_t len);
 
 /* Finds instances and dynamic-event groups named ftstack_<pid> whose pid is
  * not a running ftstack process (PROC_ROOT/<pid>/comm) and removes them
@@ -126,38 +126,38 @@ void tracefs_owned_name(pid_t pid, char *buf, size_t len);
  * Returns the number removed, or the first -errno when a stale object could
  * not be removed (the others are still removed and reported). proc_root is
  * normally "/proc". */
-int tracefs_cleanup_stale(const char *root, const char *proc_root,
+int tfs_cleanup_stale(const char *root, const char *proc_root,
 			  void (*report)(void *ctx, const char *what), void *ctx);
 
 /* Appends DEFINITION (a full kprobe_events/uprobe_events line such as
  * "p:ftstack_1/x __kmalloc") to ROOT/FILE through the log, recording its
  * removal "-:GROUP/EVENT". Returns 0 or -errno (the kernel's error_log line
  * in err). */
-int tracefs_dynevent_add(struct tracefs_log *log, const char *file, const char *group,
+int tfs_dynevent_add(struct tfs_log *log, const char *file, const char *group,
 			 const char *event, const char *definition, char *err, size_t errlen);
 /* Returns 0 and the id of tracepoint SYSTEM:NAME in *id, or -errno. */
-int tracefs_event_id(const char *root, const char *system, const char *name, uint32_t *id);
+int tfs_event_id(const char *root, const char *system, const char *name, uint32_t *id);
 
-/* ---- making objects through the log (each undone by tracefs_log_undo) ---- */
+/* ---- making objects through the log (each undone by tfs_log_undo) ---- */
 
 /* mkdir ROOT/instances/NAME (NAME without '/'), recording its rmdir. Copies
  * the instance's path relative to the root ("instances/NAME") to path.
  * Returns 0 or -errno (-EEXIST when it exists: it is then not ours). */
-int tracefs_instance_create(struct tracefs_log *log, const char *name, char *path, size_t len);
+int tfs_instance_create(struct tfs_log *log, const char *name, char *path, size_t len);
 /* Writes "1" to [INSTANCE/]events/SYSTEM/NAME/enable (INSTANCE is a relative
  * path such as "instances/ftstack_1", NULL for the top level), recording "0".
  * Returns 0 or -errno. */
-int tracefs_event_enable(struct tracefs_log *log, const char *instance, const char *system,
+int tfs_event_enable(struct tfs_log *log, const char *instance, const char *system,
 			 const char *name);
 /* Appends TRIGGER (e.g. "stacktrace", "stacktrace if pid == 1") to
  * [INSTANCE/]events/SYSTEM/NAME/trigger, recording the append of "!" and its
  * command (the part before any blank: "!stacktrace"). Returns 0 or -errno. */
-int tracefs_trigger_add(struct tracefs_log *log, const char *instance, const char *system,
+int tfs_trigger_add(struct tfs_log *log, const char *instance, const char *system,
 			const char *name, const char *trigger);
 
 /* ---- what this kernel allows (ftstack check) ---- */
 
-struct tracefs_check_item {
+struct tfs_check_item {
 	const char *what;   /* "tracefs", "kprobes (PMU)", ... */
 	bool ok;
 	char detail[160];   /* path, value or why not */
@@ -165,7 +165,7 @@ struct tracefs_check_item {
 /* Probes this kernel and these privileges without leaving anything behind
  * (probe objects are created in an ftstack_<pid> group and removed). Fills up
  * to MAX items; returns the number filled. */
-int tracefs_check(const char *root, const char *proc_root, struct tracefs_check_item *items,
+int tfs_check(const char *root, const char *proc_root, struct tfs_check_item *items,
 		  int max);
 /* Tries current_tracer=function on one listed function (vfs_read when
  * there) in a private instance (ftstack_<pid>), removed again; never
@@ -174,7 +174,7 @@ int tracefs_check(const char *root, const char *proc_root, struct tracefs_check_
  * when the filter did not take the function, else the failed read's or
  * write's -errno (EPERM: refused). AVAIL is available_filter_functions when
  * the caller has read it already, else NULL (read here). */
-int tracefs_function_tracer_try(const char *root, const char *avail);
+int tfs_function_tracer_try(const char *root, const char *avail);
 
 /* ---- the function tracer's lists (functions.c) ---- */
 
@@ -182,27 +182,27 @@ int tracefs_function_tracer_try(const char *root, const char *avail);
  * "name" or "name [module]") is NAME. The kernel lists one name for each
  * address: of aliases such as __x64_sys_getppid = __do_sys_getppid only one
  * is there, and writing another to set_ftrace_filter fails. */
-bool tracefs_functions_listed(const char *list, const char *name);
+bool tfs_functions_listed(const char *list, const char *name);
 /* The number of functions set_ftrace_filter's text FILTER names, or -1 when
  * it says all functions are enabled (an empty filter: the tracer would
  * trace every function in the kernel). */
-int tracefs_functions_count(const char *filter);
+int tfs_functions_count(const char *filter);
 /* Reads instance INST's (a path under ROOT) set_ftrace_filter: *count is
- * tracefs_functions_count of it. Returns 0, or the read's -errno. */
-int tracefs_ftrace_filter_read(const char *root, const char *inst, int *count);
+ * tfs_functions_count of it. Returns 0, or the read's -errno. */
+int tfs_ftrace_filter_read(const char *root, const char *inst, int *count);
 
 /* ---- raw ring-buffer pages: per-CPU trace_pipe_raw (raw.c) ----
  * Pure decoding, no I/O: sub-buffers (pages) as read from trace_pipe_raw,
  * decoded with libtraceevent's kbuffer, and the pairing of each traced event
  * with the ftrace:user_stack / ftrace:kernel_stack records that the
  * userstacktrace option and the stacktrace trigger write after it on the same
- * CPU. One struct tracefs_raw per CPU. */
+ * CPU. One struct tfs_raw per CPU. */
 
 #define TRACEFS_RAW_MAX_IPS 512 /* frames kept of one stack record */
 #define TRACEFS_RAW_PENDING 4   /* events awaiting stacks (task, softirq, irq, nmi) */
 
-enum tracefs_raw_kind {
-	TRACEFS_RAW_OTHER,  /* a type not listed in tracefs_raw_types */
+enum tfs_raw_kind {
+	TRACEFS_RAW_OTHER,  /* a type not listed in tfs_raw_types */
 	TRACEFS_RAW_EVENT,  /* one of the traced events */
 	TRACEFS_RAW_KSTACK, /* ftrace:kernel_stack */
 	TRACEFS_RAW_USTACK, /* ftrace:user_stack */
@@ -212,14 +212,14 @@ enum tracefs_raw_kind {
 #define TRACEFS_RAW_WANT_USTACK 2
 
 /* A traced kernel function of the function tracer: records of type
- * tracefs_raw_types.function whose ip is in [start, end) are that event's. */
-struct tracefs_raw_func {
+ * tfs_raw_types.function whose ip is in [start, end) are that event's. */
+struct tfs_raw_func {
 	uint64_t start, end;
 	int event;
 };
 
 /* The common_type ids to recognise (ftrace's own from events/ftrace/X/format). */
-struct tracefs_raw_types {
+struct tfs_raw_types {
 	uint16_t kernel_stack, user_stack;
 	/* traced events' ids; the index is the event number; 0 = not by type
 	 * (a function of the function tracer) */
@@ -235,17 +235,17 @@ struct tracefs_raw_types {
 	/* the function tracer's records (ftrace:function) and where their ip is */
 	uint16_t function;
 	uint32_t function_ip_offset;
-	const struct tracefs_raw_func *funcs; /* copied and sorted */
+	const struct tfs_raw_func *funcs; /* copied and sorted */
 	int nfuncs;
 };
 
 /* One decoded record; pointers are valid during the callback only. */
-struct tracefs_raw_record {
-	enum tracefs_raw_kind kind;
+struct tfs_raw_record {
+	enum tfs_raw_kind kind;
 	uint16_t type;          /* common_type */
 	int32_t pid;            /* common_pid (the thread id) */
 	uint64_t ts;            /* ring-buffer time (the instance's trace_clock) */
-	int event;              /* EVENT: index in tracefs_raw_types.events, else -1 */
+	int event;              /* EVENT: index in tfs_raw_types.events, else -1 */
 	uint8_t stacks;         /* EVENT: the TRACEFS_RAW_WANT_* stacks it gets */
 	uint32_t tgid;          /* USTACK: the process, else 0 */
 	bool has_arg;           /* EVENT: its arg_offsets field was in the record */
@@ -254,10 +254,10 @@ struct tracefs_raw_record {
 	uint32_t nips;
 };
 /* Return non-zero to stop decoding the page. */
-typedef int (*tracefs_raw_record_fn)(void *ctx, const struct tracefs_raw_record *rec);
+typedef int (*tfs_raw_record_fn)(void *ctx, const struct tfs_raw_record *rec);
 
 /* An event with the stacks that followed it; pointers valid during the callback. */
-struct tracefs_raw_sample {
+struct tfs_raw_sample {
 	int event;
 	int32_t tid;
 	uint32_t tgid;          /* from its user_stack record, 0 when none came */
@@ -267,9 +267,9 @@ struct tracefs_raw_sample {
 	const uint64_t *kips, *uips;
 	uint32_t nkips, nuips;
 };
-typedef void (*tracefs_raw_sample_fn)(void *ctx, const struct tracefs_raw_sample *smp);
+typedef void (*tfs_raw_sample_fn)(void *ctx, const struct tfs_raw_sample *smp);
 
-struct tracefs_raw_stats {
+struct tfs_raw_stats {
 	uint64_t pages, records;
 	uint64_t events, kstacks, ustacks, others;
 	uint64_t orphans;       /* stack records with no pending event of their pid */
@@ -279,35 +279,35 @@ struct tracefs_raw_stats {
 	uint64_t bad_pages;     /* pages whose header sizes do not fit */
 };
 
-struct tracefs_raw;
+struct tfs_raw;
 
 /* A decoder for sub-buffers of SUBBUF_SIZE bytes (buffer_subbuf_size_kb,
  * normally the page size). An event is complete once its kernel stack (when
  * WANT_KSTACK) and user stack (when WANT_USTACK) arrived. TYPES->events is
  * copied. Returns 0, -EINVAL or -ENOMEM. */
-int tracefs_raw_create(const struct tracefs_raw_types *types, size_t subbuf_size,
-		       bool want_kstack, bool want_ustack, struct tracefs_raw **out);
-void tracefs_raw_free(struct tracefs_raw *r);
+int tfs_raw_create(const struct tfs_raw_types *types, size_t subbuf_size,
+		       bool want_kstack, bool want_ustack, struct tfs_raw **out);
+void tfs_raw_free(struct tfs_raw *r);
 
 /* Decodes one sub-buffer of LEN bytes (LEN <= subbuf size; a short read of
  * trace_pipe_raw is fine as long as the header's size fits) and calls FN for
  * each data record. Returns the number of records, or -EINVAL for a page
  * whose header does not fit LEN (counted in bad_pages). */
-int tracefs_raw_decode(struct tracefs_raw *r, const void *page, size_t len,
-		       tracefs_raw_record_fn fn, void *ctx);
+int tfs_raw_decode(struct tfs_raw *r, const void *page, size_t len,
+		       tfs_raw_record_fn fn, void *ctx);
 
 /* Decodes one sub-buffer and pairs its records: FN gets each event once it is
  * complete, or when TRACEFS_RAW_PENDING newer events wait, or at flush.
  * A stack record goes to the newest pending event of the same pid that lacks
  * that kind of stack; one that finds none is an orphan (dropped). Returns the
  * number of records or -EINVAL. */
-int tracefs_raw_feed(struct tracefs_raw *r, const void *page, size_t len,
-		     tracefs_raw_sample_fn fn, void *ctx);
+int tfs_raw_feed(struct tfs_raw *r, const void *page, size_t len,
+		     tfs_raw_sample_fn fn, void *ctx);
 /* Gives out every pending event, oldest first, with whatever stacks it has. */
-void tracefs_raw_flush(struct tracefs_raw *r, tracefs_raw_sample_fn fn, void *ctx);
-const struct tracefs_raw_stats *tracefs_raw_stats(const struct tracefs_raw *r);
+void tfs_raw_flush(struct tfs_raw *r, tfs_raw_sample_fn fn, void *ctx);
+const struct tfs_raw_stats *tfs_raw_stats(const struct tfs_raw *r);
 
 /* Parses "ID: N" from an event's format text. Returns N, or -EINVAL. */
-int tracefs_raw_format_id(const char *format);
+int tfs_raw_format_id(const char *format);
 
 #endif

@@ -17,11 +17,11 @@
 
 struct got {
 	int n;
-	struct tracefs_raw_sample s[64];
+	struct tfs_raw_sample s[64];
 	uint64_t k0[64], u0[64], u1[64]; /* first frames, copied */
 };
 
-static void on_sample(void *ctx, const struct tracefs_raw_sample *smp)
+static void on_sample(void *ctx, const struct tfs_raw_sample *smp)
 {
 	struct got *g = ctx;
 	if (g->n >= 64)
@@ -47,7 +47,7 @@ static size_t read_fixture(const char *name, uint8_t **out)
 }
 
 static int kinds[4];
-static int count_record(void *ctx, const struct tracefs_raw_record *rec)
+static int count_record(void *ctx, const struct tfs_raw_record *rec)
 {
 	(void)ctx;
 	kinds[rec->kind]++;
@@ -61,29 +61,29 @@ static void test_captured(void)
 	CHECK_EQ_U64(n0, 0, "captured: cpu0 had no records");
 	CHECK_EQ_U64(n1, 2 * SUBBUF, "captured: cpu1 is two sub-buffers");
 	uint16_t getppid = 305;
-	struct tracefs_raw_types t = { .kernel_stack = 4, .user_stack = 13,
+	struct tfs_raw_types t = { .kernel_stack = 4, .user_stack = 13,
 				       .events = &getppid, .nevents = 1 };
-	struct tracefs_raw *r;
-	CHECK(tracefs_raw_create(&t, SUBBUF, true, true, &r) == 0, "create");
+	struct tfs_raw *r;
+	CHECK(tfs_raw_create(&t, SUBBUF, true, true, &r) == 0, "create");
 
 	int recs = 0;
 	for (size_t off = 0; off < n1; off += SUBBUF)
-		recs += tracefs_raw_decode(r, cpu1 + off, SUBBUF, count_record, NULL);
+		recs += tfs_raw_decode(r, cpu1 + off, SUBBUF, count_record, NULL);
 	CHECK_EQ_U64(recs, 120, "captured: records in the pages");
 	CHECK_EQ_U64(kinds[TRACEFS_RAW_EVENT], 40, "captured: sys_enter_getppid records");
 	CHECK_EQ_U64(kinds[TRACEFS_RAW_KSTACK], 40, "captured: kernel_stack records");
 	CHECK_EQ_U64(kinds[TRACEFS_RAW_USTACK], 40, "captured: user_stack records");
 	CHECK_EQ_U64(kinds[TRACEFS_RAW_OTHER], 0, "captured: other records");
-	tracefs_raw_free(r);
+	tfs_raw_free(r);
 
 	static struct got g;
-	CHECK(tracefs_raw_create(&t, SUBBUF, true, true, &r) == 0, "create");
+	CHECK(tfs_raw_create(&t, SUBBUF, true, true, &r) == 0, "create");
 	for (size_t off = 0; off < n1; off += SUBBUF)
-		tracefs_raw_feed(r, cpu1 + off, SUBBUF, on_sample, &g);
+		tfs_raw_feed(r, cpu1 + off, SUBBUF, on_sample, &g);
 	CHECK_EQ_U64(g.n, 40, "captured: complete samples before the flush");
-	tracefs_raw_flush(r, on_sample, &g);
+	tfs_raw_flush(r, on_sample, &g);
 	CHECK_EQ_U64(g.n, 40, "captured: nothing left pending");
-	const struct tracefs_raw_stats *st = tracefs_raw_stats(r);
+	const struct tfs_raw_stats *st = tfs_raw_stats(r);
 	CHECK_EQ_U64(st->orphans, 0, "captured: no orphan stacks");
 	CHECK_EQ_U64(st->incomplete, 0, "captured: no incomplete events");
 	CHECK_EQ_U64(st->missed + st->missed_unknown, 0, "captured: nothing lost");
@@ -103,7 +103,7 @@ static void test_captured(void)
 	/* trace shows 1442.132124 (mono, us) for the first event */
 	CHECK_EQ_U64(g.s[0].ts / 1000, 1442132124ull, "captured: first timestamp (mono)");
 	CHECK(g.s[39].ts > g.s[0].ts, "captured: time goes forward");
-	tracefs_raw_free(r);
+	tfs_raw_free(r);
 	free(cpu0);
 	free(cpu1);
 }
@@ -171,13 +171,13 @@ static void put_ustack(struct page *p, int32_t pid, uint32_t tgid, int n, uint64
 }
 
 static const uint16_t ev_ids[2] = { 300, 301 };
-static const struct tracefs_raw_types types = { .kernel_stack = 4, .user_stack = 13,
+static const struct tfs_raw_types types = { .kernel_stack = 4, .user_stack = 13,
 						.events = ev_ids, .nevents = 2 };
 
-static struct tracefs_raw *fresh(bool k, bool u)
+static struct tfs_raw *fresh(bool k, bool u)
 {
-	struct tracefs_raw *r = NULL;
-	if (tracefs_raw_create(&types, SUBBUF, k, u, &r) < 0)
+	struct tfs_raw *r = NULL;
+	if (tfs_raw_create(&types, SUBBUF, k, u, &r) < 0)
 		abort();
 	return r;
 }
@@ -194,17 +194,17 @@ static void test_nested(void)
 	put_ustack(&p, 7, 70, 4, 0x200);
 	put_kstack(&p, 7, 2, 0x8200);
 	put_kstack(&p, 7, 6, 0x8100);       /* back in the task */
-	struct tracefs_raw *r = fresh(true, true);
-	CHECK_EQ_U64(tracefs_raw_feed(r, p.b, sizeof(p.b), on_sample, &g), 7, "nested: records");
+	struct tfs_raw *r = fresh(true, true);
+	CHECK_EQ_U64(tfs_raw_feed(r, p.b, sizeof(p.b), on_sample, &g), 7, "nested: records");
 	CHECK_EQ_U64(g.n, 2, "nested: two samples");
 	CHECK(g.s[0].event == 1 && g.k0[0] == 0x8200 && g.s[0].nkips == 2 &&
 	      g.u0[0] == 0x200 && g.s[0].nuips == 4, "nested: the interrupt's event got its stacks");
 	CHECK(g.s[1].event == 0 && g.k0[1] == 0x8100 && g.s[1].nkips == 6 &&
 	      g.u0[1] == 0x100 && g.s[1].nuips == 2 && g.s[1].tgid == 70,
 	      "nested: the task's event got its stacks");
-	CHECK_EQ_U64(tracefs_raw_stats(r)->orphans, 1, "nested: orphan kernel stack");
+	CHECK_EQ_U64(tfs_raw_stats(r)->orphans, 1, "nested: orphan kernel stack");
 	CHECK_EQ_U64(g.s[1].ts, 1000 + 20, "nested: time of the first event");
-	tracefs_raw_free(r);
+	tfs_raw_free(r);
 }
 
 static void test_other_pid(void)
@@ -218,18 +218,18 @@ static void test_other_pid(void)
 	put_kstack(&p, 7, 1, 0x700);
 	put_kstack(&p, 9, 1, 0x900);    /* nobody's */
 	put_event(&p, 301, 7);          /* never gets a stack: given out at flush */
-	struct tracefs_raw *r = fresh(true, false);
-	tracefs_raw_feed(r, p.b, 16 + p.len, on_sample, &g);
+	struct tfs_raw *r = fresh(true, false);
+	tfs_raw_feed(r, p.b, 16 + p.len, on_sample, &g);
 	CHECK_EQ_U64(g.n, 2, "other pid: two complete before flush");
 	CHECK(g.s[0].tid == 8 && g.k0[0] == 0x800, "other pid: 8 paired with its own stack");
 	CHECK(g.s[1].tid == 7 && g.k0[1] == 0x700, "other pid: 7 paired with its own stack");
-	tracefs_raw_flush(r, on_sample, &g);
+	tfs_raw_flush(r, on_sample, &g);
 	CHECK(g.n == 3 && g.s[2].tid == 7 && !g.s[2].has_kstack && g.s[2].nkips == 0,
 	      "other pid: stackless event at flush");
-	const struct tracefs_raw_stats *st = tracefs_raw_stats(r);
+	const struct tfs_raw_stats *st = tfs_raw_stats(r);
 	CHECK_EQ_U64(st->orphans, 1, "other pid: orphans");
 	CHECK_EQ_U64(st->incomplete, 1, "other pid: incomplete");
-	tracefs_raw_free(r);
+	tfs_raw_free(r);
 }
 
 static void test_overflow_and_kinds(void)
@@ -240,46 +240,46 @@ static void test_overflow_and_kinds(void)
 	for (int i = 0; i < TRACEFS_RAW_PENDING + 2; i++)
 		put_event(&p, 300, 7);      /* stacks lost: oldest given out early */
 	put_event(&p, 555, 7);              /* not traced */
-	struct tracefs_raw *r = fresh(true, false);
-	tracefs_raw_feed(r, p.b, 16 + p.len, on_sample, &g);
+	struct tfs_raw *r = fresh(true, false);
+	tfs_raw_feed(r, p.b, 16 + p.len, on_sample, &g);
 	CHECK_EQ_U64(g.n, 2, "overflow: two given out when the pending list is full");
-	tracefs_raw_flush(r, on_sample, &g);
+	tfs_raw_flush(r, on_sample, &g);
 	CHECK_EQ_U64(g.n, TRACEFS_RAW_PENDING + 2, "overflow: all given out at flush");
-	CHECK_EQ_U64(tracefs_raw_stats(r)->others, 1, "overflow: untraced type counted");
-	tracefs_raw_free(r);
+	CHECK_EQ_U64(tfs_raw_stats(r)->others, 1, "overflow: untraced type counted");
+	tfs_raw_free(r);
 
 	/* nothing wanted: every event is complete at once (user-only without ustack) */
 	memset(&g, 0, sizeof(g));
 	r = fresh(false, false);
-	tracefs_raw_feed(r, p.b, 16 + p.len, on_sample, &g);
+	tfs_raw_feed(r, p.b, 16 + p.len, on_sample, &g);
 	CHECK_EQ_U64(g.n, TRACEFS_RAW_PENDING + 2, "no stacks wanted: given out at once");
-	tracefs_raw_free(r);
+	tfs_raw_free(r);
 }
 
 static void test_bad_and_missed(void)
 {
 	static struct page p;
-	struct tracefs_raw *r = fresh(true, false);
+	struct tfs_raw *r = fresh(true, false);
 	page_init(&p, 0);
 	put_event(&p, 300, 7);
-	CHECK_EQ_U64(tracefs_raw_decode(r, p.b, 16 + p.len - 4, NULL, NULL), (uint64_t)-EINVAL,
+	CHECK_EQ_U64(tfs_raw_decode(r, p.b, 16 + p.len - 4, NULL, NULL), (uint64_t)-EINVAL,
 		     "bad: committed size beyond the bytes read");
-	CHECK_EQ_U64(tracefs_raw_decode(r, p.b, 8, NULL, NULL), (uint64_t)-EINVAL,
+	CHECK_EQ_U64(tfs_raw_decode(r, p.b, 8, NULL, NULL), (uint64_t)-EINVAL,
 		     "bad: shorter than the header");
-	CHECK_EQ_U64(tracefs_raw_decode(r, p.b, SUBBUF + 1, NULL, NULL), (uint64_t)-EINVAL,
+	CHECK_EQ_U64(tfs_raw_decode(r, p.b, SUBBUF + 1, NULL, NULL), (uint64_t)-EINVAL,
 		     "bad: longer than a sub-buffer");
-	CHECK_EQ_U64(tracefs_raw_stats(r)->bad_pages, 3, "bad: counted");
+	CHECK_EQ_U64(tfs_raw_stats(r)->bad_pages, 3, "bad: counted");
 
 	/* missed events with the count stored after the data (bits 31 and 30) */
 	uint64_t commit = p.len | (1ull << 31) | (1ull << 30), lost = 1234;
 	memcpy(p.b + 8, &commit, 8);
 	memcpy(p.b + 16 + p.len, &lost, 8);
-	CHECK_EQ_U64(tracefs_raw_decode(r, p.b, SUBBUF, NULL, NULL), 1, "missed: record still read");
-	CHECK_EQ_U64(tracefs_raw_stats(r)->missed, 1234, "missed: stored count");
+	CHECK_EQ_U64(tfs_raw_decode(r, p.b, SUBBUF, NULL, NULL), 1, "missed: record still read");
+	CHECK_EQ_U64(tfs_raw_stats(r)->missed, 1234, "missed: stored count");
 	commit = p.len | (1ull << 31);
 	memcpy(p.b + 8, &commit, 8);
-	tracefs_raw_decode(r, p.b, SUBBUF, NULL, NULL);
-	CHECK_EQ_U64(tracefs_raw_stats(r)->missed_unknown, 1, "missed: without a count");
+	tfs_raw_decode(r, p.b, SUBBUF, NULL, NULL);
+	CHECK_EQ_U64(tfs_raw_stats(r)->missed_unknown, 1, "missed: without a count");
 
 	/* a kernel_stack whose size field claims more than the record holds */
 	page_init(&p, 0);
@@ -288,9 +288,9 @@ static void test_bad_and_missed(void)
 	int32_t big = 1000;
 	memcpy(p.b + 16 + 20 + 4 + 8, &big, 4); /* the kstack's size field */
 	static struct got g;
-	tracefs_raw_feed(r, p.b, SUBBUF, on_sample, &g);
+	tfs_raw_feed(r, p.b, SUBBUF, on_sample, &g);
 	CHECK(g.n == 1 && g.s[0].nkips == 2, "size field bounded by the record");
-	tracefs_raw_free(r);
+	tfs_raw_free(r);
 }
 
 /* A uprobe event (user stack only) carries its ra field; a tracepoint
@@ -302,7 +302,7 @@ static void test_user_event_arg(void)
 	static const int offs[2] = { 16, -1 };
 	static const uint8_t stacks[2] = { TRACEFS_RAW_WANT_USTACK,
 					   TRACEFS_RAW_WANT_KSTACK | TRACEFS_RAW_WANT_USTACK };
-	const struct tracefs_raw_types t = { .kernel_stack = 4, .user_stack = 13, .events = ev_ids,
+	const struct tfs_raw_types t = { .kernel_stack = 4, .user_stack = 13, .events = ev_ids,
 					     .nevents = 2, .arg_offsets = offs, .stacks = stacks };
 	uint8_t d[24] = { 0 };
 	uint16_t type = 300;
@@ -319,17 +319,17 @@ static void test_user_event_arg(void)
 	put_kstack(&p, 7, 2, 0x8000);
 	put(&p, 10, d, 16);             /* a record too short for its field */
 	put_ustack(&p, 7, 70, 1, 0x300);
-	struct tracefs_raw *r = NULL;
-	CHECK_EQ_U64(tracefs_raw_create(&t, SUBBUF, true, true, &r), 0, "user event: create");
-	tracefs_raw_feed(r, p.b, 16 + p.len, on_sample, &g);
+	struct tfs_raw *r = NULL;
+	CHECK_EQ_U64(tfs_raw_create(&t, SUBBUF, true, true, &r), 0, "user event: create");
+	tfs_raw_feed(r, p.b, 16 + p.len, on_sample, &g);
 	CHECK_EQ_U64(g.n, 3, "user event: three samples before flush");
 	CHECK(g.s[0].event == 0 && g.s[0].has_arg && g.s[0].arg == ra && !g.s[0].has_kstack &&
 	      g.u0[0] == 0x100, "user event: complete with its user stack and ra");
 	CHECK(g.s[1].event == 1 && !g.s[1].has_arg && g.k0[1] == 0x8000 && g.u0[1] == 0x200,
 	      "user event: the tracepoint waited for its kernel stack");
 	CHECK(g.s[2].event == 0 && !g.s[2].has_arg, "user event: short record has no ra");
-	CHECK_EQ_U64(tracefs_raw_stats(r)->incomplete, 0, "user event: none incomplete");
-	tracefs_raw_free(r);
+	CHECK_EQ_U64(tfs_raw_stats(r)->incomplete, 0, "user event: none incomplete");
+	tfs_raw_free(r);
 }
 
 /* Function tracer records (type 1, ip at 8) map to events by address and
@@ -349,10 +349,10 @@ static void test_functions(void)
 	static struct page p;
 	static struct got g;
 	static const uint16_t ids[3] = { 0, 0, 300 };
-	static const struct tracefs_raw_func funcs[2] = {
+	static const struct tfs_raw_func funcs[2] = {
 		{ 0x2000, 0x2080, 1 }, { 0x1000, 0x1100, 0 }, /* unsorted on purpose */
 	};
-	const struct tracefs_raw_types t = { .kernel_stack = 4, .user_stack = 13, .events = ids,
+	const struct tfs_raw_types t = { .kernel_stack = 4, .user_stack = 13, .events = ids,
 					     .nevents = 3, .function = 1, .function_ip_offset = 8,
 					     .funcs = funcs, .nfuncs = 2 };
 	page_init(&p, 0);
@@ -365,9 +365,9 @@ static void test_functions(void)
 	put_event(&p, 300, 7);          /* a tracepoint still waits for both */
 	put_kstack(&p, 7, 1, 0xc000);
 	put_ustack(&p, 7, 70, 1, 0x100);
-	struct tracefs_raw *r = NULL;
-	CHECK_EQ_U64(tracefs_raw_create(&t, SUBBUF, true, true, &r), 0, "functions: create");
-	tracefs_raw_feed(r, p.b, 16 + p.len, on_sample, &g);
+	struct tfs_raw *r = NULL;
+	CHECK_EQ_U64(tfs_raw_create(&t, SUBBUF, true, true, &r), 0, "functions: create");
+	tfs_raw_feed(r, p.b, 16 + p.len, on_sample, &g);
 	CHECK_EQ_U64(g.n, 3, "functions: three samples");
 	CHECK(g.s[0].event == 0 && g.k0[0] == 0xa000 && g.s[0].nkips == 3 && !g.s[0].has_ustack,
 	      "functions: first function, its kernel stack, no user stack awaited");
@@ -375,20 +375,20 @@ static void test_functions(void)
 	      "functions: second function by its last byte");
 	CHECK(g.s[2].event == 2 && g.k0[2] == 0xc000 && g.u0[2] == 0x100,
 	      "functions: the tracepoint beside them");
-	const struct tracefs_raw_stats *st = tracefs_raw_stats(r);
+	const struct tfs_raw_stats *st = tfs_raw_stats(r);
 	CHECK_EQ_U64(st->others, 2, "functions: untraced addresses are other records");
 	CHECK_EQ_U64(st->incomplete + st->orphans, 0, "functions: none incomplete or orphaned");
-	tracefs_raw_free(r);
+	tfs_raw_free(r);
 }
 
 static void test_format_id(void)
 {
-	CHECK_EQ_U64(tracefs_raw_format_id("name: kernel_stack\nID: 4\nformat:\n"), 4, "format id");
-	CHECK_EQ_U64(tracefs_raw_format_id("ID: 13\n"), 13, "format id at start");
-	CHECK_EQ_U64(tracefs_raw_format_id("name: x\nformat:\n"), (uint64_t)-EINVAL, "no id");
-	CHECK_EQ_U64(tracefs_raw_format_id("ID: 70000\n"), (uint64_t)-EINVAL, "id too big");
-	struct tracefs_raw *r;
-	CHECK_EQ_U64(tracefs_raw_create(&types, 8, true, true, &r), (uint64_t)-EINVAL,
+	CHECK_EQ_U64(tfs_raw_format_id("name: kernel_stack\nID: 4\nformat:\n"), 4, "format id");
+	CHECK_EQ_U64(tfs_raw_format_id("ID: 13\n"), 13, "format id at start");
+	CHECK_EQ_U64(tfs_raw_format_id("name: x\nformat:\n"), (uint64_t)-EINVAL, "no id");
+	CHECK_EQ_U64(tfs_raw_format_id("ID: 70000\n"), (uint64_t)-EINVAL, "id too big");
+	struct tfs_raw *r;
+	CHECK_EQ_U64(tfs_raw_create(&types, 8, true, true, &r), (uint64_t)-EINVAL,
 		     "sub-buffer smaller than its header");
 }
 

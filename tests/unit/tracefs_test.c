@@ -77,8 +77,8 @@ static void fresh_copy(void)
 
 static void test_match(void)
 {
-	struct tracefs_event *ev = NULL;
-	int n = tracefs_events_match(FIXTURE, "*", "*", false, &ev);
+	struct tfs_event *ev = NULL;
+	int n = tfs_events_match(FIXTURE, "*", "*", false, &ev);
 	static const char *const all[] = {
 		"ftrace:kernel_stack", "ftrace:user_stack", "kmem:kfree", "kmem:kmalloc",
 		"sched:sched_process_exec", "sched:sched_switch", "sched:sched_wakeup",
@@ -93,79 +93,79 @@ static void test_match(void)
 	CHECK_EQ_U64(n >= 6 ? ev[5].id : 0, 316, "sched_switch id");
 	free(ev);
 
-	n = tracefs_events_match(FIXTURE, "sched", "sched_wak*", false, &ev);
+	n = tfs_events_match(FIXTURE, "sched", "sched_wak*", false, &ev);
 	CHECK(n == 2 && strcmp(ev[0].name, "sched_wakeup") == 0 &&
 	      strcmp(ev[1].name, "sched_waking") == 0 && ev[1].id == 319, "glob sched_wak*: %d", n);
 	free(ev);
-	n = tracefs_events_match(FIXTURE, "s*", "*openat", false, &ev);
+	n = tfs_events_match(FIXTURE, "s*", "*openat", false, &ev);
 	CHECK(n == 2 && strcmp(ev[0].name, "sys_enter_openat") == 0, "glob s*:*openat: %d", n);
 	free(ev);
-	n = tracefs_events_match(FIXTURE, "sched", "sched_wak(eup|ing)", true, &ev);
+	n = tfs_events_match(FIXTURE, "sched", "sched_wak(eup|ing)", true, &ev);
 	CHECK_EQ_U64(n, 2, "regex alternation");
 	free(ev);
-	n = tracefs_events_match(FIXTURE, "sched", "wak", true, &ev);
+	n = tfs_events_match(FIXTURE, "sched", "wak", true, &ev);
 	CHECK_EQ_U64(n, 0, "regexes are anchored");
 	CHECK(ev == NULL, "no array for no match");
 	free(ev);
-	n = tracefs_events_match(FIXTURE, "k.*|f.*", "k.*", true, &ev);
+	n = tfs_events_match(FIXTURE, "k.*|f.*", "k.*", true, &ev);
 	CHECK(n == 3 && strcmp(ev[0].name, "kernel_stack") == 0 && strcmp(ev[1].name, "kfree") == 0 &&
 	      strcmp(ev[2].name, "kmalloc") == 0, "regex on both parts: %d", n);
 	free(ev);
-	CHECK_EQ_U64(tracefs_events_match(FIXTURE, "(", "*", true, &ev), -EINVAL, "bad regex");
-	CHECK_EQ_U64(tracefs_events_match(FIXTURE, "*", "a[", true, &ev), -EINVAL, "bad regex 2");
-	CHECK_EQ_U64(tracefs_events_match("/nonexistent", "*", "*", false, &ev), -ENOENT,
+	CHECK_EQ_U64(tfs_events_match(FIXTURE, "(", "*", true, &ev), -EINVAL, "bad regex");
+	CHECK_EQ_U64(tfs_events_match(FIXTURE, "*", "a[", true, &ev), -EINVAL, "bad regex 2");
+	CHECK_EQ_U64(tfs_events_match("/nonexistent", "*", "*", false, &ev), -ENOENT,
 		     "missing root");
 
 	uint32_t id = 0;
-	CHECK(tracefs_event_id(FIXTURE, "kmem", "kmalloc", &id) == 0 && id == 480, "id %u", id);
-	CHECK_EQ_U64(tracefs_event_id(FIXTURE, "kmem", "broken", &id), -EINVAL, "bogus id");
-	CHECK_EQ_U64(tracefs_event_id(FIXTURE, "kmem", "nosuch", &id), -ENOENT, "missing id");
+	CHECK(tfs_event_id(FIXTURE, "kmem", "kmalloc", &id) == 0 && id == 480, "id %u", id);
+	CHECK_EQ_U64(tfs_event_id(FIXTURE, "kmem", "broken", &id), -EINVAL, "bogus id");
+	CHECK_EQ_U64(tfs_event_id(FIXTURE, "kmem", "nosuch", &id), -ENOENT, "missing id");
 }
 
 static void test_suggest(void)
 {
 	char buf[256];
-	int n = tracefs_events_suggest(FIXTURE, "sched", "sched_swtch", 3, buf, sizeof(buf));
+	int n = tfs_events_suggest(FIXTURE, "sched", "sched_swtch", 3, buf, sizeof(buf));
 	CHECK_EQ_U64(n, 3, "three suggestions");
 	CHECK_STR(buf, "sched:sched_switch, sched:sched_wakeup, sched:sched_waking", "nearest first");
-	n = tracefs_events_suggest(FIXTURE, "mm", "kmalloc", 1, buf, sizeof(buf));
+	n = tfs_events_suggest(FIXTURE, "mm", "kmalloc", 1, buf, sizeof(buf));
 	CHECK(n == 1 && strcmp(buf, "kmem:kmalloc") == 0, "wrong system: %s", buf);
-	n = tracefs_events_suggest(FIXTURE, "sched", "sched_wak", 2, buf, sizeof(buf));
+	n = tfs_events_suggest(FIXTURE, "sched", "sched_wak", 2, buf, sizeof(buf));
 	CHECK(n == 2 && strcmp(buf, "sched:sched_wakeup, sched:sched_waking") == 0,
 	      "ties alphabetical: %s", buf);
-	n = tracefs_events_suggest(FIXTURE, "kmem", "kfre", 3, buf, sizeof(buf));
+	n = tfs_events_suggest(FIXTURE, "kmem", "kfre", 3, buf, sizeof(buf));
 	CHECK(n == 1 && strcmp(buf, "kmem:kfree") == 0, "only plausible names: %s", buf);
-	n = tracefs_events_suggest(FIXTURE, "sched", "zzzzzzzzzzzz", 3, buf, sizeof(buf));
+	n = tfs_events_suggest(FIXTURE, "sched", "zzzzzzzzzzzz", 3, buf, sizeof(buf));
 	CHECK(n == 0 && buf[0] == '\0', "nothing plausible: %d", n);
-	n = tracefs_events_suggest(FIXTURE, "sched", "sched_swtch", 3, buf, 30);
+	n = tfs_events_suggest(FIXTURE, "sched", "sched_swtch", 3, buf, 30);
 	CHECK(n == 1 && strcmp(buf, "sched:sched_switch") == 0, "whole names only: %s", buf);
 }
 
 static void test_fields(void)
 {
-	struct tracefs_field *f = NULL;
-	int n = tracefs_event_fields(FIXTURE, "kmem", "kmalloc", &f);
+	struct tfs_field *f = NULL;
+	int n = tfs_event_fields(FIXTURE, "kmem", "kmalloc", &f);
 	CHECK_EQ_U64(n, 12, "kmalloc fields");
-	const struct tracefs_field *x = tracefs_field_find(f, n, "call_site");
+	const struct tfs_field *x = tfs_field_find(f, n, "call_site");
 	CHECK(x && x->offset == 8 && x->size == 8 && !x->is_signed, "call_site 8/8 unsigned");
-	x = tracefs_field_find(f, n, "common_pid");
+	x = tfs_field_find(f, n, "common_pid");
 	CHECK(x && x->offset == 4 && x->size == 4 && x->is_signed, "common_pid signed");
-	x = tracefs_field_find(f, n, "name");
+	x = tfs_field_find(f, n, "name");
 	CHECK(x && x->offset == 52 && x->size == 4, "__data_loc char[] name");
-	x = tracefs_field_find(f, n, "ips");
+	x = tfs_field_find(f, n, "ips");
 	CHECK(x && x->offset == 56 && x->size == 64, "array u64 ips[8]");
-	x = tracefs_field_find(f, n, "ptr");
+	x = tfs_field_find(f, n, "ptr");
 	CHECK(x && x->offset == 16, "const void * ptr");
-	CHECK(tracefs_field_find(f, n, "char") == NULL, "no type names as fields");
-	CHECK(tracefs_field_find(f, n, "nosuch") == NULL, "missing field");
+	CHECK(tfs_field_find(f, n, "char") == NULL, "no type names as fields");
+	CHECK(tfs_field_find(f, n, "nosuch") == NULL, "missing field");
 	free(f);
-	n = tracefs_event_fields(FIXTURE, "sched", "sched_switch", &f);
-	x = tracefs_field_find(f, n, "prev_comm");
+	n = tfs_event_fields(FIXTURE, "sched", "sched_switch", &f);
+	x = tfs_field_find(f, n, "prev_comm");
 	CHECK(x && x->offset == 8 && x->size == 16, "char prev_comm[16]");
-	x = tracefs_field_find(f, n, "next_pid");
+	x = tfs_field_find(f, n, "next_pid");
 	CHECK(x && x->offset == 56 && x->is_signed, "next_pid");
 	free(f);
-	CHECK_EQ_U64(tracefs_event_fields(FIXTURE, "kmem", "kfree", &f), -ENOENT, "no format");
+	CHECK_EQ_U64(tfs_event_fields(FIXTURE, "kmem", "kfree", &f), -ENOENT, "no format");
 }
 
 static char trail[2048];
@@ -189,99 +189,99 @@ static void failing_debug(const char *what, const char *path, const char *value)
 
 static void test_log(void)
 {
-	struct tracefs_log log;
+	struct tfs_log log;
 	char err[200];
 	fresh_copy();
-	tracefs_log_init(&log, tmp);
-	tracefs_set_debug(record_debug);
+	tfs_log_init(&log, tmp);
+	tfs_set_debug(record_debug);
 	put(tmp, "a", "orig\n");
 	put(tmp, "b", "orig\n");
-	CHECK_EQ_U64(tracefs_log_write(&log, "a", "x", false, TRACEFS_UNDO_WRITE, "0", err,
+	CHECK_EQ_U64(tfs_log_write(&log, "a", "x", false, TRACEFS_UNDO_WRITE, "0", err,
 				       sizeof(err)), 0, "write");
-	CHECK_EQ_U64(tracefs_log_write(&log, "b", "y", true, TRACEFS_UNDO_APPEND, "-y", err,
+	CHECK_EQ_U64(tfs_log_write(&log, "b", "y", true, TRACEFS_UNDO_APPEND, "-y", err,
 				       sizeof(err)), 0, "append");
-	CHECK_EQ_U64(tracefs_log_mkdir(&log, "instances/i1"), 0, "mkdir");
-	CHECK_EQ_U64(tracefs_log_write(&log, "nosuch/file", "z", false, TRACEFS_UNDO_WRITE, "0",
+	CHECK_EQ_U64(tfs_log_mkdir(&log, "instances/i1"), 0, "mkdir");
+	CHECK_EQ_U64(tfs_log_write(&log, "nosuch/file", "z", false, TRACEFS_UNDO_WRITE, "0",
 				       err, sizeof(err)), -ENOENT, "failed write");
 	CHECK(err[0] == '\0', "no error_log entry: \"%s\"", err);
 	CHECK_EQ_U64(log.n, 3, "failures are not recorded");
-	CHECK_EQ_U64(tracefs_log_mkdir(&log, "instances/i1"), -EEXIST, "mkdir twice");
+	CHECK_EQ_U64(tfs_log_mkdir(&log, "instances/i1"), -EEXIST, "mkdir twice");
 	CHECK_EQ_U64(log.n, 3, "a directory not made is not removed");
 	CHECK_STR(slurp(tmp, "a"), "x", "truncated");
 	CHECK_STR(slurp(tmp, "b"), "orig\ny", "appended");
 	CHECK(is_dir(tmp, "instances/i1"), "made");
 
-	tracefs_set_debug(failing_debug);
-	CHECK_EQ_U64(tracefs_log_write(&log, "instances", "p:ftstack_1/x nosuchfn", true,
+	tfs_set_debug(failing_debug);
+	CHECK_EQ_U64(tfs_log_write(&log, "instances", "p:ftstack_1/x nosuchfn", true,
 				       TRACEFS_UNDO_APPEND, "-:ftstack_1/x", err, sizeof(err)),
 		     -EISDIR, "kernel refuses");
 	CHECK_STR(err, "trace_kprobe: error: Invalid argument (Command: p:ftstack_1/x nosuchfn)",
 		  "error_log's newest entry");
-	CHECK_EQ_U64(tracefs_log_write(&log, "instances", "p", true, TRACEFS_UNDO_APPEND, "-",
+	CHECK_EQ_U64(tfs_log_write(&log, "instances", "p", true, TRACEFS_UNDO_APPEND, "-",
 				       err, sizeof(err)), -EISDIR, "refused again");
 	CHECK_STR(err, "", "an old entry is not this write's error");
 
 	trail[0] = '\0';
-	tracefs_set_debug(record_debug);
-	CHECK_EQ_U64(tracefs_log_undo(&log), 0, "undo");
+	tfs_set_debug(record_debug);
+	CHECK_EQ_U64(tfs_log_undo(&log), 0, "undo");
 	CHECK_STR(trail, "rmdir instances/i1;append b -y;write a 0;", "newest first");
 	CHECK_STR(slurp(tmp, "a"), "0", "restored");
 	CHECK_STR(slurp(tmp, "b"), "orig\ny-y", "undo appended");
 	CHECK(!is_dir(tmp, "instances/i1"), "removed");
 	CHECK_EQ_U64(log.n, 0, "emptied");
-	CHECK_EQ_U64(tracefs_log_undo(&log), 0, "undo twice is a no-op");
+	CHECK_EQ_U64(tfs_log_undo(&log), 0, "undo twice is a no-op");
 
 	/* one failing item does not stop the rest */
-	tracefs_log_write(&log, "a", "1", false, TRACEFS_UNDO_WRITE, "2", NULL, 0);
-	tracefs_log_write(&log, "b", "1", false, TRACEFS_UNDO_WRITE, "3", NULL, 0);
+	tfs_log_write(&log, "a", "1", false, TRACEFS_UNDO_WRITE, "2", NULL, 0);
+	tfs_log_write(&log, "b", "1", false, TRACEFS_UNDO_WRITE, "3", NULL, 0);
 	remove(strcat(strcpy(err, tmp), "/b"));
-	CHECK_EQ_U64(tracefs_log_undo(&log), -ENOENT, "first error returned");
+	CHECK_EQ_U64(tfs_log_undo(&log), -ENOENT, "first error returned");
 	CHECK_STR(slurp(tmp, "a"), "2", "older item still undone");
-	tracefs_set_debug(NULL);
-	tracefs_log_free(&log);
+	tfs_set_debug(NULL);
+	tfs_log_free(&log);
 }
 
 static void test_objects(void)
 {
-	struct tracefs_log log;
+	struct tfs_log log;
 	char inst[64], err[100];
 	fresh_copy();
-	tracefs_log_init(&log, tmp);
-	CHECK_EQ_U64(tracefs_instance_create(&log, "ftstack_1", inst, sizeof(inst)), 0, "instance");
+	tfs_log_init(&log, tmp);
+	CHECK_EQ_U64(tfs_instance_create(&log, "ftstack_1", inst, sizeof(inst)), 0, "instance");
 	CHECK_STR(inst, "instances/ftstack_1", "its relative path");
 	CHECK(is_dir(tmp, "instances/ftstack_1"), "instance made");
-	CHECK_EQ_U64(tracefs_instance_create(&log, "a/b", inst, sizeof(inst)), -EINVAL, "no '/'");
-	CHECK_EQ_U64(tracefs_instance_create(&log, "ftstack_1", inst, 10), -ENAMETOOLONG,
+	CHECK_EQ_U64(tfs_instance_create(&log, "a/b", inst, sizeof(inst)), -EINVAL, "no '/'");
+	CHECK_EQ_U64(tfs_instance_create(&log, "ftstack_1", inst, 10), -ENAMETOOLONG,
 		     "path buffer too small");
-	CHECK_EQ_U64(tracefs_log_undo(&log), 0, "undo");
+	CHECK_EQ_U64(tfs_log_undo(&log), 0, "undo");
 	CHECK(!is_dir(tmp, "instances/ftstack_1"), "instance removed");
 
 	mkdirs(tmp, "instances/manual/events/sched/sched_switch");
 	put(tmp, "instances/manual/events/sched/sched_switch/enable", "0\n");
 	put(tmp, "instances/manual/events/sched/sched_switch/trigger", "");
-	CHECK_EQ_U64(tracefs_dynevent_add(&log, "kprobe_events", "ftstack_1", "x",
+	CHECK_EQ_U64(tfs_dynevent_add(&log, "kprobe_events", "ftstack_1", "x",
 					  "p:ftstack_1/x __kmalloc", err, sizeof(err)), 0, "dynevent");
-	CHECK_EQ_U64(tracefs_event_enable(&log, "instances/manual", "sched", "sched_switch"), 0,
+	CHECK_EQ_U64(tfs_event_enable(&log, "instances/manual", "sched", "sched_switch"), 0,
 		     "enable in an instance");
-	CHECK_EQ_U64(tracefs_trigger_add(&log, "instances/manual", "sched", "sched_switch",
+	CHECK_EQ_U64(tfs_trigger_add(&log, "instances/manual", "sched", "sched_switch",
 					 "stacktrace if prev_pid == 1"), 0, "trigger");
-	CHECK_EQ_U64(tracefs_event_enable(&log, NULL, "kmem", "kmalloc"), 0, "enable top level");
-	CHECK_EQ_U64(tracefs_event_enable(&log, NULL, "kmem", "nosuch"), -ENOENT, "missing event");
+	CHECK_EQ_U64(tfs_event_enable(&log, NULL, "kmem", "kmalloc"), 0, "enable top level");
+	CHECK_EQ_U64(tfs_event_enable(&log, NULL, "kmem", "nosuch"), -ENOENT, "missing event");
 	CHECK_STR(slurp(tmp, "kprobe_events"), "p:ftstack_1/x __kmalloc", "defined");
 	CHECK_STR(slurp(tmp, "instances/manual/events/sched/sched_switch/enable"), "1", "enabled");
 	CHECK_STR(slurp(tmp, "instances/manual/events/sched/sched_switch/trigger"),
 		  "stacktrace if prev_pid == 1", "trigger appended");
 	CHECK_STR(slurp(tmp, "events/kmem/kmalloc/enable"), "1", "top level enabled");
-	CHECK_EQ_U64(tracefs_log_undo(&log), 0, "undo all");
+	CHECK_EQ_U64(tfs_log_undo(&log), 0, "undo all");
 	CHECK_STR(slurp(tmp, "kprobe_events"), "p:ftstack_1/x __kmalloc-:ftstack_1/x\n", "removed");
 	CHECK_STR(slurp(tmp, "instances/manual/events/sched/sched_switch/enable"), "0", "disabled");
 	CHECK_STR(slurp(tmp, "instances/manual/events/sched/sched_switch/trigger"),
 		  "stacktrace if prev_pid == 1!stacktrace", "trigger removed by its command");
 	CHECK_STR(slurp(tmp, "events/kmem/kmalloc/enable"), "0", "top level disabled");
-	tracefs_log_free(&log);
+	tfs_log_free(&log);
 
 	char name[32];
-	tracefs_owned_name(1234, name, sizeof(name));
+	tfs_owned_name(1234, name, sizeof(name));
 	CHECK_STR(name, "ftstack_1234", "owned name");
 }
 
@@ -326,7 +326,7 @@ static void test_cleanup(void)
 	put(tmp, "events/sched/sched_switch/trigger", "stacktrace:unlimited\n");
 
 	reports[0] = '\0';
-	int n = tracefs_cleanup_stale(tmp, proc, on_removed, &calls);
+	int n = tfs_cleanup_stale(tmp, proc, on_removed, &calls);
 	CHECK_EQ_U64(n, 5, "removed");
 	CHECK_EQ_U64(calls, 5, "reported");
 	CHECK(strstr(reports, "instance ftstack_999999;") && strstr(reports, "instance ftstack_5151;"),
@@ -363,12 +363,12 @@ static void test_cleanup(void)
 	put(tmp, "dynamic_events", "p:ftstack_77/d1 x\n");
 	put(tmp, "kprobe_events", "p:ftstack_77/d1 x\n");
 	reports[0] = '\0';
-	n = tracefs_cleanup_stale(tmp, proc, on_removed, &calls);
+	n = tfs_cleanup_stale(tmp, proc, on_removed, &calls);
 	CHECK_EQ_U64(n, 1, "one event");
 	CHECK_STR(reports, "dynamic_events ftstack_77/d1;", "through dynamic_events");
 	CHECK_STR(slurp(tmp, "dynamic_events"), "p:ftstack_77/d1 x\n-:ftstack_77/d1\n", "removed");
 	CHECK_STR(slurp(tmp, "kprobe_events"), "p:ftstack_77/d1 x\n", "not twice");
-	CHECK_EQ_U64(tracefs_cleanup_stale(tmp, "/nonexistent", on_removed, &calls), 1,
+	CHECK_EQ_U64(tfs_cleanup_stale(tmp, "/nonexistent", on_removed, &calls), 1,
 		     "a missing proc means dead owners");
 }
 
@@ -379,9 +379,9 @@ static void test_live(void)
 		return;
 	}
 	char root[256], path[400];
-	CHECK_EQ_U64(tracefs_find_root(root, sizeof(root)), 0, "live tracefs found");
-	struct tracefs_check_item items[32];
-	int n = tracefs_check(root, "/proc", items, 32);
+	CHECK_EQ_U64(tfs_find_root(root, sizeof(root)), 0, "live tracefs found");
+	struct tfs_check_item items[32];
+	int n = tfs_check(root, "/proc", items, 32);
 	CHECK_EQ_U64(n, 16, "check items");
 	CHECK(n > 1 && strcmp(items[0].what, "tracefs") == 0 && items[0].ok, "tracefs: %s",
 	      items[0].detail);
@@ -389,12 +389,12 @@ static void test_live(void)
 	      items[1].detail);
 	for (int i = 0; i < n; i++)
 		printf("# %-28s %-3s %s\n", items[i].what, items[i].ok ? "yes" : "no", items[i].detail);
-	CHECK_EQ_U64(tracefs_check(root, "/proc", items, 3), 3, "max respected");
+	CHECK_EQ_U64(tfs_check(root, "/proc", items, 3), 3, "max respected");
 	snprintf(path, sizeof(path), "%s/instances/ftstack_%d", root, (int)getpid());
 	CHECK(access(path, F_OK) != 0, "no instance left behind");
-	struct tracefs_field *f = NULL;
-	int nf = tracefs_event_fields(root, "sched", "sched_switch", &f);
-	CHECK(tracefs_field_find(f, nf, "prev_pid") != NULL, "live sched_switch has prev_pid");
+	struct tfs_field *f = NULL;
+	int nf = tfs_event_fields(root, "sched", "sched_switch", &f);
+	CHECK(tfs_field_find(f, nf, "prev_pid") != NULL, "live sched_switch has prev_pid");
 	free(f);
 }
 
@@ -403,20 +403,20 @@ static void test_live(void)
 static void test_functions(void)
 {
 	const char *avail = "vfs_read\n__do_sys_getppid\next4_iget [ext4]\nvfs_readv\n";
-	CHECK(tracefs_functions_listed(avail, "vfs_read"), "first line");
-	CHECK(tracefs_functions_listed(avail, "vfs_readv"), "last line");
-	CHECK(tracefs_functions_listed(avail, "ext4_iget"), "a module's function");
-	CHECK(tracefs_functions_listed(avail, "__do_sys_getppid"), "the listed alias");
-	CHECK(!tracefs_functions_listed(avail, "__x64_sys_getppid"), "the other alias is not listed");
-	CHECK(!tracefs_functions_listed(avail, "sys_getppid"), "a name's tail is not the name");
-	CHECK(!tracefs_functions_listed(avail, "vfs_rea"), "a name's head is not the name");
-	CHECK(!tracefs_functions_listed(avail, ""), "empty name");
-	CHECK(!tracefs_functions_listed(NULL, "vfs_read"), "no list");
-	CHECK_EQ_U64(tracefs_functions_count("#### all functions enabled ####\n"), (uint64_t)-1,
+	CHECK(tfs_functions_listed(avail, "vfs_read"), "first line");
+	CHECK(tfs_functions_listed(avail, "vfs_readv"), "last line");
+	CHECK(tfs_functions_listed(avail, "ext4_iget"), "a module's function");
+	CHECK(tfs_functions_listed(avail, "__do_sys_getppid"), "the listed alias");
+	CHECK(!tfs_functions_listed(avail, "__x64_sys_getppid"), "the other alias is not listed");
+	CHECK(!tfs_functions_listed(avail, "sys_getppid"), "a name's tail is not the name");
+	CHECK(!tfs_functions_listed(avail, "vfs_rea"), "a name's head is not the name");
+	CHECK(!tfs_functions_listed(avail, ""), "empty name");
+	CHECK(!tfs_functions_listed(NULL, "vfs_read"), "no list");
+	CHECK_EQ_U64(tfs_functions_count("#### all functions enabled ####\n"), (uint64_t)-1,
 		     "an empty filter traces every function");
-	CHECK_EQ_U64(tracefs_functions_count("__do_sys_getppid\n__do_sys_getpid\n"), 2, "two functions");
-	CHECK_EQ_U64(tracefs_functions_count("vfs_read"), 1, "no newline at the end");
-	CHECK_EQ_U64(tracefs_functions_count(""), 0, "nothing read");
+	CHECK_EQ_U64(tfs_functions_count("__do_sys_getppid\n__do_sys_getpid\n"), 2, "two functions");
+	CHECK_EQ_U64(tfs_functions_count("vfs_read"), 1, "no newline at the end");
+	CHECK_EQ_U64(tfs_functions_count(""), 0, "nothing read");
 }
 
 int main(void)
