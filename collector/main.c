@@ -4,30 +4,6 @@
 #include "collector/collector.h"
 #include "tracefs/tracefs.h"
 
-bool ft_debug_on;
-
-void ft_debug(const char *fmt, ...)
-{
-	if (!ft_debug_on)
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	fprintf(stderr, "ftstack: debug: ");
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-}
-
-void ft_warn(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	fprintf(stderr, "ftstack: ");
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-}
-
 static void debug_tracefs(const char *what, const char *path, const char *value)
 {
 	ft_debug("%s %s%s%s", what, path, value ? " <- " : "", value ? value : "");

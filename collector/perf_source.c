@@ -12,7 +12,7 @@
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
-#include "collector/progress.h"
+#include "cli/progress.h"
 #include "collector/session.h"
 
 struct ft_perf_ring {

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <time.h>
 #include "collector/session.h"
-#include "collector/symcache.h"
+#include "symbolize/symcache.h"
 
 static const char *entry_comm(struct ft_session *s, const struct agg_entry *e)
 {

@@ -9,7 +9,7 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 #include "collector/session.h"
-#include "collector/symcache.h"
+#include "symbolize/symcache.h"
 
 /* Whether this process may open system-wide perf events and read tracefs:
  * root, or CAP_PERFMON (38) / CAP_SYS_ADMIN (21) with tracefs readable. */

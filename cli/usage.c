@@ -1,6 +1,6 @@
 /* ftstack --help: kept true to what options.c parses. */
 #include <stdio.h>
-#include "collector/collector.h"
+#include "cli/cli.h"
 
 void ft_usage(FILE *f)
 {

@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "collector/symcache.h"
+#include "symbolize/symcache.h"
 
 struct slot {
 	uint64_t addr;

@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "collector/plan.h"
-#include "collector/spec.h"
+#include "plan/internal.h"
+#include "plan/spec.h"
 
 #define FT_MAX_PROBES_DEFAULT 1000
 

@@ -1,8 +1,8 @@
 /* Internals shared by plan.c, plan_kfunc.c and plan_uprobe.c. */
-#ifndef FTSTACK_PLAN_H
-#define FTSTACK_PLAN_H
+#ifndef FTSTACK_PLAN_INTERNAL_H
+#define FTSTACK_PLAN_INTERNAL_H
 
-#include "collector/collector.h"
+#include "plan/plan.h"
 
 /* Appends a copy of E to the plan. Returns 0 or -ENOMEM. */
 int ft_plan_add(struct ft_plan *p, const struct ft_event *e);

@@ -6,10 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "collector/collector.h"
-#include "collector/spec.h"
-#include "collector/plan.h"
-#include "collector/progress.h"
+#include "plan/plan.h"
+#include "plan/spec.h"
+#include "plan/internal.h"
+#include "cli/progress.h"
 #include "tracefs/tracefs.h"
 
 static const struct { const char *name; int nr; } syscall_names[] = {

@@ -3,7 +3,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include "collector/spec.h"
+#include "plan/spec.h"
 
 static int set(char *dst, size_t len, const char *s, size_t n)
 {

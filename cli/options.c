@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "collector/collector.h"
+#include "cli/cli.h"
 #include "report/report.h"
 
 enum {

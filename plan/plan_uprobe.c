@@ -12,8 +12,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "collector/plan.h"
-#include "collector/spec.h"
+#include "plan/internal.h"
+#include "plan/spec.h"
 
 static bool is_file(const char *path)
 {

@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <time.h>
 #include <unistd.h>
-#include "collector/progress.h"
+#include "cli/progress.h"
 
 static double now(void)
 {

@@ -1,0 +1,99 @@
+/* cli: the command line (options, usage, -c splitting), progress, and the
+ * messages module: every line a person reads goes through ft_warn/ft_error/ft_debug.
+ */
+#ifndef FTSTACK_CLI_H
+#define FTSTACK_CLI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+#include "output/output.h"
+
+#define FTSTACK_VERSION "0.1.0"
+#define FT_MAX_EVENTS 1024
+/* --call-graph copy: bytes of user stack per sample. Small on purpose: a copy
+ * that runs past the top of the stack's mapping faults, which costs more
+ * than the walk it replaces (doc/PERFORMANCE.md). */
+#define FT_COPY_SIZE_DEFAULT 2048
+/* --call-graph dwarf: perf's default; code without frame pointers keeps
+ * its frames deeper in the stack */
+#define FT_DWARF_SIZE_DEFAULT 8192
+#define FT_ENTRY_RA "ftstack_ra" /* uprobe_events field: the return address at entry */
+#define FT_MAX_CPUS 1024
+
+enum ft_cmd { FT_COUNT, FT_PROFILE, FT_OFFCPU, FT_REPORT, FT_CHECK, FT_CLEANUP };
+enum ft_backend { FT_BACKEND_PERF, FT_BACKEND_FTRACE };
+
+/* Everything the command line said, validated. */
+struct ft_options {
+	enum ft_cmd cmd;
+	const char *specs[FT_MAX_EVENTS]; /* -e and positional events */
+	int nspecs;
+	const char *lib;         /* -l LIB */
+	pid_t pids[256];
+	int npids;
+	pid_t tids[256];
+	int ntids;
+	char **command;          /* -c / -- : argv of the command, NULL-terminated */
+	bool cpus_set;
+	bool cpus[FT_MAX_CPUS];  /* -C */
+	bool user_only, kernel_only; /* -U / -K */
+	enum out_format format;
+	const char *output;      /* -o */
+	bool delimiter, annotate, offsets, addresses, per_process;
+	bool no_demangle;        /* --no-demangle: C++/Rust names as the ELF file has them */
+	uint64_t min_count;      /* -m (count/profile) */
+	bool min_set;
+	size_t top;              /* -t */
+	const char *excludes[64];
+	int nexcludes;
+	bool regex;              /* -r */
+	double interval;         /* -i SECS, 0 = none */
+	bool timestamp;          /* -T */
+	double duration;         /* DURATION or -D, 0 = until Ctrl-C / command end */
+	uint64_t freq;           /* -F */
+	uint64_t period_ns;      /* --period */
+	bool idle;               /* -I */
+	bool user_threads, kernel_threads; /* -u / -k (offcpu) */
+	uint64_t min_block_us, max_block_us, min_total_us;
+	long state;              /* --state, -1 = any */
+	enum ft_backend backend;
+	bool call_graph_copy;    /* --call-graph copy or dwarf: walk a copied user stack */
+	bool call_graph_dwarf;   /* --call-graph dwarf: with DWARF CFI, not frame pointers */
+	uint32_t copy_size;      /* bytes of user stack copied per sample */
+	size_t buffer_kb;        /* per-CPU ring size */
+	bool buffer_set;         /* --buffer-size given: the ftrace instance is resized */
+	size_t max_stacks;
+	const char *through;     /* --through FUNC */
+	uint64_t max_probes;     /* --max-probes N, 0 = default */
+	const char *mechanism;   /* --mechanism: force how kernel functions are traced */
+	bool debug;
+	const char *input_format;  /* report --input-format, NULL = auto */
+	bool diff;                 /* report --diff A B */
+	const char *report_files[64];
+	void *owned[130];          /* what parsing allocated, for ft_options_free */
+	int nowned;
+	int nreport_files;
+};
+
+/* Parses argv into *o. Returns 0, or 1 after printing help/version (exit 0),
+ * or -EINVAL after printing one line saying what is wrong (exit 2). */
+int ft_options_parse(int argc, char **argv, struct ft_options *o);
+void ft_usage(FILE *f);
+/* Frees what ft_options_parse allocated (the -c argv, -x copies). */
+void ft_options_free(struct ft_options *o);
+
+/* Splits a -c command string into a NULL-terminated argv (*out, malloc'd):
+ * plain words and quotes are split here; a string with shell syntax
+ * (pipes, redirections, $, globs, ;) becomes /bin/sh -c STRING.
+ * Returns 0 or -EINVAL (unbalanced quotes, empty). */
+int ft_command_split(const char *s, char ***out);
+
+/* ---- logging ---- */
+extern bool ft_debug_on;
+void ft_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void ft_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+
+#endif
