@@ -15,7 +15,7 @@ override CFLAGS += -std=gnu11 -Wall -Wextra -Werror -Wno-format-truncation -Wno-
            -I. $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 override LDLIBS += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -llzma -lz -lm -lstdc++
 
-MODULES := tracefs perfev aggregate symbolize output report cli plan collector
+MODULES := host tracefs perfev aggregate symbolize output report cli plan collector
 LIB_SRC := $(filter-out collector/main.c,$(wildcard $(addsuffix /*.c,$(MODULES))))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 MAIN_OBJ := $(BUILD)/collector/main.o

@@ -90,10 +90,15 @@ void ft_options_free(struct ft_options *o);
  * Returns 0 or -EINVAL (unbalanced quotes, empty). */
 int ft_command_split(const char *s, char ***out);
 
-/* ---- logging ---- */
+/* ---- messages (messages.c): the one writer of stderr ---- */
 extern bool ft_debug_on;
+/* --debug: "ftstack: debug: ..." lines, nothing without --debug. */
 void ft_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Something the user should know, the run goes on: "ftstack: ..." */
 void ft_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Why the run fails or the input is refused, once, with what to do
+ * about it: "ftstack: ..." (the caller exits 1 or 2). */
+void ft_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 
 #endif

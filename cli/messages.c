@@ -18,12 +18,25 @@ void ft_debug(const char *fmt, ...)
 	va_end(ap);
 }
 
+static void say(const char *fmt, va_list ap)
+{
+	fprintf(stderr, "ftstack: ");
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
 void ft_warn(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	fprintf(stderr, "ftstack: ");
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	say(fmt, ap);
+	va_end(ap);
+}
+
+void ft_error(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	say(fmt, ap);
 	va_end(ap);
 }

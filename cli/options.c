@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "cli/cli.h"
+#include "host/host.h"
 #include "report/report.h"
 
 enum {
@@ -41,13 +42,8 @@ static const struct option long_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
-static int bad(const char *fmt, const char *a, const char *b)
-{
-	fprintf(stderr, "ftstack: ");
-	fprintf(stderr, fmt, a, b);
-	fprintf(stderr, "\n");
-	return -EINVAL;
-}
+/* Says what is wrong with the command line; the caller exits 2. */
+#define bad(...) (ft_error(__VA_ARGS__), -EINVAL)
 
 /* Parses a non-negative integer that must fit in uint64; rejects junk. */
 static int parse_u64(const char *opt, const char *s, uint64_t *out)
@@ -117,30 +113,17 @@ static int parse_id_list(const char *opt, const char *s, pid_t *ids, int *n, int
 
 static int parse_cpus(const char *s, struct ft_options *o)
 {
-	char *copy = strdup(s), *save = NULL;
-	int ret = 0;
 	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
-	if (!copy)
-		return -ENOMEM;
-	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		uint64_t lo, hi;
-		char *dash = strchr(tok, '-');
-		if (dash)
-			*dash = '\0';
-		if ((ret = parse_u64("-C", tok, &lo)) < 0 ||
-		    (ret = parse_u64("-C", dash ? dash + 1 : tok, &hi)) < 0)
-			break;
-		if (lo > hi || hi >= (uint64_t)ncpu || hi >= FT_MAX_CPUS) {
-			ret = bad("-C: no CPU %s on this machine (it has CPUs 0-%s)", dash ? dash + 1 : tok,
-				  ncpu > 1 ? "N" : "0");
-			break;
-		}
-		for (uint64_t c = lo; c <= hi; c++)
-			o->cpus[c] = true;
-	}
+	int max = ncpu < FT_MAX_CPUS ? (int)ncpu : FT_MAX_CPUS;
+	const char *item = s;
+	int ret = host_cpu_list_parse(s, o->cpus, max, &item);
 	o->cpus_set = true;
-	free(copy);
-	return ret;
+	if (ret == -EINVAL)
+		return bad("-C needs CPU numbers and ranges like 0-1,4, got '%s'", s);
+	if (ret == -ERANGE)
+		return bad("-C: no CPU %.*s on this machine (it has CPUs 0-%s)", (int)strcspn(item, ","),
+			   item, ncpu > 1 ? "N" : "0");
+	return ret < 0 ? ret : 0;
 }
 
 /* copy[,SIZE] and dwarf[,SIZE]: MODE is the word before the comma. */

@@ -14,25 +14,10 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 #include "collector/ftrace_source.h"
+#include "host/host.h"
 
 #define MAX_PAGES_PER_READY 256 /* then let other CPUs' buffers have a turn */
 #define FT_FTRACE_WAKE_PERCENT "10"
-
-/* Writes VALUE to the instance file REL, recording UNDO. Prints the kernel's
- * complaint on failure. */
-int ft_ftrace_write(struct ft_ftrace_source *fs, const char *rel, const char *value,
-		    bool append, enum tfs_undo_kind kind, const char *undo)
-{
-	char path[512], err[256] = "";
-	snprintf(path, sizeof(path), "%s/%s", fs->inst, rel);
-	ft_debug("ftrace: %s %s %s", append ? "append" : "write", path, value);
-	int ret = tfs_log_write(&fs->s->plan.log, path, value, append, kind, undo, err,
-				    sizeof(err));
-	if (ret < 0)
-		fprintf(stderr, "ftstack: cannot write '%s' to %s/%s: %s%s%s\n", value,
-			fs->s->plan.tracefs, path, strerror(-ret), err[0] ? ": " : "", err);
-	return ret;
-}
 
 /* The instance file REL's current first word (for undo values). */
 static void inst_read_word(struct ft_ftrace_source *fs, const char *rel, char *buf, size_t len)
@@ -140,20 +125,13 @@ static int follow_tid(struct ft_ftrace_source *fs, const char *tid)
 
 static int follow_process(struct ft_ftrace_source *fs, pid_t pid)
 {
-	char dir[64], val[16];
-	snprintf(dir, sizeof(dir), "/proc/%d/task", (int)pid);
-	DIR *d = opendir(dir);
-	int ret = 0, n = 0;
-	for (struct dirent *de = d ? readdir(d) : NULL; de && ret == 0; de = readdir(d)) {
-		if (de->d_name[0] < '0' || de->d_name[0] > '9')
-			continue;
-		ret = follow_tid(fs, de->d_name);
-		n++;
-	}
-	if (d)
-		closedir(d);
-	if (ret == 0 && n == 0) { /* not started yet (-c) or gone: the pid itself */
-		snprintf(val, sizeof(val), "%d", (int)pid);
+	char val[16];
+	pid_t tids[4096];
+	int n = host_tasks("/proc", pid, tids, 4096), ret = 0;
+	if (n == 0) /* not started yet (-c) or gone: the pid itself */
+		tids[n++] = pid;
+	for (int i = 0; i < n && ret == 0; i++) {
+		snprintf(val, sizeof(val), "%d", (int)tids[i]);
 		ret = follow_tid(fs, val);
 	}
 	return ret;
@@ -355,18 +333,11 @@ static uint32_t tgid_of(struct ft_ftrace_source *fs, uint32_t tid)
 	unsigned slot = tid % TGID_CACHE;
 	if (fs->tgids[slot].tid == tid && tid)
 		return fs->tgids[slot].tgid;
-	char path[64], line[128];
-	uint32_t tgid = tid;
-	snprintf(path, sizeof(path), "/proc/%u/status", tid);
-	FILE *f = fopen(path, "r");
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "Tgid: %u", &tgid) == 1)
-			break;
-	if (f)
-		fclose(f);
+	pid_t tgid = (pid_t)tid;
+	host_tgid("/proc", (pid_t)tid, &tgid); /* gone: its own process, as before it exited */
 	fs->tgids[slot].tid = tid;
-	fs->tgids[slot].tgid = tgid;
-	return tgid;
+	fs->tgids[slot].tgid = (uint32_t)tgid;
+	return (uint32_t)tgid;
 }
 
 static void on_sample(void *ctx, const struct tfs_raw_sample *rs)

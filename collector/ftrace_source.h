@@ -1,5 +1,5 @@
-/* Internals of the ftrace backend shared by ftrace_source.c and
- * ftrace_function.c. */
+/* Internals of the ftrace backend shared by ftrace_source.c,
+ * ftrace_function.c and ftrace_instance.c. */
 #ifndef FTSTACK_FTRACE_SOURCE_H
 #define FTSTACK_FTRACE_SOURCE_H
 
@@ -27,8 +27,8 @@ struct ft_ftrace_source {
 	struct { uint32_t tid, tgid; } tgids[TGID_CACHE];
 };
 
-/* Writes VALUE to the instance file REL (appends when APPEND), recording
- * UNDO in the plan's log. Returns 0 or -errno after printing the kernel's
+/* ftrace_instance.c: writes VALUE to the instance file REL (appends when
+ * APPEND), recording UNDO in the plan's log. Returns 0 or -errno after printing the kernel's
  * complaint. */
 int ft_ftrace_write(struct ft_ftrace_source *fs, const char *rel, const char *value,
 		    bool append, enum tfs_undo_kind kind, const char *undo);

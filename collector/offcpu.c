@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "collector/session.h"
+#include "host/host.h"
 #include "tracefs/tracefs.h"
 
 /* unmatched switches kept per thread: a switch whose partner was lost
@@ -144,24 +145,16 @@ static bool wanted(const struct ft_session *s, uint32_t pid, uint32_t tid)
 	return true;
 }
 
-/* Kernel threads have PF_KTHREAD (0x00200000) in /proc/PID/stat's flags;
- * read once per thread, not per switch. */
+/* Kernel threads have PF_KTHREAD in /proc/PID/stat's flags; read once per
+ * thread, not per switch. */
 static bool is_kthread(struct thread *t)
 {
-	char path[64], buf[1024];
+	struct host_stat st;
 	if (t->kind)
 		return t->kind == 2;
-	snprintf(path, sizeof(path), "/proc/%u/stat", t->tid);
-	FILE *f = fopen(path, "r");
-	if (!f)
+	if (host_stat("/proc", (pid_t)t->tid, &st) < 0)
 		return false; /* gone: asked again next time */
-	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	char *p = strrchr(buf, ')');
-	unsigned long flags = 0;
-	if (p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %lu", &flags) == 1)
-		t->kind = flags & 0x00200000 ? 2 : 1;
+	t->kind = st.flags & HOST_PF_KTHREAD ? 2 : 1;
 	return t->kind == 2;
 }
 

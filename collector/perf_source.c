@@ -2,7 +2,6 @@
  * per CPU (other events on that CPU write into it through SET_OUTPUT), read in
  * place from the loop. System-wide: one event per CPU. With -p/-L/-c: one
  * event per (thread, CPU), inherited by children for -p and -c. */
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +13,7 @@
 #include <unistd.h>
 #include "cli/progress.h"
 #include "collector/session.h"
+#include "host/host.h"
 
 struct ft_perf_ring {
 	struct perfev_ring ring;
@@ -49,36 +49,6 @@ static struct ft_event sideband_event = {
 	.perf_config = PERF_COUNT_SW_DUMMY,
 };
 
-/* Online CPUs ("0-1,4"), restricted by -C, into online[]. Returns max+1. */
-int ft_online_cpus(const struct ft_options *o, bool *online, int max)
-{
-	FILE *f = fopen("/sys/devices/system/cpu/online", "r");
-	char buf[4096];
-	int top = 0;
-	if (f && fgets(buf, sizeof(buf), f)) {
-		for (char *save = NULL, *tok = strtok_r(buf, ",\n", &save); tok;
-		     tok = strtok_r(NULL, ",\n", &save)) {
-			int lo, hi;
-			if (sscanf(tok, "%d-%d", &lo, &hi) != 2)
-				hi = lo = atoi(tok);
-			for (int c = lo < 0 ? 0 : lo; c <= hi && c < max; c++)
-				online[c] = true;
-		}
-	} else {
-		long n = sysconf(_SC_NPROCESSORS_ONLN);
-		for (int c = 0; c < n && c < max; c++)
-			online[c] = true;
-	}
-	if (f)
-		fclose(f);
-	for (int c = 0; c < max; c++) {
-		if (online[c] && o->cpus_set && !o->cpus[c])
-			online[c] = false;
-		if (online[c])
-			top = c + 1;
-	}
-	return top;
-}
 
 /* -C: tracing_cpumask, so the other CPUs' buffers stay empty. */
 static int push_fd(struct ft_perf_source *ps, int fd, uint32_t event)
@@ -215,23 +185,6 @@ static int open_one(struct ft_session *s, int ev, int pid, int cpu, bool first_t
 	return 0;
 }
 
-/* Threads of process PID from /proc/PID/task. Returns the count (>= 0). */
-static int process_threads(pid_t pid, pid_t *out, int max)
-{
-	char path[64];
-	snprintf(path, sizeof(path), "/proc/%d/task", pid);
-	DIR *d = opendir(path);
-	int n = 0;
-	if (!d)
-		return 0;
-	for (struct dirent *de; (de = readdir(d)) && n < max;) {
-		int tid = atoi(de->d_name);
-		if (tid > 0)
-			out[n++] = tid;
-	}
-	closedir(d);
-	return n;
-}
 
 /* The tasks to open per CPU: -1 (all) system-wide, else thread ids. */
 static int task_list(const struct ft_session *s, pid_t **out)
@@ -245,7 +198,7 @@ static int task_list(const struct ft_session *s, pid_t **out)
 		t[n++] = s->child.pid;
 	} else if (o->npids) {
 		for (int i = 0; i < o->npids; i++)
-			n += process_threads(o->pids[i], t + n, max - n);
+			n += host_tasks("/proc", o->pids[i], t + n, max - n);
 	} else if (o->ntids) {
 		for (int i = 0; i < o->ntids; i++)
 			t[n++] = o->tids[i];
@@ -428,7 +381,9 @@ bool ft_perf_source_owns(const struct ft_session *s, const void *cookie)
 
 static int on_record(void *ctx, const struct perfev_record *rec)
 {
-	return ft_session_record(ctx, rec);
+	struct ft_session *s = ctx;
+	int ev = rec->kind == PERFEV_SAMPLE ? ft_perf_source_event(s, rec->sample.id) : -1;
+	return ft_session_record(s, rec, ev);
 }
 
 int ft_perf_source_ready(struct ft_session *s, void *cookie)
@@ -438,29 +393,15 @@ int ft_perf_source_ready(struct ft_session *s, void *cookie)
 	return n < 0 ? (int)n : 0;
 }
 
-/* True when task ID exists and is not a zombie (its parent may be slow to
- * reap it, and a zombie writes no more samples). */
-static bool task_running(pid_t id)
-{
-	char path[48], buf[512];
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)id);
-	FILE *f = fopen(path, "r");
-	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
-	if (f)
-		fclose(f);
-	buf[n] = '\0';
-	const char *p = strrchr(buf, ')');
-	return p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X' && p[2] != '\0';
-}
 
 /* True while some -p process or -L thread still runs. */
 static bool targets_alive(const struct ft_options *o)
 {
 	for (int i = 0; i < o->npids; i++)
-		if (task_running(o->pids[i]))
+		if (host_task_running("/proc", o->pids[i]))
 			return true;
 	for (int i = 0; i < o->ntids; i++)
-		if (task_running(o->tids[i]))
+		if (host_task_running("/proc", o->tids[i]))
 			return true;
 	return false;
 }

@@ -9,23 +9,18 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 #include "collector/session.h"
+#include "host/host.h"
 #include "symbolize/symcache.h"
 
 /* Whether this process may open system-wide perf events and read tracefs:
  * root, or CAP_PERFMON (38) / CAP_SYS_ADMIN (21) with tracefs readable. */
 static bool privileged(void)
 {
+	uint64_t eff = 0;
 	if (geteuid() == 0)
 		return true;
-	FILE *f = fopen("/proc/self/status", "r");
-	char line[256];
-	unsigned long long eff = 0;
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "CapEff: %llx", &eff) == 1)
-			break;
-	if (f)
-		fclose(f);
-	return (eff & (1ull << 21)) || (eff & (1ull << 38));
+	host_cap_eff("/proc", "self", &eff);
+	return (eff & (1ull << HOST_CAP_SYS_ADMIN)) || (eff & (1ull << HOST_CAP_PERFMON));
 }
 
 static uint16_t max_stack(void)

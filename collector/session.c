@@ -1,93 +1,11 @@
-/* What happens to each decoded record: side band goes to the process history,
- * samples are filtered (ftstack's own, tracing machinery, --through) and
- * counted. The hot path: no allocation, no I/O except the first sight of a
- * process that existed before tracing started. */
+/* What happens to each decoded perf record: side band goes to the process
+ * history (and to offcpu), samples get their copied user stack walked and
+ * go to offcpu or to counting (count.c). */
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 #include "collector/session.h"
-
-/* A process seen for the first time that was not born under tracing: read
- * its maps now, while it most likely still runs. */
-static void know_process(struct ft_session *s, uint32_t pid, uint64_t time)
-{
-	if (!s->need_procs || pid == 0 || sym_procs_known(s->procs, pid))
-		return;
-	sym_procs_snapshot(s->procs, pid, time);
-}
-
-/* The same for a thread whose comm is shown: one read of its comm. */
-static void know_thread(struct ft_session *s, uint32_t pid, uint32_t tid, uint64_t time)
-{
-	if (s->key_tid && tid != pid && pid != 0 && !sym_procs_thread_known(s->procs, tid))
-		sym_procs_thread_snapshot(s->procs, pid, tid, time);
-}
-
-/* A uprobe at a function's first instruction runs before the function has
- * pushed its frame pointer, so the frame-pointer walk goes from the
- * function straight to its caller's caller. The return address at [sp] is
- * the missing caller; kernels that already add it (6.13+) have it at [1]. */
-static void add_entry_caller(struct ft_session *s, const struct perfev_sample *smp,
-			     struct agg_record *r)
-{
-	uint64_t ret;
-	if (!smp->ustack || smp->ustack_size < sizeof(ret) || r->nustack == 0)
-		return;
-	memcpy(&ret, smp->ustack, sizeof(ret));
-	if (r->nustack > 1 && r->ustack[1] == ret)
-		return;
-	uint32_t n = r->nustack < AGG_MAX_DEPTH ? r->nustack : AGG_MAX_DEPTH - 1;
-	s->scratch_u[0] = r->ustack[0];
-	s->scratch_u[1] = ret;
-	memcpy(&s->scratch_u[2], &r->ustack[1], (n - 1) * sizeof(uint64_t));
-	r->ustack = s->scratch_u;
-	r->nustack = n + 1;
-	s->cnt.entry_callers++;
-}
-
-void ft_session_count(struct ft_session *s, const struct perfev_sample *smp, uint32_t event,
-		      uint64_t weight)
-{
-	if (smp->time > s->last_time)
-		s->last_time = smp->time;
-	struct agg_record r = {
-		.time = smp->time, .pid = smp->pid, .tid = smp->tid, .cpu = smp->cpu,
-		.event = event, .weight = weight,
-	};
-	uint32_t start = 0;
-	if (smp->nkips) {
-		switch (ft_kfilter_apply(&s->kfilter, smp->kips, smp->nkips, &start)) {
-		case FT_DROP_SELF:
-			s->cnt.self_mmap++;
-			return;
-		case FT_DROP_THROUGH:
-			s->cnt.through_miss++;
-			return;
-		case FT_KEEP:
-			break;
-		}
-	} else if (s->kfilter.through.n) {
-		s->cnt.through_miss++; /* no kernel stack cannot pass through FUNC */
-		return;
-	}
-	if (s->want_kernel && smp->nkips) { /* a uprobe's sample has none */
-		r.kstack = smp->kips + start;
-		r.nkstack = smp->nkips - start;
-		if (r.nkstack > AGG_MAX_DEPTH)
-			r.nkstack = AGG_MAX_DEPTH;
-	}
-	if (s->want_user) {
-		r.ustack = smp->uips;
-		r.nustack = smp->nuips > AGG_MAX_DEPTH ? AGG_MAX_DEPTH : smp->nuips;
-		if (s->plan.events[event].entry_fix)
-			add_entry_caller(s, smp, &r);
-	}
-	if (!r.nkstack && !r.nustack)
-		s->cnt.empty_stacks++;
-	know_process(s, smp->pid, smp->time);
-	know_thread(s, smp->pid, smp->tid, smp->time);
-	if (agg_add(s->agg, &r) == 0)
-		s->cnt.counted++;
-}
+#include "host/host.h"
 
 /* --call-graph dwarf: SMP's copied stack unwound into s->walk_u with the
  * CFI of the files its process maps. Returns the number of frames, 0 for a
@@ -99,7 +17,7 @@ static uint32_t unwind_copied_stack(struct ft_session *s, const struct perfev_sa
 				 .stack = smp->ustack, .size = smp->ustack ? smp->ustack_size : 0 };
 	if (!smp->pid || perfev_ustack_dwarf_regs(smp, perfev_user_regs_mask(), us.regs) < 0)
 		return 0;
-	know_process(s, smp->pid, smp->time); /* its mappings, before the walk */
+	ft_session_know_process(s, smp->pid, smp->time); /* its mappings, before the walk */
 	return sym_unwind(s->unwinder, &us, s->walk_u, max, cut);
 }
 
@@ -122,14 +40,13 @@ static const struct perfev_sample *walk_copied_stack(struct ft_session *s,
 	return tmp;
 }
 
-static void on_sample(struct ft_session *s, const struct perfev_record *rec)
+static void on_sample(struct ft_session *s, const struct perfev_record *rec, int ev)
 {
 	struct perfev_sample walked;
 	const struct perfev_sample *smp = walk_copied_stack(s, &rec->sample, &walked);
 	s->cnt.samples++;
 	if (s->offcpu) {
 		/* every switch matters: it may switch a traced thread back in */
-		int ev = ft_perf_source_event(s, smp->id);
 		if (ev >= 0)
 			ft_offcpu_sample(s, smp, (uint32_t)ev);
 		return;
@@ -138,7 +55,6 @@ static void on_sample(struct ft_session *s, const struct perfev_record *rec)
 		s->cnt.self_events++;
 		return;
 	}
-	int ev = ft_perf_source_event(s, smp->id);
 	if (ev < 0)
 		return;
 	if (s->opt->cmd == FT_PROFILE && smp->pid == 0 && !s->opt->idle) {
@@ -148,13 +64,13 @@ static void on_sample(struct ft_session *s, const struct perfev_record *rec)
 	ft_session_count(s, smp, (uint32_t)ev, s->opt->cmd == FT_PROFILE ? smp->period : 1);
 }
 
-int ft_session_record(struct ft_session *s, const struct perfev_record *rec)
+int ft_session_record(struct ft_session *s, const struct perfev_record *rec, int event)
 {
 	if (rec->time > s->last_time)
 		s->last_time = rec->time;
 	switch (rec->kind) {
 	case PERFEV_SAMPLE:
-		on_sample(s, rec);
+		on_sample(s, rec, event);
 		break;
 	case PERFEV_MMAP2:
 		if (s->need_procs && (rec->mmap2.prot & PROT_EXEC))
@@ -192,4 +108,22 @@ int ft_session_record(struct ft_session *s, const struct perfev_record *rec)
 		break;
 	}
 	return 0;
+}
+
+int ft_online_cpus(const struct ft_options *o, bool *online, int max)
+{
+	int top = host_online_cpus("/sys", online, max);
+	if (top < 0) { /* no sysfs: the CPUs the C library counts */
+		long n = sysconf(_SC_NPROCESSORS_ONLN);
+		for (int c = 0; c < n && c < max; c++)
+			online[c] = true;
+	}
+	top = 0;
+	for (int c = 0; c < max; c++) {
+		if (online[c] && o->cpus_set && !o->cpus[c])
+			online[c] = false;
+		if (online[c])
+			top = c + 1;
+	}
+	return top;
 }

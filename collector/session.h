@@ -69,11 +69,17 @@ struct ft_session {
 	struct sym_unwinder *unwinder; /* --call-graph dwarf */
 };
 
-/* Handles one decoded perf record (sample or side band). Returns 0. */
-int ft_session_record(struct ft_session *s, const struct perfev_record *rec);
+/* Handles one decoded perf record (sample or side band); EVENT is the plan
+ * index of a sample's event, -1 when it is none of the plan's. Returns 0. */
+int ft_session_record(struct ft_session *s, const struct perfev_record *rec, int event);
+
+/* ---- counting (count.c) ---- */
 /* Counts one sample's stacks (weight w) after the kernel-stack filters. */
 void ft_session_count(struct ft_session *s, const struct perfev_sample *smp, uint32_t event,
 		      uint64_t weight);
+/* A process seen for the first time that was not born under tracing: its
+ * maps are read now, while it most likely still runs. */
+void ft_session_know_process(struct ft_session *s, uint32_t pid, uint64_t time);
 
 /* Marks the online CPUs (sysfs "0-1,4"), restricted by -C, in online[0..max).
  * Returns the highest marked CPU + 1. */

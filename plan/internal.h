@@ -1,4 +1,4 @@
-/* Internals shared by plan.c, plan_kfunc.c and plan_uprobe.c. */
+/* Internals shared by plan.c, plan_kfunc.c, plan_uprobe.c and events.c. */
 #ifndef FTSTACK_PLAN_INTERNAL_H
 #define FTSTACK_PLAN_INTERNAL_H
 
@@ -9,7 +9,5 @@ int ft_plan_add(struct ft_plan *p, const struct ft_event *e);
 /* True when some kernel-function event of O would use the function tracer
  * (no kprobes, or --mechanism function). */
 bool ft_plan_kfunc_uses_function_tracer(const struct ft_options *o, struct ft_plan *p);
-/* Returns the perf PMU type number of /sys/bus/event_source/devices/NAME, or -1. */
-int ft_pmu_type(const char *name);
 
 #endif

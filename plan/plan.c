@@ -10,6 +10,7 @@
 #include "plan/spec.h"
 #include "plan/internal.h"
 #include "cli/progress.h"
+#include "host/host.h"
 #include "tracefs/tracefs.h"
 
 static const struct { const char *name; int nr; } syscall_names[] = {
@@ -25,15 +26,6 @@ static int syscall_nr(const char *name)
 	return -1;
 }
 
-int ft_plan_add(struct ft_plan *p, const struct ft_event *e)
-{
-	struct ft_event *n = realloc(p->events, (p->nevents + 1) * sizeof(*n));
-	if (!n)
-		return -ENOMEM;
-	p->events = n;
-	p->events[p->nevents++] = *e;
-	return 0;
-}
 
 /* syscalls:sys_enter_X / sys_exit_X have no kernel stack under perf (their
  * perf handler passes the user registers), so they are opened as
@@ -206,19 +198,6 @@ static int plan_offcpu(const struct ft_options *o, struct ft_plan *p)
 	return ft_plan_add(p, &e);
 }
 
-int ft_pmu_type(const char *name)
-{
-	char path[128];
-	int type = -1;
-	snprintf(path, sizeof(path), "/sys/bus/event_source/devices/%s/type", name);
-	FILE *f = fopen(path, "r");
-	if (f) {
-		if (fscanf(f, "%d", &type) != 1)
-			type = -1;
-		fclose(f);
-	}
-	return type;
-}
 
 static int count_dynevents(const struct ft_plan *p)
 {

@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include "plan/internal.h"
 #include "plan/spec.h"
+#include "host/host.h"
 
 #define FT_MAX_PROBES_DEFAULT 1000
 
@@ -261,7 +262,7 @@ static int add_probe(struct ft_plan *p, const char *func, enum mechanism mech, b
 		return add_function(p, &e, func);
 	if (mech == MECH_KPROBE_PMU) {
 		e.kind = FT_EV_KPROBE_PMU;
-		e.perf_type = (uint32_t)ft_pmu_type("kprobe");
+		e.perf_type = (uint32_t)host_pmu_type("/sys", "kprobe");
 		p->mechanism = "kprobe PMU";
 	} else {
 		/* made in tracefs by ft_plan_create; event names allow [A-Za-z0-9_] */
@@ -348,7 +349,7 @@ static int function_tracer(struct ft_plan *p)
  * --mechanism picks one. Returns MECH_NONE after saying why. */
 static enum mechanism choose_mechanism(const struct ft_options *o, struct ft_plan *p)
 {
-	bool pmu = !p->tfs_events && ft_pmu_type("kprobe") >= 0;
+	bool pmu = !p->tfs_events && host_pmu_type("/sys", "kprobe") >= 0;
 	bool events = kprobe_events_present(p);
 	const char *m = o->mechanism;
 	if (!m && p->inherit && events)
@@ -515,77 +516,7 @@ bool ft_plan_kfunc_uses_function_tracer(const struct ft_options *o, struct ft_pl
 	if (!kfunc || (o->mechanism && strcmp(o->mechanism, "function") != 0))
 		return false;
 	/* the kprobe PMU is out of reach of the ftrace backend, not of perf */
-	if (!o->mechanism && (ft_pmu_type("kprobe") >= 0 || kprobe_events_present(p)))
+	if (!o->mechanism && (host_pmu_type("/sys", "kprobe") >= 0 || kprobe_events_present(p)))
 		return false;
 	return function_tracer(p) == 0; /* refused: choose_mechanism says so */
-}
-
-bool ft_plan_refusal(int err)
-{
-	switch (-err) {
-	case EINVAL:       /* blacklisted, not a probe-safe address */
-	case ENOENT:       /* no such symbol (any more) */
-	case EADDRNOTAVAIL: /* the name is not unique (6.6+, and backports) */
-	case EILSEQ:       /* not at an instruction boundary */
-	case EBUSY:
-	case EEXIST:
-	case EOPNOTSUPP:
-	case 524:          /* ENOTSUPP, the kernel's own */
-		return true;
-	default:
-		return false; /* out of fds or memory, no permission: the run fails */
-	}
-}
-
-static const char *refusal_hint(int err)
-{
-	return err == -EADDRNOTAVAIL ? ": several functions have this name" :
-	       err == -EINVAL ? ": kprobe blacklist or no probe-safe address" : "";
-}
-
-/* One "N reason (name, name, ...)" group per distinct errno, a few names each. */
-static void append_refusals(const struct ft_plan *p, char *buf, size_t len)
-{
-	int seen[8], nseen = 0;
-	for (int i = 0; i < p->nevents && nseen < 8; i++) {
-		int err = p->events[i].refused;
-		bool dup = false;
-		for (int k = 0; k < nseen; k++)
-			dup |= seen[k] == err;
-		if (!err || dup)
-			continue;
-		seen[nseen++] = err;
-		int n = 0;
-		for (int j = 0; j < p->nevents; j++)
-			n += p->events[j].refused == err;
-		size_t used = strlen(buf);
-		snprintf(buf + used, len - used, "%s%d %s%s (", nseen > 1 ? "; " : "", n,
-			 strerror(-err), refusal_hint(err));
-		for (int j = 0, shown = 0; j < p->nevents && shown < 5; j++) {
-			if (p->events[j].refused != err)
-				continue;
-			used = strlen(buf);
-			snprintf(buf + used, len - used, "%s%s", shown++ ? ", " : "", p->events[j].name);
-		}
-		used = strlen(buf);
-		snprintf(buf + used, len - used, "%s)", n > 5 ? ", ..." : "");
-	}
-}
-
-int ft_plan_report_refused(const struct ft_plan *p)
-{
-	int refused = 0;
-	for (int i = 0; i < p->nevents; i++)
-		refused += p->events[i].refused != 0;
-	if (p->noptional <= 1 && !refused)
-		return 0;
-	char why[1024] = "";
-	append_refusals(p, why, sizeof(why));
-	fprintf(stderr, "ftstack: attached %d of %d kernel function%s%s%s\n",
-		p->noptional - refused, p->noptional, p->noptional == 1 ? "" : "s",
-		refused ? "; the kernel refused " : "", why);
-	if (refused < p->noptional)
-		return 0;
-	fprintf(stderr, "ftstack: nothing left to trace\n");
-	return -ENOENT;
 }

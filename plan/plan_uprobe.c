@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "plan/internal.h"
+#include "host/host.h"
 #include "plan/spec.h"
 
 static bool is_file(const char *path)
@@ -141,7 +142,7 @@ static int add_uprobe(struct ft_plan *p, const char *display, const char *path, 
 	snprintf(e.label, sizeof(e.label), "%s", label ? label + 1 : display);
 	snprintf(e.path, sizeof(e.path), "%s", path);
 	/* -c/-p children must inherit the probe: uprobe_events (ft_plan.inherit) */
-	int pmu = p->tfs_events || p->inherit ? -1 : ft_pmu_type("uprobe");
+	int pmu = p->tfs_events || p->inherit ? -1 : host_pmu_type("/sys", "uprobe");
 	if (pmu >= 0) {
 		e.kind = FT_EV_UPROBE_PMU;
 		e.perf_type = (uint32_t)pmu;

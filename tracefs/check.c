@@ -11,6 +11,7 @@
 #include <linux/perf_event.h>
 #include "tracefs/tracefs.h"
 #include "tracefs/internal.h"
+#include "host/host.h"
 
 struct ctx {
 	const char *root;      /* NULL when there is no tracefs */
@@ -255,15 +256,8 @@ static void p_lockdown(const struct ctx *c, struct tfs_check_item *it)
 
 static void p_privileges(const struct ctx *c, struct tfs_check_item *it)
 {
-	char path[320], line[256];
-	unsigned long long eff = 0;
-	snprintf(path, sizeof(path), "%s/self/status", c->proc);
-	FILE *f = fopen(path, "r");
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "CapEff: %llx", &eff) == 1)
-			break;
-	if (f)
-		fclose(f);
+	uint64_t eff = 0;
+	host_cap_eff(c->proc, "self", &eff);
 	bool admin = eff & (1ull << 21), perfmon = eff & (1ull << 38);
 	it->ok = geteuid() == 0 || admin || perfmon;
 	DETAIL(it, "euid %u, CAP_SYS_ADMIN %s, CAP_PERFMON %s", (unsigned)geteuid(),

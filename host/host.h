@@ -1,0 +1,50 @@
+/* host: what the running system says about its CPUs and tasks. Every reader
+ * takes its root (the /proc or /sys directory), so unit tests give it a
+ * fixture tree instead of the live kernel. Nothing here prints.
+ */
+#ifndef FTSTACK_HOST_H
+#define FTSTACK_HOST_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Marks the CPUs of a kernel CPU list ("0-1,4", as -C and
+ * /sys/devices/system/cpu/online write it) in cpus[0..max). Returns the
+ * highest CPU marked + 1, -EINVAL for a malformed list (then *bad, if
+ * given, points at the offending item in S), or -ERANGE for a CPU >= max. */
+int host_cpu_list_parse(const char *s, bool *cpus, int max, const char **bad);
+
+/* Marks the online CPUs (SYS_ROOT/devices/system/cpu/online) in
+ * online[0..max). Returns the highest marked + 1, or -errno. */
+int host_online_cpus(const char *sys_root, bool *online, int max);
+
+/* The thread ids of process PID (PROC_ROOT/PID/task) into out[0..max).
+ * Returns how many (0 when the process is gone). */
+int host_tasks(const char *proc_root, pid_t pid, pid_t *out, int max);
+
+/* The fields of PROC_ROOT/TID/stat that ftstack reads. */
+struct host_stat {
+	char state;            /* R, S, D, Z, X, ... */
+	unsigned long flags;   /* PF_*: PF_KTHREAD is 0x00200000 */
+};
+#define HOST_PF_KTHREAD 0x00200000ul
+/* Returns 0, or -errno (-ENOENT: no such task, -EINVAL: unreadable). */
+int host_stat(const char *proc_root, pid_t tid, struct host_stat *st);
+/* True when task TID exists and is neither a zombie nor dead. */
+bool host_task_running(const char *proc_root, pid_t tid);
+
+/* The process (Tgid of PROC_ROOT/TID/status) of thread TID. Returns 0 or -errno. */
+int host_tgid(const char *proc_root, pid_t tid, pid_t *tgid);
+
+/* The effective capabilities (CapEff of PROC_ROOT/WHO/status; WHO is a pid
+ * or "self"). Returns 0 or -errno. */
+int host_cap_eff(const char *proc_root, const char *who, uint64_t *eff);
+#define HOST_CAP_SYS_ADMIN 21
+#define HOST_CAP_PERFMON 38
+
+/* The perf PMU type of SYS_ROOT/bus/event_source/devices/NAME ("kprobe",
+ * "uprobe"), or -1 when the kernel has no such PMU. */
+int host_pmu_type(const char *sys_root, const char *name);
+
+#endif

@@ -1,0 +1,88 @@
+/* The plan's list of events: adding to it, which refusals of the kernel
+ * skip an event rather than fail the run, and saying what was refused. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "plan/plan.h"
+#include "plan/internal.h"
+
+int ft_plan_add(struct ft_plan *p, const struct ft_event *e)
+{
+	struct ft_event *n = realloc(p->events, (p->nevents + 1) * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	p->events = n;
+	p->events[p->nevents++] = *e;
+	return 0;
+}
+
+bool ft_plan_refusal(int err)
+{
+	switch (-err) {
+	case EINVAL:       /* blacklisted, not a probe-safe address */
+	case ENOENT:       /* no such symbol (any more) */
+	case EADDRNOTAVAIL: /* the name is not unique (6.6+, and backports) */
+	case EILSEQ:       /* not at an instruction boundary */
+	case EBUSY:
+	case EEXIST:
+	case EOPNOTSUPP:
+	case 524:          /* ENOTSUPP, the kernel's own */
+		return true;
+	default:
+		return false; /* out of fds or memory, no permission: the run fails */
+	}
+}
+
+static const char *refusal_hint(int err)
+{
+	return err == -EADDRNOTAVAIL ? ": several functions have this name" :
+	       err == -EINVAL ? ": kprobe blacklist or no probe-safe address" : "";
+}
+
+/* One "N reason (name, name, ...)" group per distinct errno, a few names each. */
+static void append_refusals(const struct ft_plan *p, char *buf, size_t len)
+{
+	int seen[8], nseen = 0;
+	for (int i = 0; i < p->nevents && nseen < 8; i++) {
+		int err = p->events[i].refused;
+		bool dup = false;
+		for (int k = 0; k < nseen; k++)
+			dup |= seen[k] == err;
+		if (!err || dup)
+			continue;
+		seen[nseen++] = err;
+		int n = 0;
+		for (int j = 0; j < p->nevents; j++)
+			n += p->events[j].refused == err;
+		size_t used = strlen(buf);
+		snprintf(buf + used, len - used, "%s%d %s%s (", nseen > 1 ? "; " : "", n,
+			 strerror(-err), refusal_hint(err));
+		for (int j = 0, shown = 0; j < p->nevents && shown < 5; j++) {
+			if (p->events[j].refused != err)
+				continue;
+			used = strlen(buf);
+			snprintf(buf + used, len - used, "%s%s", shown++ ? ", " : "", p->events[j].name);
+		}
+		used = strlen(buf);
+		snprintf(buf + used, len - used, "%s)", n > 5 ? ", ..." : "");
+	}
+}
+
+int ft_plan_report_refused(const struct ft_plan *p)
+{
+	int refused = 0;
+	for (int i = 0; i < p->nevents; i++)
+		refused += p->events[i].refused != 0;
+	if (p->noptional <= 1 && !refused)
+		return 0;
+	char why[1024] = "";
+	append_refusals(p, why, sizeof(why));
+	fprintf(stderr, "ftstack: attached %d of %d kernel function%s%s%s\n",
+		p->noptional - refused, p->noptional, p->noptional == 1 ? "" : "s",
+		refused ? "; the kernel refused " : "", why);
+	if (refused < p->noptional)
+		return 0;
+	fprintf(stderr, "ftstack: nothing left to trace\n");
+	return -ENOENT;
+}
