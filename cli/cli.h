@@ -96,6 +96,11 @@ extern bool ft_debug_on;
 void ft_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Something the user should know, the run goes on: "ftstack: ..." */
 void ft_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A line as it is, without "ftstack: " (bcc's "Tracing ... Hit Ctrl-C"). */
+void ft_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Progress on a terminal: "\rftstack: ..." rewritten in place, flushed;
+ * FMT NULL clears the line. */
+void ft_progress_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Why the run fails or the input is refused, once, with what to do
  * about it: "ftstack: ..." (the caller exits 1 or 2). */
 void ft_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

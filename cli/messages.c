@@ -33,6 +33,30 @@ void ft_warn(const char *fmt, ...)
 	va_end(ap);
 }
 
+void ft_note(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+void ft_progress_line(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputc('\r', stderr);
+	if (fmt) {
+		fprintf(stderr, "ftstack: ");
+		vfprintf(stderr, fmt, ap);
+	} else {
+		fprintf(stderr, "\033[K"); /* clears the line */
+	}
+	fflush(stderr);
+	va_end(ap);
+}
+
 void ft_error(const char *fmt, ...)
 {
 	va_list ap;

@@ -1,7 +1,8 @@
-/* Progress lines on stderr (stdout holds the result). */
+/* Progress lines on stderr (stdout holds the result), through messages.c. */
 #include <stdio.h>
 #include <time.h>
 #include <unistd.h>
+#include "cli/cli.h"
 #include "cli/progress.h"
 
 static double now(void)
@@ -13,13 +14,14 @@ static double now(void)
 
 static void show(struct ft_progress *p)
 {
-	if (p->done == 0)
-		fprintf(stderr, "ftstack: %s %d %s...%s", p->verb, p->total, p->noun, p->tty ? "" : "\n");
+	if (p->tty && p->done == 0)
+		ft_progress_line("%s %d %s...", p->verb, p->total, p->noun);
 	else if (p->tty)
-		fprintf(stderr, "\rftstack: %s %d/%d %s...", p->verb, p->done, p->total, p->noun);
+		ft_progress_line("%s %d/%d %s...", p->verb, p->done, p->total, p->noun);
+	else if (p->done == 0)
+		ft_warn("%s %d %s...", p->verb, p->total, p->noun);
 	else
-		fprintf(stderr, "ftstack: %s %d/%d %s...\n", p->verb, p->done, p->total, p->noun);
-	fflush(stderr);
+		ft_warn("%s %d/%d %s...", p->verb, p->done, p->total, p->noun);
 	p->last = now();
 }
 
@@ -50,9 +52,7 @@ void ft_progress_step(struct ft_progress *p)
 
 void ft_progress_end(struct ft_progress *p)
 {
-	if (p->on && p->tty) {
-		fprintf(stderr, "\r\033[K");
-		fflush(stderr);
-	}
+	if (p->on && p->tty)
+		ft_progress_line(NULL);
 	p->on = false;
 }

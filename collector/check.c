@@ -116,12 +116,12 @@ int ft_cmd_cleanup(const struct ft_options *o)
 	char root[256];
 	int ret = tfs_find_root(root, sizeof(root));
 	if (ret < 0) {
-		fprintf(stderr, "ftstack: no tracefs: %s\n", strerror(-ret));
+		ft_error("no tracefs: %s", strerror(-ret));
 		return 1;
 	}
 	ret = tfs_cleanup_stale(root, "/proc", report_removed, NULL);
 	if (ret < 0) {
-		fprintf(stderr, "ftstack: cleanup failed: %s (are you root?)\n", strerror(-ret));
+		ft_error("cleanup failed: %s (are you root?)", strerror(-ret));
 		return 1;
 	}
 	printf("%d object%s left by dead ftstack runs removed\n", ret, ret == 1 ? "" : "s");

@@ -94,7 +94,7 @@ int ft_child_start(char **argv, struct ft_child *c)
 	char path[4096];
 	int ret = resolve_path(argv[0], path, sizeof(path));
 	if (ret < 0) {
-		fprintf(stderr, "ftstack: cannot run '%s': %s\n", argv[0],
+		ft_error("cannot run '%s': %s", argv[0],
 			ret == -ENOENT ? "command not found" : strerror(-ret));
 		return -EINVAL;
 	}

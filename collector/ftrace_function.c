@@ -20,15 +20,15 @@ static int check_filter(struct ft_ftrace_source *fs, int n)
 	const char *root = fs->s->plan.tracefs;
 	int got = 0, ret = tfs_ftrace_filter_read(root, fs->inst, &got);
 	if (ret < 0)
-		fprintf(stderr, "ftstack: cannot read back %s/%s/set_ftrace_filter: %s\n", root,
+		ft_warn("cannot read back %s/%s/set_ftrace_filter: %s", root,
 			fs->inst, strerror(-ret));
 	else if (got == -1)
-		fprintf(stderr, "ftstack: %s/%s/set_ftrace_filter is empty after writing %d "
+		ft_warn("%s/%s/set_ftrace_filter is empty after writing %d "
 			"function%s to it: not starting a function tracer that would trace "
-			"every function\n", root, fs->inst, n, n == 1 ? "" : "s");
+			"every function", root, fs->inst, n, n == 1 ? "" : "s");
 	else if (got != n)
-		fprintf(stderr, "ftstack: %s/%s/set_ftrace_filter names %d functions, not the "
-			"%d written\n", root, fs->inst, got, n);
+		ft_error("%s/%s/set_ftrace_filter names %d functions, not the "
+			"%d written", root, fs->inst, got, n);
 	return ret < 0 ? ret : got == n ? 0 : -EINVAL;
 }
 
@@ -76,7 +76,7 @@ static int write_filter(struct ft_ftrace_source *fs, struct tfs_raw_types *t,
 	t->nfuncs = n;
 	if (!n) {
 		/* an empty filter would trace every function */
-		fprintf(stderr, "ftstack: the function tracer refused every function asked for\n");
+		ft_error("the function tracer refused every function asked for");
 		return -ENOENT;
 	}
 	return check_filter(fs, lines);
@@ -89,7 +89,7 @@ int ft_ftrace_function_setup(struct ft_ftrace_source *fs, struct tfs_raw_types *
 	int off = tfs_event_u64_offset(s->plan.tracefs, "ftrace", "function", "ip");
 	int ret = tfs_event_id(s->plan.tracefs, "ftrace", "function", &id);
 	if (ret < 0 || off < 0 || id > 65535) {
-		fprintf(stderr, "ftstack: no usable events/ftrace/function/format in %s\n",
+		ft_error("no usable events/ftrace/function/format in %s",
 			s->plan.tracefs);
 		return ret < 0 ? ret : off < 0 ? off : -EINVAL;
 	}
@@ -98,8 +98,8 @@ int ft_ftrace_function_setup(struct ft_ftrace_source *fs, struct tfs_raw_types *
 	if ((ret = write_filter(fs, t, (struct tfs_raw_func *)t->funcs)) < 0)
 		return ret;
 	if (s->want_user)
-		fprintf(stderr, "ftstack: the function tracer records no user stacks: "
-			"kernel stacks only for %d function%s\n", t->nfuncs,
+		ft_warn("the function tracer records no user stacks: "
+			"kernel stacks only for %d function%s", t->nfuncs,
 			t->nfuncs == 1 ? "" : "s");
 	if ((ret = ft_ftrace_write(fs, "options/func_stack_trace", "1", false, TRACEFS_UNDO_WRITE,
 				   "0")) < 0)

@@ -16,7 +16,7 @@ int ft_ftrace_write(struct ft_ftrace_source *fs, const char *rel, const char *va
 	int ret = tfs_log_write(&fs->s->plan.log, path, value, append, kind, undo, err,
 				    sizeof(err));
 	if (ret < 0)
-		fprintf(stderr, "ftstack: cannot write '%s' to %s/%s: %s%s%s\n", value,
+		ft_error("cannot write '%s' to %s/%s: %s%s%s", value,
 			fs->s->plan.tracefs, path, strerror(-ret), err[0] ? ": " : "", err);
 	return ret;
 }

@@ -73,8 +73,8 @@ static int setup_events(struct ft_ftrace_source *fs, uint16_t *ids, int *args, u
 		if (e->refused)
 			continue; /* a pattern's match kprobe_events refused */
 		if (e->kind != FT_EV_TRACEPOINT) {
-			fprintf(stderr, "ftstack: --backend ftrace traces tracefs events only; %s "
-				"needs --backend perf\n", e->name);
+			ft_error("--backend ftrace traces tracefs events only; %s "
+				"needs --backend perf", e->name);
 			return -EOPNOTSUPP;
 		}
 		snprintf(rel, sizeof(rel), "%s/events/%s/%s/id", fs->inst, e->system, e->event);
@@ -82,7 +82,7 @@ static int setup_events(struct ft_ftrace_source *fs, uint16_t *ids, int *args, u
 		long id = ret > 0 ? strtol(text, NULL, 10) : -1;
 		free(text);
 		if (id < 0 || id > 65535) {
-			fprintf(stderr, "ftstack: %s has no id in %s/%s\n", e->name,
+			ft_error("%s has no id in %s/%s", e->name,
 				s->plan.tracefs, rel);
 			return ret < 0 ? ret : -EINVAL;
 		}
@@ -238,7 +238,7 @@ static int open_cpus(struct ft_ftrace_source *fs, int epfd, struct tfs_raw_types
 	int k = ftrace_type_id(s->plan.tracefs, "kernel_stack");
 	int u = ftrace_type_id(s->plan.tracefs, "user_stack");
 	if (k < 0 || u < 0) {
-		fprintf(stderr, "ftstack: no ftrace/kernel_stack or user_stack format in %s\n",
+		ft_error("no ftrace/kernel_stack or user_stack format in %s",
 			s->plan.tracefs);
 		return k < 0 ? k : u;
 	}
@@ -256,7 +256,7 @@ static int open_cpus(struct ft_ftrace_source *fs, int epfd, struct tfs_raw_types
 		pc->fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 		if (pc->fd < 0) {
 			ret = -errno;
-			fprintf(stderr, "ftstack: cannot open %s: %s\n", path, strerror(errno));
+			ft_error("cannot open %s: %s", path, strerror(errno));
 			return ret;
 		}
 		fs->ncpus++;
@@ -287,7 +287,7 @@ int ft_ftrace_source_open(struct ft_session *s, int epfd)
 				       .arg_offsets = args, .stacks = stacks, .funcs = funcs };
 	int ret = ids && args && stacks && funcs ? tfs_log_mkdir(&s->plan.log, fs->inst) : -ENOMEM;
 	if (ret < 0 && ret != -ENOMEM)
-		fprintf(stderr, "ftstack: cannot make the instance %s/%s: %s\n", s->plan.tracefs,
+		ft_warn("cannot make the instance %s/%s: %s", s->plan.tracefs,
 			fs->inst, strerror(-ret));
 	if (ret == 0)
 		ret = setup_instance(fs);
@@ -304,7 +304,7 @@ int ft_ftrace_source_open(struct ft_session *s, int epfd)
 	free(stacks);
 	free(funcs);
 	if (ret == -ENOMEM)
-		fprintf(stderr, "ftstack: out of memory\n");
+		ft_error("out of memory");
 	return ret;
 }
 

@@ -161,7 +161,7 @@ int ft_loop_run(struct ft_session *s, int epfd)
 		if (ret < 0)
 			break;
 		if (ended) {
-			fprintf(stderr, "ftstack: the traced %s exited\n",
+			ft_warn("the traced %s exited",
 				s->opt->npids ? "processes" : "threads");
 			end = true;
 			ret = 0;

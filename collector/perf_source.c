@@ -214,17 +214,17 @@ static int explain_open(int err, const struct ft_event *e)
 	switch (err) {
 	case -EACCES:
 	case -EPERM:
-		fprintf(stderr, "ftstack: perf_event_open(%s) refused: run as root, or give "
-			"CAP_PERFMON and set kernel.perf_event_paranoid to -1\n", e->name);
+		ft_error("perf_event_open(%s) refused: run as root, or give "
+			"CAP_PERFMON and set kernel.perf_event_paranoid to -1", e->name);
 		break;
 	case -EMFILE:
-		fprintf(stderr, "ftstack: out of file descriptors opening %s: raise ulimit -n\n", e->name);
+		ft_error("out of file descriptors opening %s: raise ulimit -n", e->name);
 		break;
 	case -ESRCH:
-		fprintf(stderr, "ftstack: the traced process exited before tracing started\n");
+		ft_error("the traced process exited before tracing started");
 		break;
 	default:
-		fprintf(stderr, "ftstack: cannot open %s: %s\n", e->name, strerror(-err));
+		ft_error("cannot open %s: %s", e->name, strerror(-err));
 	}
 	return err;
 }

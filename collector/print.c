@@ -188,44 +188,43 @@ void ft_print_summary(struct ft_session *s, const struct agg_named_stats *ns)
 	const struct ft_counters *c = &s->cnt;
 	struct agg_stats as;
 	agg_table_stats(s->agg, &as);
-	fprintf(stderr, "ftstack: %" PRIu64 " events counted in %zu distinct stacks (%zu printed)",
-		c->counted, ns->stacks_before, ns->stacks_after);
-	fprintf(stderr, ", %" PRIu64 " lost%s\n", c->lost,
+	ft_warn("%" PRIu64 " events counted in %zu distinct stacks (%zu printed), %" PRIu64
+		" lost%s", c->counted, ns->stacks_before, ns->stacks_after, c->lost,
 		c->lost ? " (ring buffer full: raise --buffer-size)" : "");
 	if (c->throttled)
-		fprintf(stderr, "ftstack: the kernel throttled sampling %" PRIu64 " times "
-			"(kernel.perf_event_max_sample_rate)\n", c->throttled);
+		ft_warn("the kernel throttled sampling %" PRIu64 " times "
+			"(kernel.perf_event_max_sample_rate)", c->throttled);
 	if (as.dropped)
-		fprintf(stderr, "ftstack: %" PRIu64 " events not counted: --max-stacks %zu distinct "
-			"stacks reached\n", as.dropped, s->opt->max_stacks);
+		ft_warn("%" PRIu64 " events not counted: --max-stacks %zu distinct "
+			"stacks reached", as.dropped, s->opt->max_stacks);
 	if (c->self_mmap || c->self_events)
-		fprintf(stderr, "ftstack: left out %" PRIu64 " events caused by ftstack's mmap "
-			"tracking (perf_event_mmap) and %" PRIu64 " of ftstack itself\n",
+		ft_warn("left out %" PRIu64 " events caused by ftstack's mmap "
+			"tracking (perf_event_mmap) and %" PRIu64 " of ftstack itself",
 			c->self_mmap, c->self_events);
 	if (c->through_miss)
-		fprintf(stderr, "ftstack: left out %" PRIu64 " events whose kernel stack does not "
-			"pass through %s\n", c->through_miss, s->plan.through_name);
+		ft_warn("left out %" PRIu64 " events whose kernel stack does not "
+			"pass through %s", c->through_miss, s->plan.through_name);
 	if (c->idle)
-		fprintf(stderr, "ftstack: left out %" PRIu64 " samples of the idle task (-I keeps "
-			"them)\n", c->idle);
+		ft_warn("left out %" PRIu64 " samples of the idle task (-I keeps "
+			"them)", c->idle);
 	if (c->empty_stacks)
-		fprintf(stderr, "ftstack: %" PRIu64 " events had no stack the kernel could walk\n",
+		ft_warn("%" PRIu64 " events had no stack the kernel could walk",
 			c->empty_stacks);
 	if (c->stack_cut)
-		fprintf(stderr, "ftstack: %" PRIu64 " user stacks reached the end of the %u-byte "
-			"stack copy and may be cut (--call-graph %s,SIZE copies more%s)\n",
+		ft_warn("%" PRIu64 " user stacks reached the end of the %u-byte "
+			"stack copy and may be cut (--call-graph %s,SIZE copies more%s)",
 			c->stack_cut, s->opt->copy_size, s->opt->call_graph_dwarf ? "dwarf" : "copy",
 			s->opt->call_graph_dwarf ? "" : "; fp walks them whole");
 	if (c->filtered)
-		fprintf(stderr, "ftstack: %" PRIu64 " off-CPU intervals filtered out "
-			"(--state, --min-block, --max-block, -u/-k)\n", c->filtered);
+		ft_warn("%" PRIu64 " off-CPU intervals filtered out "
+			"(--state, --min-block, --max-block, -u/-k)", c->filtered);
 	if (c->open_at_end)
-		fprintf(stderr, "ftstack: %" PRIu64 " threads were still off CPU at the end; "
-			"counted up to it\n", c->open_at_end);
+		ft_warn("%" PRIu64 " threads were still off CPU at the end; "
+			"counted up to it", c->open_at_end);
 	uint64_t bad = s->perf ? ft_perf_source_bad_records(s) : 0;
 	if (bad)
-		fprintf(stderr, "ftstack: %" PRIu64 " records could not be decoded\n", bad);
+		ft_warn("%" PRIu64 " records could not be decoded", bad);
 	if (ns->excluded)
-		fprintf(stderr, "ftstack: %zu stacks excluded by -x\n", ns->excluded);
+		ft_warn("%zu stacks excluded by -x", ns->excluded);
 	debug_entry_callers(s);
 }

@@ -61,7 +61,7 @@ static int load_kallsyms(struct ft_session *s)
 		s->ksyms = NULL;
 		ret = 0;
 	} else if (ret < 0) {
-		fprintf(stderr, "ftstack: cannot read /proc/kallsyms: %s\n", strerror(-ret));
+		ft_warn("cannot read /proc/kallsyms: %s", strerror(-ret));
 	}
 	s->plan.ksyms = s->ksyms;
 	return ret;
@@ -74,8 +74,8 @@ static int load_kernel_filters(struct ft_session *s)
 		ret = s->ksyms ? ft_kfilter_add_through(&s->kfilter, s->ksyms, s->plan.through_name)
 			       : -ENOENT;
 		if (ret == -ENOENT)
-			fprintf(stderr, "ftstack: --through %s: no such kernel function in "
-				"/proc/kallsyms\n", s->plan.through_name);
+			ft_error("--through %s: no such kernel function in "
+				"/proc/kallsyms", s->plan.through_name);
 	}
 	return ret;
 }
@@ -87,23 +87,25 @@ static void announce(const struct ft_session *s)
 	const char *what = o->user_only ? "user" : o->kernel_only ? "kernel" : "user + kernel";
 	const char *who = s->have_child ? "the command" : o->npids ? "the given processes" :
 			  o->ntids ? "the given threads" : "all threads";
+	char head[320], until[64];
 	if (o->cmd == FT_PROFILE && o->period_ns)
-		fprintf(stderr, "Sampling every %llu ns of %s by %s stack",
-			(unsigned long long)o->period_ns, who, what);
+		snprintf(head, sizeof(head), "Sampling every %llu ns of %s by %s stack",
+			 (unsigned long long)o->period_ns, who, what);
 	else if (o->cmd == FT_PROFILE)
-		fprintf(stderr, "Sampling at %llu Hertz of %s by %s stack",
-			(unsigned long long)o->freq, who, what);
+		snprintf(head, sizeof(head), "Sampling at %llu Hertz of %s by %s stack",
+			 (unsigned long long)o->freq, who, what);
 	else if (o->cmd == FT_OFFCPU)
-		fprintf(stderr, "Tracing off-CPU time (us) of %s by %s stack", who, what);
+		snprintf(head, sizeof(head), "Tracing off-CPU time (us) of %s by %s stack", who, what);
 	else if (s->plan.nevents == 1)
-		fprintf(stderr, "Tracing %s stacks of %s", what, s->plan.events[0].name);
+		snprintf(head, sizeof(head), "Tracing %s stacks of %s", what, s->plan.events[0].name);
 	else
-		fprintf(stderr, "Tracing %s stacks of %d events", what, s->plan.nevents);
+		snprintf(head, sizeof(head), "Tracing %s stacks of %d events", what, s->plan.nevents);
 	if (o->duration > 0)
-		fprintf(stderr, " for %g secs.\n", o->duration);
+		snprintf(until, sizeof(until), " for %g secs.", o->duration);
 	else
-		fprintf(stderr, s->have_child ? " while the command runs.\n" :
-			"... Hit Ctrl-C to end.\n");
+		snprintf(until, sizeof(until), "%s", s->have_child ? " while the command runs." :
+			 "... Hit Ctrl-C to end.");
+	ft_note("%s%s", head, until);
 }
 
 static int open_output(const struct ft_options *o, FILE **out)
@@ -113,7 +115,7 @@ static int open_output(const struct ft_options *o, FILE **out)
 		return 0;
 	*out = fopen(o->output, "w");
 	if (!*out) {
-		fprintf(stderr, "ftstack: cannot write %s: %s\n", o->output, strerror(errno));
+		ft_error("cannot write %s: %s", o->output, strerror(errno));
 		return -errno;
 	}
 	return 0;
@@ -129,7 +131,7 @@ static int prepare(struct ft_session *s)
 		return ret == -EINVAL ? 2 : 1;
 	configure(s);
 	if (s->opt->cmd == FT_OFFCPU && (ret = ft_offcpu_create(s)) < 0) {
-		fprintf(stderr, "ftstack: cannot read sched:sched_switch's format: %s\n",
+		ft_error("cannot read sched:sched_switch's format: %s",
 			strerror(-ret));
 		return 1;
 	}
@@ -152,7 +154,7 @@ static int prepare(struct ft_session *s)
 	    ft_symcache_create(s->ksyms, s->procs, &style,
 			       &s->symcache) < 0 ||
 	    (s->opt->call_graph_dwarf && sym_unwinder_create(s->procs, &s->unwinder) < 0)) {
-		fprintf(stderr, "ftstack: out of memory\n");
+		ft_error("out of memory");
 		return 1;
 	}
 	return 0;
@@ -174,8 +176,8 @@ int ft_cmd_record(const struct ft_options *o)
 	signal(SIGPIPE, SIG_IGN);
 
 	if (!privileged()) {
-		fprintf(stderr, "ftstack: needs root, or CAP_PERFMON and CAP_SYS_ADMIN (tracefs, "
-			"system-wide perf events); try sudo ftstack ...\n");
+		ft_error("needs root, or CAP_PERFMON and CAP_SYS_ADMIN (tracefs, "
+			"system-wide perf events); try sudo ftstack ...");
 		return 2;
 	}
 	if ((status = prepare(&s)) != 0)
@@ -188,7 +190,7 @@ int ft_cmd_record(const struct ft_options *o)
 	if (ft_plan_create(&s.plan) < 0)
 		goto cleanup;
 	if (s.plan.mechanism)
-		fprintf(stderr, "ftstack: probes through: %s\n", s.plan.mechanism);
+		ft_warn("probes through: %s", s.plan.mechanism);
 	if (o->command) {
 		if ((ret = ft_child_start(o->command, &s.child)) < 0) {
 			status = ret == -EINVAL ? 2 : 1;
@@ -203,7 +205,7 @@ int ft_cmd_record(const struct ft_options *o)
 		goto cleanup;
 	announce(&s);
 	if (s.have_child && (ret = ft_child_release(&s.child)) < 0) {
-		fprintf(stderr, "ftstack: cannot run %s: %s\n", o->command[0], strerror(-ret));
+		ft_error("cannot run %s: %s", o->command[0], strerror(-ret));
 		goto cleanup;
 	}
 	ret = ft_loop_run(&s, epfd);
@@ -213,14 +215,14 @@ int ft_cmd_record(const struct ft_options *o)
 	if (ret == 0 && s.offcpu)
 		ft_offcpu_finish(&s, s.last_time);
 	if (ret < 0) {
-		fprintf(stderr, "ftstack: reading the ring buffers failed: %s\n", strerror(-ret));
+		ft_error("reading the ring buffers failed: %s", strerror(-ret));
 		goto cleanup;
 	}
 	ret = ft_print_result(&s, out);
 	if (ret == 0)
 		fflush(out); /* the result is out before probes are detached, which takes a while */
 	if (ret < 0 && ret != -EPIPE) {
-		fprintf(stderr, "ftstack: writing the result failed: %s\n", strerror(-ret));
+		ft_error("writing the result failed: %s", strerror(-ret));
 		goto cleanup;
 	}
 	status = 0;

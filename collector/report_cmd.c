@@ -107,7 +107,7 @@ int ft_report_parse_file(struct report_ctx *c, const char *file)
 	char *buf = NULL;
 	long len = read_all(file, &buf);
 	if (len < 0) {
-		fprintf(stderr, "ftstack: cannot read %s: %s\n", file, strerror((int)-len));
+		ft_error("cannot read %s: %s", file, strerror((int)-len));
 		return 1;
 	}
 	enum report_format fmt = REPORT_AUTO;
@@ -118,21 +118,21 @@ int ft_report_parse_file(struct report_ctx *c, const char *file)
 	bool binary = ret < 0 && fmt == REPORT_AUTO && report_is_binary(buf, (size_t)len);
 	free(buf);
 	if (c->err) {
-		fprintf(stderr, "ftstack: out of memory reading %s\n", file);
+		ft_error("out of memory reading %s", file);
 		return 1;
 	}
 	if (ret < 0) {
-		fprintf(stderr, "ftstack: %s: no stack traces found (%snot ftrace text, perf script, "
-			"hist trigger or folded output; --input-format forces one)\n", file,
+		ft_error("%s: no stack traces found (%snot ftrace text, perf script, "
+			"hist trigger or folded output; --input-format forces one)", file,
 			binary ? "binary data, " : "");
 		return 1;
 	}
 	if (st.malformed || st.truncated)
-		fprintf(stderr, "ftstack: warning: %s: %" PRIu64 " lines could not be parsed%s; "
-			"the result is partial\n", file, st.malformed,
+		ft_warn("warning: %s: %" PRIu64 " lines could not be parsed%s; "
+			"the result is partial", file, st.malformed,
 			st.truncated ? " and the input ends inside a stack" : "");
-	fprintf(stderr, "ftstack: %s: %s, %" PRIu64 " stacks, %" PRIu64 " events, %" PRIu64
-		" tracing-machinery frames dropped\n", file, report_format_name(st.format),
+	ft_warn("%s: %s, %" PRIu64 " stacks, %" PRIu64 " events, %" PRIu64
+		" tracing-machinery frames dropped", file, report_format_name(st.format),
 		st.stacks, st.events, st.machinery);
 	return 0;
 }
@@ -163,11 +163,11 @@ int ft_report_write(struct report_ctx *c, FILE *out)
 	struct out_totals tot = { .named = &st,
 				  .event_label = c->nevents == 1 ? c->events[0] : "event" };
 	int ret = out_write(out, &oo, stacks, n, &tot);
-	fprintf(stderr, "ftstack: %" PRIu64 " events in %zu distinct stacks (%zu printed)\n",
+	ft_warn("%" PRIu64 " events in %zu distinct stacks (%zu printed)",
 		st.count_before, st.stacks_before, st.stacks_after);
 	if (c->through_miss)
-		fprintf(stderr, "ftstack: left out %" PRIu64 " events whose kernel stack does not "
-			"pass through %s\n", c->through_miss, o->through);
+		ft_warn("left out %" PRIu64 " events whose kernel stack does not "
+			"pass through %s", c->through_miss, o->through);
 	return ret;
 }
 
@@ -191,12 +191,12 @@ int ft_cmd_report(const struct ft_options *o)
 		if (ft_report_parse_file(&c, o->report_files[i]) != 0)
 			goto cleanup;
 	if (o->output && !(out = fopen(o->output, "w"))) {
-		fprintf(stderr, "ftstack: cannot write %s: %s\n", o->output, strerror(errno));
+		ft_error("cannot write %s: %s", o->output, strerror(errno));
 		goto cleanup;
 	}
 	int ret = ft_report_write(&c, out);
 	if (ret < 0 && ret != -EPIPE)
-		fprintf(stderr, "ftstack: writing the result failed: %s\n", strerror(-ret));
+		ft_error("writing the result failed: %s", strerror(-ret));
 	else
 		status = 0;
 cleanup:

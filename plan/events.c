@@ -78,11 +78,11 @@ int ft_plan_report_refused(const struct ft_plan *p)
 		return 0;
 	char why[1024] = "";
 	append_refusals(p, why, sizeof(why));
-	fprintf(stderr, "ftstack: attached %d of %d kernel function%s%s%s\n",
+	ft_warn("attached %d of %d kernel function%s%s%s",
 		p->noptional - refused, p->noptional, p->noptional == 1 ? "" : "s",
 		refused ? "; the kernel refused " : "", why);
 	if (refused < p->noptional)
 		return 0;
-	fprintf(stderr, "ftstack: nothing left to trace\n");
+	ft_error("nothing left to trace");
 	return -ENOENT;
 }

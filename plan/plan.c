@@ -76,7 +76,7 @@ static int match_tracepoints(const struct ft_options *o, const struct ft_spec *s
 		*evs = NULL;
 		n = tfs_events_match(p->tracefs, sp->lib, tracepoint_alias[i].now, false, evs);
 		if (n > 0)
-			fprintf(stderr, "ftstack: %s:%s is called %s:%s in this kernel; tracing that\n",
+			ft_error("%s:%s is called %s:%s in this kernel; tracing that",
 				sp->lib, sp->name, sp->lib, tracepoint_alias[i].now);
 	}
 	return n;
@@ -87,11 +87,11 @@ static int plan_tracepoints(const struct ft_options *o, const struct ft_spec *sp
 	struct tfs_event *evs = NULL;
 	int n = match_tracepoints(o, sp, p, &evs);
 	if (n == -EINVAL) {
-		fprintf(stderr, "ftstack: '%s': not a valid regular expression\n", sp->text);
+		ft_error("'%s': not a valid regular expression", sp->text);
 		return -EINVAL;
 	}
 	if (n < 0) {
-		fprintf(stderr, "ftstack: cannot list tracepoints in %s/events: %s\n", p->tracefs,
+		ft_error("cannot list tracepoints in %s/events: %s", p->tracefs,
 			strerror(-n));
 		return n;
 	}
@@ -99,7 +99,7 @@ static int plan_tracepoints(const struct ft_options *o, const struct ft_spec *sp
 		char sugg[512] = "";
 		bool pattern = strpbrk(sp->text, "*?[") || o->regex;
 		tfs_events_suggest(p->tracefs, sp->lib, sp->name, 3, sugg, sizeof(sugg));
-		fprintf(stderr, "ftstack: %s '%s' matches no tracepoint%s%s%s\n",
+		ft_warn("%s '%s' matches no tracepoint%s%s%s",
 			pattern ? "pattern" : "event", sp->text, *sugg ? " (did you mean " : "",
 			sugg, *sugg ? "?)" : "; see ftstack check, or /sys/kernel/tracing/available_events");
 		free(evs);
@@ -129,12 +129,12 @@ static int plan_spec(const struct ft_options *o, const char *text, struct ft_pla
 	struct ft_spec sp;
 	int ret = ft_spec_parse(text, o->lib, &sp);
 	if (ret == -EINVAL) {
-		fprintf(stderr, "ftstack: malformed event '%s': use t:SUBSYS:EVENT, FUNC, LIB:FUNC, "
-			"u:LIB:PROBE (see ftstack --help)\n", text);
+		ft_error("malformed event '%s': use t:SUBSYS:EVENT, FUNC, LIB:FUNC, "
+			"u:LIB:PROBE (see ftstack --help)", text);
 		return -EINVAL;
 	}
 	if (ret < 0) {
-		fprintf(stderr, "ftstack: event '%s' is too long\n", text);
+		ft_error("event '%s' is too long", text);
 		return -EINVAL;
 	}
 	switch (sp.kind) {
@@ -160,8 +160,8 @@ static int plan_profile(const struct ft_options *o, struct ft_plan *p)
 		fclose(f);
 	}
 	if (o->freq && max && o->freq > max) {
-		fprintf(stderr, "ftstack: -F %llu is above this kernel's limit of %lu Hz "
-			"(kernel.perf_event_max_sample_rate)\n", (unsigned long long)o->freq, max);
+		ft_error("-F %llu is above this kernel's limit of %lu Hz "
+			"(kernel.perf_event_max_sample_rate)", (unsigned long long)o->freq, max);
 		return -EINVAL;
 	}
 	struct ft_event e = {
@@ -182,8 +182,8 @@ static int plan_offcpu(const struct ft_options *o, struct ft_plan *p)
 	struct tfs_event *ev = NULL;
 	if (tfs_events_match(p->tracefs, "sched", "sched_switch", false, &ev) != 1) {
 		free(ev);
-		fprintf(stderr, "ftstack: offcpu needs the sched:sched_switch tracepoint, which "
-			"this kernel lacks\n");
+		ft_error("offcpu needs the sched:sched_switch tracepoint, which "
+			"this kernel lacks");
 		return -ENOENT;
 	}
 	struct ft_event e = {
@@ -231,7 +231,7 @@ int ft_plan_create(struct ft_plan *p)
 		}
 		if (ret < 0) {
 			ft_progress_end(&pg);
-			fprintf(stderr, "ftstack: the kernel refused '%s' in %s: %s%s%s\n", e->dyn_def,
+			ft_error("the kernel refused '%s' in %s: %s%s%s", e->dyn_def,
 				e->dyn_file, strerror(-ret), *err ? ": " : "", err);
 			return ret;
 		}
@@ -256,8 +256,8 @@ int ft_plan_build(const struct ft_options *o, struct ft_plan *p)
 {
 	int ret = tfs_find_root(p->tracefs, sizeof(p->tracefs));
 	if (ret < 0) {
-		fprintf(stderr, "ftstack: no tracefs: %s (mount it: mount -t tracefs nodev "
-			"/sys/kernel/tracing, as root)\n", ret == -EPERM ? "not allowed to mount it" :
+		ft_error("no tracefs: %s (mount it: mount -t tracefs nodev "
+			"/sys/kernel/tracing, as root)", ret == -EPERM ? "not allowed to mount it" :
 			"this kernel has none");
 		return ret;
 	}
@@ -273,8 +273,8 @@ int ft_plan_build(const struct ft_options *o, struct ft_plan *p)
 	if (p->backend != FT_BACKEND_FTRACE && ft_plan_kfunc_uses_function_tracer(o, p)) {
 		/* its records exist in tracefs only: every event is planned for
 		 * the ftrace backend (probes as tracefs events, syscalls as such) */
-		fprintf(stderr, "ftstack: the function tracer is read through --backend ftrace; "
-			"using it%s\n", o->call_graph_copy ?
+		ft_warn("the function tracer is read through --backend ftrace; "
+			"using it%s", o->call_graph_copy ?
 			" (user stacks the kernel's walk: --call-graph copy is perf's)" : "");
 		p->backend = FT_BACKEND_FTRACE;
 		p->tfs_events = true;
@@ -282,7 +282,7 @@ int ft_plan_build(const struct ft_options *o, struct ft_plan *p)
 	if ((ret = plan_specs(o, p)) < 0)
 		return ret;
 	if (p->nevents > FT_MAX_EVENTS) {
-		fprintf(stderr, "ftstack: %d events match; at most %d at once (narrow the pattern)\n",
+		ft_error("%d events match; at most %d at once (narrow the pattern)",
 			p->nevents, FT_MAX_EVENTS);
 		return -EINVAL;
 	}

@@ -184,8 +184,8 @@ static void drop_untraceable(struct func_list *l, const char *pattern)
 	free(blacklist);
 	l->n = kept;
 	if (dropped)
-		fprintf(stderr, "ftstack: '%s': skipping %d function%s kprobes cannot trace (kprobe "
-			"blacklist, ftrace placeholders): %s%s\n", pattern, dropped,
+		ft_warn("'%s': skipping %d function%s kprobes cannot trace (kprobe "
+			"blacklist, ftrace placeholders): %s%s", pattern, dropped,
 			dropped == 1 ? "" : "s", names, dropped > 5 ? ", ..." : "");
 }
 
@@ -198,7 +198,7 @@ static void follow_rename(const struct ft_plan *p, char *name, size_t len)
 		return;
 	snprintf(alt, sizeof(alt), "%s_noprof", name);
 	if (sym_kernel_range(p->ksyms, alt, &a, &b) == 0) {
-		fprintf(stderr, "ftstack: %s is called %s in this kernel; tracing that\n", name, alt);
+		ft_warn("%s is called %s in this kernel; tracing that", name, alt);
 		snprintf(name, len, "%s", alt);
 	}
 }
@@ -221,13 +221,13 @@ static int ftrace_filter_name(struct ft_plan *p, const struct ft_event *e, const
 	for (int i = 0; i < n && i < 8; i++) {
 		if (tfs_functions_listed(avail, names[i])) {
 			snprintf(out, len, "%s", names[i]);
-			fprintf(stderr, "ftstack: the function tracer knows %s as %s (the same "
-				"address)\n", func, names[i]);
+			ft_warn("the function tracer knows %s as %s (the same "
+				"address)", func, names[i]);
 			return 0;
 		}
 	}
-	fprintf(stderr, "ftstack: the function tracer cannot trace %s: it is not in "
-		"%s/available_filter_functions (notrace, or no ftrace call site)\n", func,
+	ft_error("the function tracer cannot trace %s: it is not in "
+		"%s/available_filter_functions (notrace, or no ftrace call site)", func,
 		p->tracefs);
 	return -EINVAL;
 }
@@ -238,7 +238,7 @@ static int add_function(struct ft_plan *p, struct ft_event *e, const char *func)
 {
 	int ret;
 	if (!p->ksyms || sym_kernel_range(p->ksyms, func, &e->kstart, &e->kend) < 0) {
-		fprintf(stderr, "ftstack: no kernel function %s (see /proc/kallsyms)\n", func);
+		ft_error("no kernel function %s (see /proc/kallsyms)", func);
 		return -EINVAL;
 	}
 	if ((ret = ftrace_filter_name(p, e, func, e->ftrace_func, sizeof(e->ftrace_func))) < 0)
@@ -327,7 +327,7 @@ static void no_such_function(const struct ft_plan *p, const char *func)
 	struct near_funcs nf = { .want = func };
 	if (p->ksyms)
 		sym_kernel_foreach(p->ksyms, on_near, &nf);
-	fprintf(stderr, "ftstack: no kernel function %s%s%s%s%s%s%s%s\n", func,
+	ft_error("no kernel function %s%s%s%s%s%s%s%s", func,
 		nf.n ? " (did you mean " : " (see /proc/kallsyms)", nf.n ? nf.names[0] : "",
 		nf.n > 1 ? ", " : "", nf.n > 1 ? nf.names[1] : "", nf.n > 2 ? ", " : "",
 		nf.n > 2 ? nf.names[2] : "", nf.n ? "?)" : "");
@@ -360,9 +360,9 @@ static enum mechanism choose_mechanism(const struct ft_options *o, struct ft_pla
 	if (strcmp(m, "tracepoint") == 0)
 		return MECH_TRACEPOINT;
 	if (strcmp(m, "kprobe-pmu") == 0 && pmu && p->inherit)
-		fprintf(stderr, "ftstack: warning: with the kprobe PMU, forks of the traced "
+		ft_warn("warning: with the kprobe PMU, forks of the traced "
 			"processes fail (EFAULT: the kernel re-reads the probe's name in the "
-			"forking process); kprobe-events has no such limit\n");
+			"forking process); kprobe-events has no such limit");
 	if (strcmp(m, "kprobe-pmu") == 0 && pmu)
 		return MECH_KPROBE_PMU;
 	if (strcmp(m, "kprobe-events") == 0 && events)
@@ -371,13 +371,13 @@ static enum mechanism choose_mechanism(const struct ft_options *o, struct ft_pla
 	if (strcmp(m, "function") == 0 && ret == 0)
 		return MECH_FUNCTION;
 	if (strcmp(m, "function") == 0)
-		fprintf(stderr, "ftstack: --mechanism function: the kernel refuses the function "
-			"tracer (%s)\n", strerror(-ret));
+		ft_error("--mechanism function: the kernel refuses the function "
+			"tracer (%s)", strerror(-ret));
 	else if (strcmp(m, "kprobe-pmu") == 0)
-		fprintf(stderr, "ftstack: --mechanism kprobe-pmu: %s\n", p->tfs_events ?
+		ft_error("--mechanism kprobe-pmu: %s", p->tfs_events ?
 			"--backend ftrace needs kprobe_events" : "this kernel has no kprobe PMU");
 	else
-		fprintf(stderr, "ftstack: --mechanism kprobe-events: no writable %s/kprobe_events\n",
+		ft_error("--mechanism kprobe-events: no writable %s/kprobe_events",
 			p->tracefs);
 	return MECH_NONE;
 }
@@ -395,8 +395,8 @@ static int plan_fallback(const struct ft_spec *sp, struct ft_plan *p, const char
 			continue;
 		}
 		if (p->through_name && strcmp(p->through_name, func) != 0) {
-			fprintf(stderr, "ftstack: without kprobes only one kernel function can be "
-				"traced at a time (%s and %s)\n", p->through_name, func);
+			ft_error("without kprobes only one kernel function can be "
+				"traced at a time (%s and %s)", p->through_name, func);
 			free(te);
 			return -EINVAL;
 		}
@@ -409,8 +409,8 @@ static int plan_fallback(const struct ft_spec *sp, struct ft_plan *p, const char
 		snprintf(e.event, sizeof(e.event), "%s", fallback[i].event);
 		snprintf(p->through_buf, sizeof(p->through_buf), "%s", func);
 		p->through_name = p->through_buf;
-		fprintf(stderr, "ftstack: no kprobes in this kernel: counting t:%s:%s events whose "
-			"kernel stack passes through %s (--through %s)\n", fallback[i].system,
+		ft_warn("no kprobes in this kernel: counting t:%s:%s events whose "
+			"kernel stack passes through %s (--through %s)", fallback[i].system,
 			fallback[i].event, func, func);
 		p->mechanism = "tracepoint + --through";
 		return ft_plan_add(p, &e);
@@ -437,8 +437,8 @@ static int plan_fallback(const struct ft_spec *sp, struct ft_plan *p, const char
 		}
 		free(te);
 	}
-	fprintf(stderr, "ftstack: cannot trace kernel function %s: this kernel has no kprobes and "
-		"no tracepoint known to fire inside it%s%s%s\n", func, *sugg ? " (try " : "", sugg,
+	ft_error("cannot trace kernel function %s: this kernel has no kprobes and "
+		"no tracepoint known to fire inside it%s%s%s", func, *sugg ? " (try " : "", sugg,
 		*sugg ? " with --through)" : "");
 	return -EINVAL;
 }
@@ -453,7 +453,7 @@ int ft_plan_kfunc(const struct ft_options *o, const struct ft_spec *sp, struct f
 		char anchored[300];
 		snprintf(anchored, sizeof(anchored), "^(%s)$", sp->name);
 		if (regcomp(&l.re, anchored, REG_EXTENDED | REG_NOSUB) != 0) {
-			fprintf(stderr, "ftstack: '%s': not a valid regular expression\n", sp->name);
+			ft_error("'%s': not a valid regular expression", sp->name);
 			return -EINVAL;
 		}
 	}
@@ -478,28 +478,28 @@ int ft_plan_kfunc(const struct ft_options *o, const struct ft_spec *sp, struct f
 		return ret;
 	}
 	if (mech == MECH_TRACEPOINT) {
-		fprintf(stderr, "ftstack: '%s': this kernel has no kprobes and no usable function "
+		ft_warn("'%s': this kernel has no kprobes and no usable function "
 			"tracer, so function patterns cannot be traced; name one function "
-			"(e.g. -e __kmalloc) or a tracepoint\n", sp->name);
+			"(e.g. -e __kmalloc) or a tracepoint", sp->name);
 		list_free(&l);
 		return -EINVAL;
 	}
 	if ((ret = find_functions(p, &l)) < 0 || l.n == 0) {
-		fprintf(stderr, "ftstack: '%s' matches no kernel function\n", sp->name);
+		ft_warn("'%s' matches no kernel function", sp->name);
 		list_free(&l);
 		return -EINVAL;
 	}
 	drop_untraceable(&l, sp->name);
 	if (l.n == 0) {
-		fprintf(stderr, "ftstack: '%s' matches no kernel function kprobes can trace\n",
+		ft_warn("'%s' matches no kernel function kprobes can trace",
 			sp->name);
 		list_free(&l);
 		return -EINVAL;
 	}
 	int max = o->max_probes ? (int)o->max_probes : FT_MAX_PROBES_DEFAULT;
 	if (l.n > max)
-		fprintf(stderr, "ftstack: '%s' matches %d functions; tracing the first %d "
-			"(--max-probes), skipping %d\n", sp->name, l.n, max, l.n - max);
+		ft_warn("'%s' matches %d functions; tracing the first %d "
+			"(--max-probes), skipping %d", sp->name, l.n, max, l.n - max);
 	for (int i = 0; i < l.n && i < max && ret == 0; i++)
 		ret = add_probe(p, l.names[i], mech, true);
 	list_free(&l);

@@ -209,7 +209,7 @@ static int plan_functions(const struct ft_spec *sp, struct ft_plan *p, const cha
 	struct sym_elf *elf = NULL;
 	int ret = sym_elf_open(path, "/usr/lib/debug", &elf);
 	if (ret < 0) {
-		fprintf(stderr, "ftstack: %s: not an ELF file I can read (%s)\n", path, strerror(-ret));
+		ft_error("%s: not an ELF file I can read (%s)", path, strerror(-ret));
 		return -EINVAL;
 	}
 	struct func_match m = { .pattern = sp->name, .path = path, .lib = sp->lib, .p = p };
@@ -220,7 +220,7 @@ static int plan_functions(const struct ft_spec *sp, struct ft_plan *p, const cha
 	if (m.err < 0)
 		return m.err;
 	if (p->nevents == before) {
-		fprintf(stderr, "ftstack: %s: no function matching '%s' in %s\n", sp->text, sp->name,
+		ft_error("%s: no function matching '%s' in %s", sp->text, sp->name,
 			path);
 		return -EINVAL;
 	}
@@ -254,7 +254,7 @@ int ft_plan_uprobe(const struct ft_options *o, const struct ft_spec *sp, struct 
 {
 	char path[PATH_MAX];
 	if (resolve_lib(o, sp->lib, path, sizeof(path)) < 0) {
-		fprintf(stderr, "ftstack: %s: cannot find library or program '%s'%s\n", sp->text,
+		ft_error("%s: cannot find library or program '%s'%s", sp->text,
 			sp->lib, o->npids ? " in the process's maps or the library path" :
 			" (give a path, or -p PID to look in a process's maps)");
 		return -EINVAL;
@@ -267,11 +267,11 @@ int ft_plan_uprobe(const struct ft_options *o, const struct ft_spec *sp, struct 
 		return ret;
 	if (!sp->provider[0]) {
 		/* bpftrace reads u:PATH:NAME as a uprobe when PATH has no such probe */
-		fprintf(stderr, "ftstack: %s has no USDT probe '%s'; tracing function %s instead\n",
+		ft_warn("%s has no USDT probe '%s'; tracing function %s instead",
 			path, sp->name, sp->name);
 		return plan_functions(sp, p, path);
 	}
-	fprintf(stderr, "ftstack: %s: no USDT probe %s:%s in %s\n", sp->text, sp->provider,
+	ft_error("%s: no USDT probe %s:%s in %s", sp->text, sp->provider,
 		sp->name, path);
 	return -EINVAL;
 }
