@@ -1,4 +1,4 @@
-/* The -c / -- command: split, started stopped (blocked on a pipe) so tracing
+/* The -c / -- command (split by cli/command_split.c): started stopped (blocked on a pipe) so tracing
  * can be armed on its pid before it execs, then released. Its own exec is
  * therefore traced, unlike perf's enable-on-exec. */
 #include <errno.h>
@@ -13,58 +13,6 @@
 #include <unistd.h>
 #include "collector/collector.h"
 #include "collector/command.h"
-
-static bool needs_shell(const char *s)
-{
-	return strpbrk(s, "|&;<>()$`*?[]{}~#\n\\") != NULL;
-}
-
-int ft_command_split(const char *s, char ***out)
-{
-	size_t len = strlen(s), n = 0;
-	char **argv = calloc(len / 2 + 3, sizeof(*argv));
-	char *buf = malloc(len + 1), *w = buf;
-	if (!argv || !buf) {
-		free(argv);
-		free(buf);
-		return -ENOMEM;
-	}
-	if (needs_shell(s)) {
-		argv[0] = "/bin/sh";
-		argv[1] = "-c";
-		argv[2] = strcpy(buf, s);
-		*out = argv;
-		return 0;
-	}
-	for (const char *p = s; *p;) {
-		while (*p == ' ' || *p == '\t')
-			p++;
-		if (!*p)
-			break;
-		argv[n++] = w;
-		while (*p && *p != ' ' && *p != '\t') {
-			if (*p == '\'' || *p == '"') {
-				char q = *p++;
-				while (*p && *p != q)
-					*w++ = *p++;
-				if (*p != q)
-					goto bad;
-				p++;
-			} else {
-				*w++ = *p++;
-			}
-		}
-		*w++ = '\0';
-	}
-	if (n == 0)
-		goto bad;
-	*out = argv;
-	return 0;
-bad:
-	free(argv);
-	free(buf);
-	return -EINVAL;
-}
 
 /* Resolves argv[0] through PATH now, so the released child only execs. */
 static int resolve_path(const char *name, char *buf, size_t len)

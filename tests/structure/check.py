@@ -86,7 +86,7 @@ for s in sources:
     undefined[s] = set()
     for line in nm(o):
         parts = line.split()
-        if len(parts) == 3 and parts[1] in "TDBRVWGS" and parts[1].isupper():
+        if len(parts) == 3 and parts[1] in "TDRB":
             defined[parts[2]] = s
         elif len(parts) == 2 and parts[0] == "U":
             undefined[s].add(parts[1])
@@ -96,6 +96,8 @@ for s, syms in undefined.items():
         if t and t != s:
             edges[s].add(t)
             kind.setdefault((s, t), "calls " + sym)
+            if t.split("/")[0] in FORBIDDEN.get(s.split("/")[0], ()):
+                layer_bad.append("%s calls %s (%s)" % (s, sym, t))
 
 report(len(objects) > 0, "objects found in %s (%d)" % (build, len(objects)))
 
@@ -168,13 +170,13 @@ if os.path.isdir(tests_dir):
         if f.endswith("_test"):
             for line in nm(os.path.join(tests_dir, f)):
                 parts = line.split()
-                if len(parts) == 3 and parts[1] == "T":
+                if len(parts) == 3 and parts[1] in "TDR":
                     linked.add(parts[2])
 unlinked = []
 for s, o in sorted(objects.items()):
     if s == "collector/main.c":
         continue
-    funcs = [sym for sym, src in defined.items() if src == s]
+    funcs = [sym for sym, src in defined.items() if src == s]  # functions and data
     if not any(f in linked for f in funcs):
         unlinked.append(s)
 report(not unlinked, "every .c outside collector/main.c links into a unit test (%d do not)"
