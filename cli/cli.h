@@ -44,7 +44,6 @@ struct ft_options {
 	bool delimiter, annotate, offsets, addresses, per_process;
 	bool no_demangle;        /* --no-demangle: C++/Rust names as the ELF file has them */
 	uint64_t min_count;      /* -m (count/profile) */
-	bool min_set;
 	size_t top;              /* -t */
 	const char *excludes[64];
 	int nexcludes;

@@ -257,7 +257,6 @@ static int apply_option(int c, const char *arg, struct ft_options *o)
 			return -EINVAL;
 		o->min_count = v;
 		o->min_block_us = v;
-		o->min_set = true;
 		return 0;
 	case OPT_MIN_BLOCK: return parse_u64("--min-block", arg, &o->min_block_us);
 	case 'M':

@@ -347,7 +347,6 @@ static void on_sample(void *ctx, const struct tfs_raw_sample *rs)
 	struct ft_session *s = fs->s;
 	uint32_t tid = (uint32_t)rs->tid;
 	uint32_t pid = rs->tgid ? rs->tgid : tid == 0 ? 0 : tgid_of(fs, tid);
-	s->cnt.samples++;
 	if (pid == (uint32_t)s->self) {
 		s->cnt.self_events++;
 		return;

@@ -59,8 +59,7 @@ static bool on_signal(struct ft_session *s, int sfd)
 				end = true;
 			}
 		} else {
-			s->exit_signal = (int)si.ssi_signo;
-			end = true;
+			end = true; /* INT, TERM, HUP: the result is printed all the same */
 		}
 	}
 	return end;
@@ -73,7 +72,7 @@ static int drain_and_settle(struct ft_session *s)
 	uint64_t seen = s->last_time;
 	int ret = ft_source_drain_all(s);
 	if (ret == 0 && s->offcpu && seen > SETTLE_MARGIN_NS)
-		ft_offcpu_settle(s, seen - SETTLE_MARGIN_NS);
+		ft_offcpu_settle(s->offcpu, seen - SETTLE_MARGIN_NS);
 	return ret;
 }
 

@@ -1,26 +1,25 @@
 /* offcpu: time each thread spends switched out, by the stack it was switched
- * out with (bcc offcputime without BPF). Every sched:sched_switch sample is
- * taken in the context of the task leaving the CPU, so it carries that task's
- * stack; the task's time off CPU ends when it is switched back in, which the
- * same events report as switch "in" records written in the incoming task's
- * context (PERF_RECORD_SWITCH on per-task events with -c/-p/-L, else
- * PERF_RECORD_SWITCH_CPU_WIDE). (sched_switch's next_pid would say the same,
- * but its samples taken in the idle task's context are missing on one CPU of
- * this project's VM, for perf record and ftrace too.) Rings are drained CPU
- * by CPU, so a switch-in can be read before its switch-out, and a thread
- * that moved between CPUs can have many switches in one ring before the
- * other ring is read (at the end of a quiet run, every one): each thread
- * keeps its switches sorted by time until every ring has been read past
- * them (ft_offcpu_settle: the loop reads all rings every 200 ms), and only
- * then is a switch-out paired with the switch-in right after it: pairing
- * what happens to be read so far once took the switch-in of the next nap
- * for a nap's own. Switch-outs that --state, -u or -k leave out are kept
- * too, without a stack, so that their switch-ins have a partner. */
+ * out with (bcc offcputime without BPF).
+ *  - The switch-out is the sched:sched_switch sample: it is taken in the
+ *    leaving task's context, so it carries that task's stack.
+ *  - The switch-in is the perf switch record ("in"), written in the incoming
+ *    task's context (PERF_RECORD_SWITCH per task with -c/-p/-L, else
+ *    PERF_RECORD_SWITCH_CPU_WIDE); sched_switch's next_pid is not relied on
+ *    (doc/ARCHITECTURE.md says why).
+ *  - Rings are drained one CPU at a time, so a thread's switches arrive out
+ *    of order when it moves between CPUs: each thread keeps its switches
+ *    sorted by time, and a switch-out is paired with the switch-in right
+ *    after it only once every ring has been read past both
+ *    (ft_offcpu_settle, perf's finished-round rule).
+ *  - Switch-outs that --state, -u or -k leave out are kept without a stack,
+ *    so their switch-ins have a partner and end nothing else.
+ *  - A switch-out after the thread's EXIT record (do_task_dead) ends nothing.
+ */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "collector/session.h"
+#include "collector/offcpu.h"
 #include "host/host.h"
 #include "tracefs/tracefs.h"
 
@@ -47,6 +46,8 @@ struct thread {
 };
 
 struct ft_offcpu {
+	struct ft_offcpu_config c;
+	struct ft_offcpu_stats st;
 	struct thread *t;
 	size_t cap, n;
 	uint32_t off_prev_pid, off_prev_state;
@@ -97,10 +98,10 @@ static uint64_t field(const void *raw, uint32_t raw_size, uint32_t off, uint32_t
 	return v;
 }
 
-int ft_offcpu_create(struct ft_session *s)
+int ft_offcpu_create(const char *tracefs, const struct ft_offcpu_config *c, struct ft_offcpu **out)
 {
 	struct tfs_field *f = NULL;
-	int n = tfs_event_fields(s->plan.tracefs, "sched", "sched_switch", &f);
+	int n = tfs_event_fields(tracefs, "sched", "sched_switch", &f);
 	struct ft_offcpu *oc = calloc(1, sizeof(*oc));
 	if (!oc || n < 0) {
 		free(f);
@@ -118,17 +119,18 @@ int ft_offcpu_create(struct ft_session *s)
 	oc->off_prev_state = ps->offset;
 	oc->size_prev_state = ps->size;
 	free(f);
-	s->offcpu = oc;
+	oc->c = *c;
+	*out = oc;
 	return 0;
 }
 
 /* Whether thread TID of process PID is one the options ask for. */
-static bool wanted(const struct ft_session *s, uint32_t pid, uint32_t tid)
+static bool wanted(const struct ft_offcpu *oc, uint32_t pid, uint32_t tid)
 {
-	const struct ft_options *o = s->opt;
-	if (pid == 0 || pid == (uint32_t)s->self)
+	const struct ft_options *o = oc->c.opt;
+	if (pid == 0 || pid == (uint32_t)oc->c.self)
 		return false; /* the idle task is not blocked; ftstack is not traced */
-	if (s->have_child)
+	if (oc->c.any_task)
 		return true; /* per-task events the command's children inherit */
 	if (o->npids) {
 		for (int i = 0; i < o->npids; i++)
@@ -147,24 +149,24 @@ static bool wanted(const struct ft_session *s, uint32_t pid, uint32_t tid)
 
 /* Kernel threads have PF_KTHREAD in /proc/PID/stat's flags; read once per
  * thread, not per switch. */
-static bool is_kthread(struct thread *t)
+static bool is_kthread(const struct ft_offcpu *oc, struct thread *t)
 {
 	struct host_stat st;
 	if (t->kind)
 		return t->kind == 2;
-	if (host_stat("/proc", (pid_t)t->tid, &st) < 0)
+	if (host_stat(oc->c.proc_root, (pid_t)t->tid, &st) < 0)
 		return false; /* gone: asked again next time */
 	t->kind = st.flags & HOST_PF_KTHREAD ? 2 : 1;
 	return t->kind == 2;
 }
 
-static void count_interval(struct ft_session *s, uint32_t tid, const struct switch_ev *o,
+static void count_interval(struct ft_offcpu *oc, uint32_t tid, const struct switch_ev *o,
 			   uint64_t end, bool open)
 {
 	uint64_t us = (end - o->time) / 1000;
-	const struct ft_options *opt = s->opt;
+	const struct ft_options *opt = oc->c.opt;
 	if (us < opt->min_block_us || (opt->max_block_us && us > opt->max_block_us)) {
-		s->cnt.filtered++;
+		oc->st.filtered++;
 		return;
 	}
 	struct perfev_sample smp = {
@@ -172,8 +174,8 @@ static void count_interval(struct ft_session *s, uint32_t tid, const struct swit
 		.kips = o->ips, .nkips = o->nk, .uips = o->ips + o->nk, .nuips = o->nu,
 	};
 	if (open)
-		s->cnt.open_at_end++;
-	ft_session_count(s, &smp, s->offcpu->event, us);
+		oc->st.open_at_end++;
+	oc->c.count(oc->c.ctx, &smp, oc->event, us);
 }
 
 static void drop(struct thread *t, uint32_t i)
@@ -220,7 +222,7 @@ static void add_switch(struct thread *t, struct switch_ev *e)
  * switch-out before it (off CPU since before tracing, or its switch-out
  * lost) and a switch-out followed by another (its switch-in lost) end
  * nothing. A last switch-out waits for its switch-in. */
-static void settle_thread(struct ft_session *s, struct thread *t, uint64_t horizon)
+static void settle_thread(struct ft_offcpu *oc, struct thread *t, uint64_t horizon)
 {
 	uint32_t i = 0;
 	while (i < t->n && t->ev[i].time < horizon) {
@@ -231,7 +233,7 @@ static void settle_thread(struct ft_session *s, struct thread *t, uint64_t horiz
 			break;
 		if (e->out && !next->out) {
 			if (!e->filtered)
-				count_interval(s, t->tid, e, next->time, false);
+				count_interval(oc, t->tid, e, next->time, false);
 			i += 2;
 		} else {
 			i++;
@@ -243,12 +245,11 @@ static void settle_thread(struct ft_session *s, struct thread *t, uint64_t horiz
 	t->n -= i;
 }
 
-void ft_offcpu_settle(struct ft_session *s, uint64_t horizon)
+void ft_offcpu_settle(struct ft_offcpu *oc, uint64_t horizon)
 {
-	struct ft_offcpu *oc = s->offcpu;
 	for (size_t i = 0; oc && i < oc->cap; i++)
 		if (oc->t[i].tid && oc->t[i].n)
-			settle_thread(s, &oc->t[i], horizon);
+			settle_thread(oc, &oc->t[i], horizon);
 }
 
 /* Whether a switch-out at TIME is the exiting thread's last one
@@ -265,25 +266,24 @@ static bool dead_switch_out(const struct thread *t, uint64_t time)
 	return true;
 }
 
-void ft_offcpu_sample(struct ft_session *s, const struct perfev_sample *smp, uint32_t event)
+void ft_offcpu_sample(struct ft_offcpu *oc, const struct perfev_sample *smp, uint32_t event)
 {
-	struct ft_offcpu *oc = s->offcpu;
-	const struct ft_options *o = s->opt;
+	const struct ft_options *o = oc->c.opt;
 	/* without RAW (no --state) the sampled task is the one switched out */
 	uint32_t prev = smp->raw ? (uint32_t)field(smp->raw, smp->raw_size, oc->off_prev_pid, 4)
 				 : smp->tid;
 	uint64_t state = field(smp->raw, smp->raw_size, oc->off_prev_state, oc->size_prev_state);
 	struct thread *t;
 	oc->event = event;
-	if (prev != smp->tid || !wanted(s, smp->pid, prev))
+	if (prev != smp->tid || !wanted(oc, smp->pid, prev))
 		return;
 	if (!(t = thread_get(oc, prev, true)) || dead_switch_out(t, smp->time))
 		return;
 	struct switch_ev out = { .time = smp->time, .out = true, .pid = smp->pid,
 				 .nk = smp->nkips, .nu = smp->nuips };
 	if ((o->state >= 0 && state != (uint64_t)o->state) ||
-	    ((o->user_threads || o->kernel_threads) && is_kthread(t) != o->kernel_threads)) {
-		s->cnt.filtered++;
+	    ((o->user_threads || o->kernel_threads) && is_kthread(oc, t) != o->kernel_threads)) {
+		oc->st.filtered++;
 		out.filtered = true;
 		out.nk = out.nu = 0;
 		add_switch(t, &out);
@@ -299,18 +299,18 @@ void ft_offcpu_sample(struct ft_session *s, const struct perfev_sample *smp, uin
 	add_switch(t, &out);
 }
 
-void ft_offcpu_switch_in(struct ft_session *s, uint32_t tid, uint64_t time)
+void ft_offcpu_switch_in(struct ft_offcpu *oc, uint32_t tid, uint64_t time)
 {
 	/* created when unknown: its switch-out may still be in another CPU's ring */
-	struct thread *t = tid ? thread_get(s->offcpu, tid, true) : NULL;
+	struct thread *t = tid ? thread_get(oc, tid, true) : NULL;
 	struct switch_ev in = { .time = time, .out = false };
 	if (t)
 		add_switch(t, &in);
 }
 
-void ft_offcpu_exit(struct ft_session *s, uint32_t tid, uint64_t time)
+void ft_offcpu_exit(struct ft_offcpu *oc, uint32_t tid, uint64_t time)
 {
-	struct thread *t = s->offcpu ? thread_get(s->offcpu, tid, true) : NULL;
+	struct thread *t = oc ? thread_get(oc, tid, true) : NULL;
 	if (!t)
 		return;
 	t->exited = true;
@@ -324,22 +324,25 @@ void ft_offcpu_exit(struct ft_session *s, uint32_t tid, uint64_t time)
 		}
 }
 
-void ft_offcpu_finish(struct ft_session *s, uint64_t end)
+void ft_offcpu_finish(struct ft_offcpu *oc, uint64_t end)
 {
-	struct ft_offcpu *oc = s->offcpu;
-	ft_offcpu_settle(s, UINT64_MAX); /* every ring is read */
+	ft_offcpu_settle(oc, UINT64_MAX); /* every ring is read */
 	for (size_t i = 0; oc && i < oc->cap; i++) {
 		struct thread *t = &oc->t[i];
 		/* a switch-out with nothing after it: still off CPU now */
 		const struct switch_ev *last = t->tid && t->n ? &t->ev[t->n - 1] : NULL;
 		if (last && last->out && !last->filtered && last->time < end)
-			count_interval(s, t->tid, last, end, true);
+			count_interval(oc, t->tid, last, end, true);
 	}
 }
 
-void ft_offcpu_free(struct ft_session *s)
+void ft_offcpu_stats(const struct ft_offcpu *oc, struct ft_offcpu_stats *st)
 {
-	struct ft_offcpu *oc = s->offcpu;
+	*st = oc ? oc->st : (struct ft_offcpu_stats){ 0 };
+}
+
+void ft_offcpu_free(struct ft_offcpu *oc)
+{
 	if (!oc)
 		return;
 	for (size_t i = 0; i < oc->cap; i++) {
@@ -349,5 +352,4 @@ void ft_offcpu_free(struct ft_session *s)
 	}
 	free(oc->t);
 	free(oc);
-	s->offcpu = NULL;
 }

@@ -186,6 +186,8 @@ static void debug_entry_callers(const struct ft_session *s)
 void ft_print_summary(struct ft_session *s, const struct agg_named_stats *ns)
 {
 	const struct ft_counters *c = &s->cnt;
+	struct ft_offcpu_stats os;
+	ft_offcpu_stats(s->offcpu, &os);
 	struct agg_stats as;
 	agg_table_stats(s->agg, &as);
 	ft_warn("%" PRIu64 " events counted in %zu distinct stacks (%zu printed), %" PRIu64
@@ -215,12 +217,12 @@ void ft_print_summary(struct ft_session *s, const struct agg_named_stats *ns)
 			"stack copy and may be cut (--call-graph %s,SIZE copies more%s)",
 			c->stack_cut, s->opt->copy_size, s->opt->call_graph_dwarf ? "dwarf" : "copy",
 			s->opt->call_graph_dwarf ? "" : "; fp walks them whole");
-	if (c->filtered)
+	if (os.filtered)
 		ft_warn("%" PRIu64 " off-CPU intervals filtered out "
-			"(--state, --min-block, --max-block, -u/-k)", c->filtered);
-	if (c->open_at_end)
+			"(--state, --min-block, --max-block, -u/-k)", os.filtered);
+	if (os.open_at_end)
 		ft_warn("%" PRIu64 " threads were still off CPU at the end; "
-			"counted up to it", c->open_at_end);
+			"counted up to it", os.open_at_end);
 	uint64_t bad = s->perf ? ft_perf_source_bad_records(s) : 0;
 	if (bad)
 		ft_warn("%" PRIu64 " records could not be decoded", bad);

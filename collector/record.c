@@ -121,6 +121,13 @@ static int open_output(const struct ft_options *o, FILE **out)
 	return 0;
 }
 
+/* offcpu's intervals are counted as samples weighted by their length (us). */
+static void count_interval(void *ctx, const struct perfev_sample *smp, uint32_t event,
+			   uint64_t us)
+{
+	ft_session_count(ctx, smp, event, us);
+}
+
 /* Plan and symbols: everything that can fail for bad input. Exit status. */
 static int prepare(struct ft_session *s)
 {
@@ -130,7 +137,10 @@ static int prepare(struct ft_session *s)
 	if (ret < 0)
 		return ret == -EINVAL ? 2 : 1;
 	configure(s);
-	if (s->opt->cmd == FT_OFFCPU && (ret = ft_offcpu_create(s)) < 0) {
+	struct ft_offcpu_config oc = { .opt = s->opt, .self = s->self, .proc_root = "/proc",
+		.any_task = s->opt->command != NULL, .count = count_interval, .ctx = s };
+	if (s->opt->cmd == FT_OFFCPU &&
+	    (ret = ft_offcpu_create(s->plan.tracefs, &oc, &s->offcpu)) < 0) {
 		ft_error("cannot read sched:sched_switch's format: %s",
 			strerror(-ret));
 		return 1;
@@ -213,7 +223,7 @@ int ft_cmd_record(const struct ft_options *o)
 	if (ret == 0)
 		ret = ft_source_drain_all(&s);
 	if (ret == 0 && s.offcpu)
-		ft_offcpu_finish(&s, s.last_time);
+		ft_offcpu_finish(s.offcpu, s.last_time);
 	if (ret < 0) {
 		ft_error("reading the ring buffers failed: %s", strerror(-ret));
 		goto cleanup;
@@ -234,7 +244,7 @@ cleanup:
 		close(epfd);
 	if (out && out != stdout)
 		fclose(out);
-	ft_offcpu_free(&s);
+	ft_offcpu_free(s.offcpu);
 	ft_symcache_free(s.symcache);
 	agg_table_destroy(s.agg);
 	sym_unwinder_free(s.unwinder);

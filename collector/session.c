@@ -44,11 +44,10 @@ static void on_sample(struct ft_session *s, const struct perfev_record *rec, int
 {
 	struct perfev_sample walked;
 	const struct perfev_sample *smp = walk_copied_stack(s, &rec->sample, &walked);
-	s->cnt.samples++;
 	if (s->offcpu) {
 		/* every switch matters: it may switch a traced thread back in */
 		if (ev >= 0)
-			ft_offcpu_sample(s, smp, (uint32_t)ev);
+			ft_offcpu_sample(s->offcpu, smp, (uint32_t)ev);
 		return;
 	}
 	if (smp->pid == (uint32_t)s->self) {
@@ -91,7 +90,7 @@ int ft_session_record(struct ft_session *s, const struct perfev_record *rec, int
 	case PERFEV_EXIT:
 		/* a process's history stays: its samples may still be unread */
 		if (s->offcpu)
-			ft_offcpu_exit(s, rec->tid, rec->time);
+			ft_offcpu_exit(s->offcpu, rec->tid, rec->time);
 		break;
 	case PERFEV_LOST:
 	case PERFEV_LOST_SAMPLES:
@@ -99,7 +98,7 @@ int ft_session_record(struct ft_session *s, const struct perfev_record *rec, int
 		break;
 	case PERFEV_SWITCH:
 		if (s->offcpu && !rec->sw.out)
-			ft_offcpu_switch_in(s, rec->tid, rec->time);
+			ft_offcpu_switch_in(s->offcpu, rec->tid, rec->time);
 		break;
 	case PERFEV_THROTTLE:
 		s->cnt.throttled++;

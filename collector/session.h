@@ -9,12 +9,12 @@
 #include "collector/collector.h"
 #include "collector/command.h"
 #include "collector/kfilter.h"
+#include "collector/offcpu.h"
 #include "perfev/perfev.h"
 #include "symbolize/symbolize.h"
 
 /* Why records were not counted; all of it goes into the summary. */
 struct ft_counters {
-	uint64_t samples;        /* samples decoded */
 	uint64_t counted;        /* records given to the aggregator */
 	uint64_t lost;           /* PERF_RECORD_LOST / LOST_SAMPLES */
 	uint64_t throttled;      /* THROTTLE records */
@@ -23,14 +23,11 @@ struct ft_counters {
 	uint64_t through_miss;   /* --through: stack did not pass through */
 	uint64_t idle;           /* profile: idle task samples left out */
 	uint64_t empty_stacks;   /* no frame could be walked */
-	uint64_t filtered;       /* offcpu filters (state, block time, thread kind) */
-	uint64_t open_at_end;    /* offcpu: threads still off CPU at the end */
 	uint64_t entry_callers;  /* uprobe entry: callers added from [sp] */
 	uint64_t stack_cut;      /* --call-graph copy: walks that reached the copy's end */
 };
 
 struct ft_perf_source;
-struct ft_offcpu;
 struct ft_ftrace_source;
 struct ft_symcache;
 struct sym_unwinder;
@@ -53,10 +50,8 @@ struct ft_session {
 	bool key_pid;            /* the aggregator keeps processes apart */
 	bool key_tid;            /* and threads: their comm is shown */
 	uint16_t max_stack;      /* kernel.perf_event_max_stack */
-	bool stop;               /* the loop ends after this round */
 	bool poll_rings;         /* a ring left epoll, or -p with no perf ring:
 				  * drain and look for the targets on a timeout too */
-	int exit_signal;         /* the signal that ended the run, 0 if none */
 	pid_t self;
 	struct ft_counters cnt;
 	uint64_t last_time;      /* newest record time seen (perf/ftrace clock): the end */
@@ -131,22 +126,6 @@ int ft_source_enable(struct ft_session *s);
 void ft_source_disable(struct ft_session *s);
 int ft_source_drain_all(struct ft_session *s);
 void ft_source_close(struct ft_session *s);
-
-/* ---- offcpu (offcpu.c) ---- */
-/* Reads sched_switch's field offsets. Returns 0 or -errno. */
-int ft_offcpu_create(struct ft_session *s);
-/* Handles one sched_switch sample: the switch-out of smp->tid. */
-void ft_offcpu_sample(struct ft_session *s, const struct perfev_sample *smp, uint32_t event);
-/* Thread TID came back on a CPU at TIME (a PERF_RECORD_SWITCH "in"). */
-void ft_offcpu_switch_in(struct ft_session *s, uint32_t tid, uint64_t time);
-/* Counts the off-CPU intervals that end before HORIZON: every ring has
- * been read up to it, so no switch of theirs is still to come. */
-void ft_offcpu_settle(struct ft_session *s, uint64_t horizon);
-/* Thread TID exited at TIME: its last switch-out, after that, ends nothing. */
-void ft_offcpu_exit(struct ft_session *s, uint32_t tid, uint64_t time);
-/* Counts threads still off CPU at END up to it. */
-void ft_offcpu_finish(struct ft_session *s, uint64_t end);
-void ft_offcpu_free(struct ft_session *s);
 
 /* ---- the loop ---- */
 /* Runs until the duration ends, a signal, or the command exits; prints every

@@ -153,7 +153,9 @@ static int plan_spec(const struct ft_options *o, const char *text, struct ft_pla
 static int plan_profile(const struct ft_options *o, struct ft_plan *p)
 {
 	unsigned long max = 0;
-	FILE *f = fopen("/proc/sys/kernel/perf_event_max_sample_rate", "r");
+	char path[512];
+	snprintf(path, sizeof(path), "%s/sys/kernel/perf_event_max_sample_rate", p->proc_root);
+	FILE *f = fopen(path, "r");
 	if (f) {
 		if (fscanf(f, "%lu", &max) != 1)
 			max = 0;
@@ -254,7 +256,11 @@ static int plan_specs(const struct ft_options *o, struct ft_plan *p)
 
 int ft_plan_build(const struct ft_options *o, struct ft_plan *p)
 {
-	int ret = tfs_find_root(p->tracefs, sizeof(p->tracefs));
+	int ret = p->tracefs[0] ? 0 : tfs_find_root(p->tracefs, sizeof(p->tracefs));
+	if (!p->sys_root)
+		p->sys_root = "/sys";
+	if (!p->proc_root)
+		p->proc_root = "/proc";
 	if (ret < 0) {
 		ft_error("no tracefs: %s (mount it: mount -t tracefs nodev "
 			"/sys/kernel/tracing, as root)", ret == -EPERM ? "not allowed to mount it" :

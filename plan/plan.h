@@ -45,7 +45,6 @@ struct ft_event {
 	bool entry_fix;      /* uprobe at a function's entry: add the caller from [sp] */
 	char dyn_file[16];   /* "kprobe_events"/"uprobe_events" when made in tracefs */
 	char dyn_def[640];   /* the definition line written there */
-	uint32_t pid_only;   /* uprobe -p resolution: only this process's hits */
 	uint64_t kstart, kend; /* FT_EV_FUNCTION: the function's kernel text */
 	char ftrace_func[128]; /* FT_EV_FUNCTION: its name in available_filter_functions */
 	bool optional;       /* one of a pattern's matches: skipped if the kernel refuses it */
@@ -55,7 +54,10 @@ struct ft_event {
 struct ft_plan {
 	struct ft_event *events;
 	int nevents;
+	/* the roots read: tracefs ("" = found by ft_plan_build), /sys and
+	 * /proc (NULL = the live ones); tests give fixture trees */
 	char tracefs[256];
+	const char *sys_root, *proc_root;
 	bool track_mmaps;    /* side-band records for user symbolization */
 	uint64_t through_start, through_end; /* --through range, 0 = none */
 	const char *through_name;

@@ -132,13 +132,13 @@ static int find_functions(struct ft_plan *p, struct func_list *l)
 	return 0;
 }
 
-#define KPROBE_BLACKLIST "/sys/kernel/debug/kprobes/blacklist"
-
 /* The kprobe blacklist ("0xSTART-0xEND\tNAME[ [MODULE]]" lines, in debugfs),
  * or NULL when it cannot be read. */
-static char *read_blacklist(void)
+static char *read_blacklist(const struct ft_plan *p)
 {
-	FILE *f = fopen(KPROBE_BLACKLIST, "r");
+	char path[512];
+	snprintf(path, sizeof(path), "%s/kernel/debug/kprobes/blacklist", p->sys_root);
+	FILE *f = fopen(path, "r");
 	char *text = NULL;
 	size_t len = 0;
 	if (!f)
@@ -164,9 +164,9 @@ static bool blacklisted(const char *blacklist, const char *name)
 /* Leaves out of L the matches kprobes cannot trace, and says which: the
  * kprobe blacklist (the kernel would refuse them) and ftrace's placeholders
  * for overridden weak functions (__ftrace_invalid_address___N, no function). */
-static void drop_untraceable(struct func_list *l, const char *pattern)
+static void drop_untraceable(const struct ft_plan *p, struct func_list *l, const char *pattern)
 {
-	char *blacklist = read_blacklist();
+	char *blacklist = read_blacklist(p);
 	char names[200] = "";
 	int kept = 0, dropped = 0;
 	for (int i = 0; i < l->n; i++) {
@@ -262,7 +262,7 @@ static int add_probe(struct ft_plan *p, const char *func, enum mechanism mech, b
 		return add_function(p, &e, func);
 	if (mech == MECH_KPROBE_PMU) {
 		e.kind = FT_EV_KPROBE_PMU;
-		e.perf_type = (uint32_t)host_pmu_type("/sys", "kprobe");
+		e.perf_type = (uint32_t)host_pmu_type(p->sys_root, "kprobe");
 		p->mechanism = "kprobe PMU";
 	} else {
 		/* made in tracefs by ft_plan_create; event names allow [A-Za-z0-9_] */
@@ -349,7 +349,7 @@ static int function_tracer(struct ft_plan *p)
  * --mechanism picks one. Returns MECH_NONE after saying why. */
 static enum mechanism choose_mechanism(const struct ft_options *o, struct ft_plan *p)
 {
-	bool pmu = !p->tfs_events && host_pmu_type("/sys", "kprobe") >= 0;
+	bool pmu = !p->tfs_events && host_pmu_type(p->sys_root, "kprobe") >= 0;
 	bool events = kprobe_events_present(p);
 	const char *m = o->mechanism;
 	if (!m && p->inherit && events)
@@ -489,7 +489,7 @@ int ft_plan_kfunc(const struct ft_options *o, const struct ft_spec *sp, struct f
 		list_free(&l);
 		return -EINVAL;
 	}
-	drop_untraceable(&l, sp->name);
+	drop_untraceable(p, &l, sp->name);
 	if (l.n == 0) {
 		ft_warn("'%s' matches no kernel function kprobes can trace",
 			sp->name);
@@ -516,7 +516,7 @@ bool ft_plan_kfunc_uses_function_tracer(const struct ft_options *o, struct ft_pl
 	if (!kfunc || (o->mechanism && strcmp(o->mechanism, "function") != 0))
 		return false;
 	/* the kprobe PMU is out of reach of the ftrace backend, not of perf */
-	if (!o->mechanism && (host_pmu_type("/sys", "kprobe") >= 0 || kprobe_events_present(p)))
+	if (!o->mechanism && (host_pmu_type(p->sys_root, "kprobe") >= 0 || kprobe_events_present(p)))
 		return false;
 	return function_tracer(p) == 0; /* refused: choose_mechanism says so */
 }

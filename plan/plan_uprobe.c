@@ -35,10 +35,10 @@ static bool is_elf(const char *path)
 
 /* "c" → libc.so.6 as the process (-p) maps it: a mapped file whose name is
  * libNAME.so... or libNAME-... or NAME itself. */
-static int lib_in_maps(pid_t pid, const char *lib, char *out, size_t len)
+static int lib_in_maps(const char *proc_root, pid_t pid, const char *lib, char *out, size_t len)
 {
-	char path[64], line[4352];
-	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	char path[512], line[4352];
+	snprintf(path, sizeof(path), "%s/%d/maps", proc_root, pid);
 	FILE *f = fopen(path, "r");
 	size_t l = strlen(lib);
 	int ret = -ENOENT;
@@ -114,7 +114,8 @@ static int lib_search(const char *lib, char *out, size_t len)
 	return ret;
 }
 
-static int resolve_lib(const struct ft_options *o, const char *lib, char *out, size_t len)
+static int resolve_lib(const struct ft_options *o, const struct ft_plan *p, const char *lib,
+		       char *out, size_t len)
 {
 	char real[PATH_MAX];
 	int ret = -ENOENT;
@@ -123,7 +124,7 @@ static int resolve_lib(const struct ft_options *o, const char *lib, char *out, s
 		ret = is_file(lib) ? 0 : -ENOENT;
 	} else {
 		for (int i = 0; ret && i < o->npids; i++)
-			ret = lib_in_maps(o->pids[i], lib, out, len);
+			ret = lib_in_maps(p->proc_root, o->pids[i], lib, out, len);
 		if (ret)
 			ret = lib_search(lib, out, len);
 	}
@@ -142,7 +143,7 @@ static int add_uprobe(struct ft_plan *p, const char *display, const char *path, 
 	snprintf(e.label, sizeof(e.label), "%s", label ? label + 1 : display);
 	snprintf(e.path, sizeof(e.path), "%s", path);
 	/* -c/-p children must inherit the probe: uprobe_events (ft_plan.inherit) */
-	int pmu = p->tfs_events || p->inherit ? -1 : host_pmu_type("/sys", "uprobe");
+	int pmu = p->tfs_events || p->inherit ? -1 : host_pmu_type(p->sys_root, "uprobe");
 	if (pmu >= 0) {
 		e.kind = FT_EV_UPROBE_PMU;
 		e.perf_type = (uint32_t)pmu;
@@ -253,7 +254,7 @@ static int plan_usdt(const struct ft_spec *sp, struct ft_plan *p, const char *pa
 int ft_plan_uprobe(const struct ft_options *o, const struct ft_spec *sp, struct ft_plan *p)
 {
 	char path[PATH_MAX];
-	if (resolve_lib(o, sp->lib, path, sizeof(path)) < 0) {
+	if (resolve_lib(o, p, sp->lib, path, sizeof(path)) < 0) {
 		ft_error("%s: cannot find library or program '%s'%s", sp->text,
 			sp->lib, o->npids ? " in the process's maps or the library path" :
 			" (give a path, or -p PID to look in a process's maps)");
