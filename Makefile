@@ -8,9 +8,8 @@
 #   make bench      benchmarks of issue targets; tables go to doc/PERFORMANCE.md
 
 CC      ?= cc
-# the DWARF unwinder of --call-graph dwarf: libdw's dwfl_frame or libunwind
-UNWINDER ?= libdw
-PKGS    := libtracefs libtraceevent libelf libdw $(if $(filter libunwind,$(UNWINDER)),libunwind-generic)
+# libunwind: the DWARF unwinder of user stacks (doc/ARCHITECTURE.md says why not libdw)
+PKGS    := libtracefs libtraceevent libelf libunwind-generic
 BUILD   ?= build
 CFLAGS  ?= -O2 -g
 override CFLAGS += -std=gnu11 -Wall -Wextra -Werror -Wno-format-truncation -Wno-unknown-warning-option -MMD -MP -D_GNU_SOURCE \
@@ -18,8 +17,7 @@ override CFLAGS += -std=gnu11 -Wall -Wextra -Werror -Wno-format-truncation -Wno-
 override LDLIBS += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -llzma -lz -lm -lstdc++
 
 MODULES := host tracefs perfev aggregate symbolize output report cli plan collector
-LIB_SRC := $(filter-out collector/main.c $(if $(filter libunwind,$(UNWINDER)),symbolize/unwind.c,symbolize/unwind_libunwind.c),\
-	     $(wildcard $(addsuffix /*.c,$(MODULES))))
+LIB_SRC := $(filter-out collector/main.c,$(wildcard $(addsuffix /*.c,$(MODULES))))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 MAIN_OBJ := $(BUILD)/collector/main.o
 

@@ -1,81 +1,279 @@
-/* --call-graph dwarf: a sample's copied user stack unwound with the DWARF
- * call-frame information of the files mapped in its process (libdw's
- * dwfl_frame; where a file has none, libdw's own frame-pointer fallback).
- * One Dwfl per process image, its modules reported as the walks reach
- * them, so each file's CFI is read once; an exec starts a new one. Stack words come from the copy only: a walk that
- * needs more stack than was copied stops there, counted as cut. */
-#include <elfutils/libdwfl.h>
+/* --call-graph dwarf (libunwind): a sample's copied user stack unwound
+ * in a remote address space whose memory is the copy (stack addresses)
+ * and the mapped files themselves (code, .eh_frame_hdr, .eh_frame), and
+ * whose registers are the sampled ones. A file's unwind table is found
+ * through its PT_GNU_EH_FRAME header, read once per file and kept; each
+ * process gets an address space with libunwind's global cache of register
+ * rules per ip, dropped when the process exec's. */
+#define UNW_REMOTE_ONLY
+#include <dwarf.h>
+#include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <libunwind.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include "symbolize/symbolize.h"
 
-#define UNWIND_PROCS 64     /* processes with a Dwfl kept */
-#define UNWIND_PASSES 8     /* modules reported during one walk, at most */
+/* Exported by libunwind (perf calls it the same way) but left out of its
+ * public header: the binary search of an .eh_frame_hdr table read through
+ * the address space's accessors. */
+extern int UNW_OBJ(dwarf_search_unwind_table)(unw_addr_space_t as, unw_word_t ip,
+					      unw_dyn_info_t *di, unw_proc_info_t *pi,
+					      int need_unwind_info, void *arg);
+
+#define UNWIND_PROCS 64     /* processes with an address space kept */
+#define UNWIND_FILES 256    /* files with their tables kept */
+#define WALK_FILES 8        /* files one walk remembers */
+#define MAX_LOADS 16
 #define UNWIND_CUT_RANGE (64ULL << 20)
 
-struct proc_dwfl {
+/* One ELF file, mapped read-only: its PT_LOAD segments and unwind table. */
+struct ufile {
+	char *path;
+	const uint8_t *map;
+	size_t size;
+	struct { uint64_t vaddr, off, filesz; } load[MAX_LOADS];
+	int nload;
+	uint64_t lo, hi;              /* vaddr range of the PT_LOADs */
+	uint64_t hdr, table, nfde;    /* .eh_frame_hdr vaddr, its table's, entries */
+};
+
+struct uproc {
 	uint32_t pid;
-	uint64_t image; /* sym_procs_image: an exec starts afresh */
-	Dwfl *dwfl;
+	uint64_t image;
+	unw_addr_space_t as;
 };
 
 struct sym_unwinder {
 	struct sym_procs *procs;
-	struct proc_dwfl cache[UNWIND_PROCS];
-	unsigned next_evict;
-	/* the walk in progress (the callbacks' argument) */
+	struct uproc procs_cache[UNWIND_PROCS];
+	unsigned next_proc;
+	struct ufile *files[UNWIND_FILES];
+	unsigned nfiles, next_file;
+	/* the walk in progress */
 	const struct sym_ustack *cur;
-	uint64_t *ips;
-	uint32_t n, max;
+	struct { uint64_t lo, hi, bias; struct ufile *f; } seen[WALK_FILES];
+	unsigned nseen;
 	bool cut;
 };
 
-static char *debuginfo_path;
-static const Dwfl_Callbacks dwfl_callbacks = {
-	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
-	.section_address = dwfl_offline_section_address,
-	.debuginfo_path = &debuginfo_path,
-};
-
-static pid_t next_thread(Dwfl *dwfl, void *arg, void **thread_argp)
+static void ufile_free(struct ufile *f)
 {
-	(void)dwfl;
-	struct sym_unwinder *u = arg;
-	if (*thread_argp)
-		return 0;
-	*thread_argp = u;
-	return (pid_t)u->cur->tid;
+	if (!f)
+		return;
+	if (f->map)
+		munmap((void *)f->map, f->size);
+	free(f->path);
+	free(f);
 }
 
-static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
+/* The eh_frame_hdr's table, when it has the usual encodings (a sorted
+ * table of 4-byte offsets from the header), as the linker writes it. */
+static void read_eh_frame_hdr(struct ufile *f, const uint8_t *h, size_t len)
 {
-	(void)dwfl;
+	if (len < 12 || h[0] != 1 || h[2] != (DW_EH_PE_udata4) ||
+	    h[3] != (DW_EH_PE_datarel | DW_EH_PE_sdata4))
+		return;
+	size_t ptr_size = (h[1] & 0x0f) == DW_EH_PE_sdata4 || (h[1] & 0x0f) == DW_EH_PE_udata4 ? 4 :
+			  (h[1] & 0x0f) == DW_EH_PE_sdata8 || (h[1] & 0x0f) == DW_EH_PE_udata8 ? 8 : 0;
+	if (!ptr_size || len < 4 + ptr_size + 4)
+		return;
+	uint32_t n;
+	memcpy(&n, h + 4 + ptr_size, sizeof(n));
+	if ((uint64_t)n * 8 > len - (4 + ptr_size + 4))
+		return;
+	f->nfde = n;
+	f->table = f->hdr + 4 + ptr_size + 4;
+}
+
+static struct ufile *ufile_open(const char *path)
+{
+	struct ufile *f = calloc(1, sizeof(*f));
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	Elf *e = NULL;
+	if (!f || fd < 0 || fstat(fd, &st) < 0 || st.st_size < (off_t)sizeof(Elf64_Ehdr))
+		goto fail;
+	f->size = (size_t)st.st_size;
+	f->map = mmap(NULL, f->size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (f->map == MAP_FAILED) {
+		f->map = NULL;
+		goto fail;
+	}
+	size_t nph;
+	if (!(f->path = strdup(path)) || !(e = elf_memory((char *)f->map, f->size)) ||
+	    elf_getphdrnum(e, &nph) < 0)
+		goto fail;
+	f->lo = UINT64_MAX;
+	GElf_Phdr eh = { 0 };
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(e, (int)i, &ph))
+			continue;
+		if (ph.p_type == PT_GNU_EH_FRAME)
+			eh = ph;
+		if (ph.p_type != PT_LOAD || f->nload == MAX_LOADS || ph.p_offset > f->size ||
+		    ph.p_filesz > f->size - ph.p_offset)
+			continue;
+		f->load[f->nload].vaddr = ph.p_vaddr;
+		f->load[f->nload].off = ph.p_offset;
+		f->load[f->nload++].filesz = ph.p_filesz;
+		if (ph.p_vaddr < f->lo)
+			f->lo = ph.p_vaddr;
+		if (ph.p_vaddr + ph.p_memsz > f->hi)
+			f->hi = ph.p_vaddr + ph.p_memsz;
+	}
+	if (eh.p_type == PT_GNU_EH_FRAME && eh.p_offset <= f->size &&
+	    eh.p_filesz <= f->size - eh.p_offset) {
+		f->hdr = eh.p_vaddr;
+		read_eh_frame_hdr(f, f->map + eh.p_offset, eh.p_filesz);
+	}
+	elf_end(e);
+	close(fd);
+	return f;
+fail:
+	elf_end(e);
+	if (fd >= 0)
+		close(fd);
+	ufile_free(f);
+	return NULL;
+}
+
+/* The kept file at PATH, opened on first use; NULL if it cannot be read. */
+static struct ufile *ufile_get(struct sym_unwinder *u, const char *path)
+{
+	for (unsigned i = 0; i < u->nfiles; i++)
+		if (u->files[i] && strcmp(u->files[i]->path, path) == 0)
+			return u->files[i];
+	struct ufile *f = ufile_open(path);
+	if (!f)
+		return NULL;
+	unsigned slot = u->nfiles < UNWIND_FILES ? u->nfiles++ : u->next_file++ % UNWIND_FILES;
+	ufile_free(u->files[slot]);
+	u->files[slot] = f;
+	return f;
+}
+
+/* The file mapped at ADDR in the walk's process, and its load bias. */
+static struct ufile *file_at(struct sym_unwinder *u, uint64_t addr, uint64_t *bias)
+{
+	for (unsigned i = 0; i < u->nseen; i++)
+		if (addr >= u->seen[i].lo && addr < u->seen[i].hi) {
+			*bias = u->seen[i].bias;
+			return u->seen[i].f;
+		}
+	const char *path;
+	const struct sym_ustack *s = u->cur;
+	if (sym_procs_module(u->procs, s->pid, s->time, addr, &path, bias) < 0)
+		return NULL;
+	struct ufile *f = ufile_get(u, path);
+	if (f && f->lo < f->hi && u->nseen < WALK_FILES)
+		u->seen[u->nseen++] = (typeof(u->seen[0])){ f->lo + *bias, f->hi + *bias, *bias, f };
+	return f;
+}
+
+static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi,
+			  int need_unwind_info, void *arg)
+{
+	struct sym_unwinder *u = arg;
+	uint64_t bias;
+	struct ufile *f = file_at(u, ip, &bias);
+	if (!f || !f->nfde)
+		return -UNW_ENOINFO;
+	unw_dyn_info_t di = {
+		.format = UNW_INFO_FORMAT_REMOTE_TABLE,
+		.start_ip = f->lo + bias, .end_ip = f->hi + bias,
+		.u.rti = { .segbase = f->hdr + bias, .table_data = f->table + bias,
+			   .table_len = f->nfde * 8 / sizeof(unw_word_t) },
+	};
+	return UNW_OBJ(dwarf_search_unwind_table)(as, ip, &di, pi, need_unwind_info, arg);
+}
+
+static void put_unwind_info(unw_addr_space_t as, unw_proc_info_t *pi, void *arg)
+{
+	(void)as, (void)pi, (void)arg; /* libunwind frees what its table search made */
+}
+
+static int get_dyn_info_list_addr(unw_addr_space_t as, unw_word_t *dilap, void *arg)
+{
+	(void)as, (void)dilap, (void)arg;
+	return -UNW_ENOINFO;
+}
+
+static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *valp, int write,
+		      void *arg)
+{
+	(void)as;
 	struct sym_unwinder *u = arg;
 	const struct sym_ustack *s = u->cur;
-	uint64_t sp = s->regs[7];
-	if (addr < sp)
-		return false;
-	uint64_t off = addr - sp;
-	if (off > s->size || s->size - off < sizeof(*result)) {
-		u->cut |= off <= s->size || off - s->size < UNWIND_CUT_RANGE;
-		return false;
+	uint64_t sp = s->regs[7], bias;
+	if (write)
+		return -UNW_EINVAL;
+	if (addr >= sp && addr - sp <= s->size && s->size - (addr - sp) >= sizeof(*valp)) {
+		memcpy(valp, s->stack + (addr - sp), sizeof(*valp));
+		return 0;
 	}
-	memcpy(result, s->stack + off, sizeof(*result));
-	return true;
+	struct ufile *f = addr >= sp && addr - sp < UNWIND_CUT_RANGE ? NULL : file_at(u, addr, &bias);
+	for (int i = 0; f && i < f->nload; i++) {
+		uint64_t v = addr - bias;
+		if (v >= f->load[i].vaddr && v - f->load[i].vaddr <= f->load[i].filesz &&
+		    f->load[i].filesz - (v - f->load[i].vaddr) >= sizeof(*valp)) {
+			memcpy(valp, f->map + f->load[i].off + (v - f->load[i].vaddr), sizeof(*valp));
+			return 0;
+		}
+	}
+	if (addr >= sp && addr - sp < UNWIND_CUT_RANGE)
+		u->cut = true; /* a stack word the copy did not reach */
+	return -UNW_EINVAL;
 }
 
-static bool set_initial_registers(Dwfl_Thread *thread, void *thread_arg)
+static int access_reg(unw_addr_space_t as, unw_regnum_t reg, unw_word_t *valp, int write,
+		      void *arg)
 {
-	struct sym_unwinder *u = thread_arg;
-	return dwfl_thread_state_registers(thread, 0, 17, u->cur->regs);
+	(void)as;
+	struct sym_unwinder *u = arg;
+	/* libunwind's x86-64 numbering is DWARF's: rax..r15, then rip */
+	if (write || reg < 0 || reg > UNW_X86_64_RIP)
+		return -UNW_EBADREG;
+	*valp = u->cur->regs[reg];
+	return 0;
 }
 
-static const Dwfl_Thread_Callbacks thread_callbacks = {
-	.next_thread = next_thread,
-	.memory_read = memory_read,
-	.set_initial_registers = set_initial_registers,
+static int access_fpreg(unw_addr_space_t as, unw_regnum_t reg, unw_fpreg_t *val, int write,
+			void *arg)
+{
+	(void)as, (void)reg, (void)val, (void)write, (void)arg;
+	return -UNW_EBADREG;
+}
+
+static int resume(unw_addr_space_t as, unw_cursor_t *c, void *arg)
+{
+	(void)as, (void)c, (void)arg;
+	return -UNW_EINVAL;
+}
+
+static int get_proc_name(unw_addr_space_t as, unw_word_t addr, char *buf, size_t len,
+			 unw_word_t *off, void *arg)
+{
+	(void)as, (void)addr, (void)buf, (void)len, (void)off, (void)arg;
+	return -UNW_EINVAL;
+}
+
+static unw_accessors_t accessors = {
+	.find_proc_info = find_proc_info,
+	.put_unwind_info = put_unwind_info,
+	.get_dyn_info_list_addr = get_dyn_info_list_addr,
+	.access_mem = access_mem,
+	.access_reg = access_reg,
+	.access_fpreg = access_fpreg,
+	.resume = resume,
+	.get_proc_name = get_proc_name,
 };
 
 int sym_unwinder_create(struct sym_procs *procs, struct sym_unwinder **out)
@@ -83,6 +281,7 @@ int sym_unwinder_create(struct sym_procs *procs, struct sym_unwinder **out)
 	struct sym_unwinder *u = calloc(1, sizeof(*u));
 	if (!u)
 		return -ENOMEM;
+	elf_version(EV_CURRENT);
 	u->procs = procs;
 	*out = u;
 	return 0;
@@ -93,71 +292,34 @@ void sym_unwinder_free(struct sym_unwinder *u)
 	if (!u)
 		return;
 	for (int i = 0; i < UNWIND_PROCS; i++)
-		if (u->cache[i].dwfl)
-			dwfl_end(u->cache[i].dwfl);
+		if (u->procs_cache[i].as)
+			unw_destroy_addr_space(u->procs_cache[i].as);
+	for (unsigned i = 0; i < u->nfiles; i++)
+		ufile_free(u->files[i]);
 	free(u);
 }
 
-/* Reports the file mapped at ADDR to D. Returns 0, or -ENOENT when no ELF
- * file is mapped there, -EEXIST when it overlaps a module reported before
- * (the process exec'd). */
-static int report_module(struct sym_unwinder *u, Dwfl *d, uint64_t addr)
-{
-	const char *path;
-	uint64_t bias;
-	const struct sym_ustack *s = u->cur;
-	if (sym_procs_module(u->procs, s->pid, s->time, addr, &path, &bias) < 0)
-		return -ENOENT;
-	dwfl_report_begin_add(d);
-	Dwfl_Module *m = dwfl_report_elf(d, path, path, -1, bias, false);
-	dwfl_report_end(d, NULL, NULL);
-	return m ? 0 : -EEXIST;
-}
-
-/* The Dwfl of the sample's process, holding the module of its ip and
- * attached to the callbacks; NULL when the ip is in no ELF file. */
-static Dwfl *proc_dwfl(struct sym_unwinder *u)
+/* The address space of the walk's process, its cache kept until an exec. */
+static unw_addr_space_t proc_as(struct sym_unwinder *u)
 {
 	const struct sym_ustack *s = u->cur;
 	uint64_t image = sym_procs_image(u->procs, s->pid, s->time);
-	struct proc_dwfl *slot = NULL;
+	struct uproc *slot = NULL;
 	for (int i = 0; i < UNWIND_PROCS && !slot; i++)
-		if (u->cache[i].dwfl && u->cache[i].pid == s->pid)
-			slot = &u->cache[i];
-	if (slot && (slot->image != image ||
-		     (!dwfl_addrmodule(slot->dwfl, s->regs[16]) &&
-		      report_module(u, slot->dwfl, s->regs[16]) == -EEXIST))) {
-		dwfl_end(slot->dwfl); /* another image: start the process afresh */
-		slot->dwfl = NULL;
-	}
-	if (slot && slot->dwfl)
-		return slot->dwfl;
+		if (u->procs_cache[i].as && u->procs_cache[i].pid == s->pid)
+			slot = &u->procs_cache[i];
+	if (slot && slot->image != image)
+		unw_flush_cache(slot->as, 0, 0);
 	if (!slot) {
-		slot = &u->cache[u->next_evict++ % UNWIND_PROCS];
-		if (slot->dwfl)
-			dwfl_end(slot->dwfl);
+		slot = &u->procs_cache[u->next_proc++ % UNWIND_PROCS];
+		if (slot->as)
+			unw_flush_cache(slot->as, 0, 0);
+		else if ((slot->as = unw_create_addr_space(&accessors, 0)))
+			unw_set_caching_policy(slot->as, UNW_CACHE_GLOBAL);
 	}
-	*slot = (struct proc_dwfl){ .pid = s->pid, .image = image,
-				    .dwfl = dwfl_begin(&dwfl_callbacks) };
-	if (!slot->dwfl)
-		return NULL;
-	/* the architecture comes from a module: report the ip's first */
-	if (report_module(u, slot->dwfl, s->regs[16]) < 0 ||
-	    !dwfl_attach_state(slot->dwfl, NULL, (pid_t)s->pid, &thread_callbacks, u)) {
-		dwfl_end(slot->dwfl);
-		slot->dwfl = NULL;
-	}
-	return slot->dwfl;
-}
-
-static int frame_cb(Dwfl_Frame *state, void *arg)
-{
-	struct sym_unwinder *u = arg;
-	Dwarf_Addr pc;
-	if (!dwfl_frame_pc(state, &pc, NULL))
-		return DWARF_CB_ABORT;
-	u->ips[u->n++] = pc;
-	return u->n < u->max ? DWARF_CB_OK : DWARF_CB_ABORT;
+	slot->pid = s->pid;
+	slot->image = image;
+	return slot->as;
 }
 
 uint32_t sym_unwind(struct sym_unwinder *u, const struct sym_ustack *s, uint64_t *ips,
@@ -167,27 +329,23 @@ uint32_t sym_unwind(struct sym_unwinder *u, const struct sym_ustack *s, uint64_t
 	if (max == 0)
 		return 0;
 	u->cur = s;
-	u->ips = ips;
-	u->max = max;
-	Dwfl *d = proc_dwfl(u);
-	if (!d) {
-		ips[0] = s->regs[16];
-		return 1;
-	}
-	/* a walk stops at the first return address in a module not reported
-	 * yet: report it and walk again */
-	for (int pass = 0; pass < UNWIND_PASSES; pass++) {
-		u->n = 0;
-		u->cut = false;
-		dwfl_getthread_frames(d, (pid_t)s->tid, frame_cb, u);
-		if (u->n == 0 || u->n >= max)
+	u->nseen = 0;
+	u->cut = false;
+	uint32_t n = 0;
+	ips[n++] = s->regs[16];
+	uint64_t bias;
+	if (!file_at(u, s->regs[16], &bias))
+		return n; /* the ip is in no ELF file */
+	unw_addr_space_t as = proc_as(u);
+	unw_cursor_t c;
+	if (!as || unw_init_remote(&c, as, u) < 0)
+		return n;
+	while (n < max && unw_step(&c) > 0) {
+		unw_word_t ip;
+		if (unw_get_reg(&c, UNW_REG_IP, &ip) < 0 || ip == 0)
 			break;
-		uint64_t last = ips[u->n - 1];
-		if (dwfl_addrmodule(d, last - 1) || report_module(u, d, last - 1) < 0)
-			break;
+		ips[n++] = ip;
 	}
-	if (u->n == 0)
-		ips[u->n++] = s->regs[16];
 	*cut = u->cut;
-	return u->n;
+	return n;
 }

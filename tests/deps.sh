@@ -3,7 +3,7 @@
 # Idempotent: only what is missing is installed.
 set -eu
 pkgs="build-essential pkg-config libtracefs-dev libtraceevent-dev libelf-dev
-      libdw-dev liblzma-dev zlib1g-dev clang libclang-rt-14-dev
+      libunwind-dev liblzma-dev zlib1g-dev clang libclang-rt-14-dev
       linux-perf cppcheck systemtap-sdt-dev busybox-static cpio qemu-system-x86
       golang-go"
 missing=
