@@ -70,6 +70,9 @@ struct ft_options {
 	bool debug;
 	const char *input_format;  /* report --input-format, NULL = auto */
 	bool diff;                 /* report --diff A B */
+	/* report --weight: count samples, or weight each by its period
+	 * (FT_WEIGHT_AUTO: by period where every sample of the event has one) */
+	enum ft_weight { FT_WEIGHT_AUTO, FT_WEIGHT_SAMPLES, FT_WEIGHT_PERIOD } weight;
 	const char *report_files[64];
 	void *owned[130];          /* what parsing allocated, for ft_options_free */
 	int nowned;

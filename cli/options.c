@@ -17,6 +17,7 @@ enum {
 	OPT_THROUGH, OPT_DEBUG, OPT_PERIOD, OPT_MIN_BLOCK, OPT_MAX_BLOCK, OPT_STATE,
 	OPT_MIN_TOTAL, OPT_HELP, OPT_VERSION, OPT_MAX_PROBES, OPT_INPUT_FORMAT, OPT_DIFF, OPT_MECHANISM,
 	OPT_NO_DEMANGLE,
+	OPT_WEIGHT, /* report --weight */
 };
 
 static const struct option long_opts[] = {
@@ -38,6 +39,8 @@ static const struct option long_opts[] = {
 	{ "state", required_argument, NULL, OPT_STATE },
 	{ "min-total", required_argument, NULL, OPT_MIN_TOTAL },
 	{ "help", no_argument, NULL, OPT_HELP },
+	/* report */
+	{ "weight", required_argument, NULL, OPT_WEIGHT },
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 },
 };
@@ -351,6 +354,14 @@ static int apply_option(int c, const char *arg, struct ft_options *o)
 		o->input_format = arg;
 		return 0;
 	case OPT_DIFF: o->diff = true; return 0;
+	case OPT_WEIGHT:
+		if (strcmp(arg, "samples") == 0)
+			o->weight = FT_WEIGHT_SAMPLES;
+		else if (strcmp(arg, "period") == 0)
+			o->weight = FT_WEIGHT_PERIOD;
+		else
+			return bad("--weight takes samples or period, got '%s'%s", arg, "");
+		return 0;
 	case OPT_MECHANISM:
 		if (strcmp(arg, "kprobe-pmu") != 0 && strcmp(arg, "kprobe-events") != 0 &&
 		    strcmp(arg, "function") != 0 && strcmp(arg, "tracepoint") != 0)
@@ -415,6 +426,8 @@ static int check_combinations(struct ft_options *o)
 		return bad("--diff compares two files: ftstack report --diff A B%s%s", "", "");
 	if ((o->diff || o->input_format) && o->cmd != FT_REPORT)
 		return bad("--diff and --input-format are for ftstack report%s%s", "", "");
+	if (o->weight != FT_WEIGHT_AUTO && o->cmd != FT_REPORT)
+		return bad("--weight is for ftstack report (a live run counts events)%s%s", "", "");
 	if (o->freq && o->period_ns)
 		return bad("give -F or --period, not both%s%s", "", "");
 	if (o->call_graph_copy && o->backend == FT_BACKEND_FTRACE)

@@ -65,6 +65,8 @@ void ft_usage(FILE *f)
 "profile:  -F HZ (default 49) | --period NS,  -I include the idle task\n"
 "report:   --input-format auto|ftrace|perf-script|hist|folded, --diff A B\n"
 "          (A's and B's count per stack, as difffolded.pl)\n"
+"          --weight samples|period: count samples, or sum their periods (the\n"
+"          default when every sample of an event shows one, as perf report does)\n"
 "offcpu:   -u user threads / -k kernel threads only, -m/--min-block US (default 1),\n"
 "          -M/--max-block US, --state MASK, --min-total US\n"
 "\n"

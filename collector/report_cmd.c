@@ -91,12 +91,15 @@ static int on_stack(void *arg, const struct report_stack *s)
 		c->frames[nk + i] = s->uframes[i];
 	c->have_comm |= *s->comm != '\0';
 	bool comm = c->o->per_process || (c->o->format != OUT_TEXT && c->o->format != OUT_TOP);
+	int ev = event_index(c, s->event);
+	c->ev_samples[ev] += s->count;
+	c->ev_periods[ev] += s->period ? s->count : 0;
 	struct agg_named_stack ns = {
-		.event = (uint32_t)event_index(c, s->event),
+		.event = (uint32_t)ev,
 		.pid = c->o->per_process ? s->pid : 0,
 		.comm = comm && *s->comm ? s->comm : NULL, /* folded input has its comm in the frames */
 		.frames = c->frames, .nkframes = nk, .nuframes = nu,
-		.count = s->count, .weight = s->count,
+		.count = s->count, .weight = s->period ? s->period * s->count : s->count,
 	};
 	return (c->err = agg_named_add(c->named, &ns));
 }
@@ -108,7 +111,7 @@ int ft_report_parse_file(struct report_ctx *c, const char *file)
 	long len = read_all(file, &buf);
 	if (len < 0) {
 		ft_error("cannot read %s: %s", file, strerror((int)-len));
-		return 1;
+		return 2;
 	}
 	enum report_format fmt = REPORT_AUTO;
 	if (c->o->input_format)
@@ -125,8 +128,12 @@ int ft_report_parse_file(struct report_ctx *c, const char *file)
 		ft_error("%s: no stack traces found (%snot ftrace text, perf script, "
 			"hist trigger or folded output; --input-format forces one)", file,
 			binary ? "binary data, " : "");
-		return 1;
+		return 2;
 	}
+	if (st.orphans)
+		ft_warn("warning: %s: %" PRIu64 " frame lines follow a blank line "
+			"without a sample header: ignored, as stackcollapse-perf.pl does", file,
+			st.orphans);
 	if (st.malformed || st.truncated)
 		ft_warn("warning: %s: %" PRIu64 " lines could not be parsed%s; "
 			"the result is partial", file, st.malformed,
@@ -135,6 +142,32 @@ int ft_report_parse_file(struct report_ctx *c, const char *file)
 		" tracing-machinery frames dropped", file, report_format_name(st.format),
 		st.stacks, st.events, st.machinery);
 	return 0;
+}
+
+/* Which events print summed periods (c->ev_weighted), said on stderr.
+ * Returns true when any does. */
+static bool weigh_events(struct report_ctx *c)
+{
+	bool any = false;
+	for (int i = 0; i < c->nevents; i++) {
+		const char *name = *c->events[i] ? c->events[i] : "samples";
+		uint64_t n = c->ev_samples[i], p = c->ev_periods[i];
+		bool w = c->o->weight == FT_WEIGHT_PERIOD ? p > 0 :
+			 c->o->weight == FT_WEIGHT_AUTO && p > 0 && p == n;
+		c->ev_weighted[i] = w;
+		any |= w;
+		if (w)
+			ft_warn("%s: %" PRIu64 " samples weighted by their period",
+				name, n);
+		if (w && p < n)
+			ft_warn("%s: %" PRIu64 " samples show no period: "
+				"counted 1 each", name, n - p);
+		if (!w && p && c->o->weight == FT_WEIGHT_AUTO)
+			ft_warn("%s: only %" PRIu64 " of %" PRIu64 " samples show a "
+				"period: samples counted (--weight period sums periods)",
+				name, p, n);
+	}
+	return any;
 }
 
 static void filter_for(const struct ft_options *o, struct agg_filter *f, const char **excl)
@@ -151,7 +184,9 @@ int ft_report_write(struct report_ctx *c, FILE *out)
 	struct agg_filter f;
 	struct agg_named_stats st;
 	const struct agg_named_stack *stacks;
+	bool any_weighted = weigh_events(c);
 	filter_for(o, &f, excl);
+	f.by_weight = any_weighted;
 	size_t n = agg_named_finish(c->named, &f, &stacks, &st);
 	struct out_options oo = {
 		.format = o->format, .delimiter = o->delimiter, .annotate = o->annotate,
@@ -159,12 +194,17 @@ int ft_report_write(struct report_ctx *c, FILE *out)
 		.show_comm = c->have_comm && o->format != OUT_TEXT && o->format != OUT_TOP,
 		.event_names = (const char *const *)c->events, .nevents = (uint32_t)c->nevents,
 		.event_frame = c->nevents > 1, .title = "ftstack report",
+		.event_weighted = c->ev_weighted,
+		.weight_type = c->nevents == 1 ? c->events[0] : "event",
 	};
 	struct out_totals tot = { .named = &st,
 				  .event_label = c->nevents == 1 ? c->events[0] : "event" };
 	int ret = out_write(out, &oo, stacks, n, &tot);
 	ft_warn("%" PRIu64 " events in %zu distinct stacks (%zu printed)",
 		st.count_before, st.stacks_before, st.stacks_after);
+	if (any_weighted)
+		ft_warn("weighted by period: %" PRIu64 " in all (--weight samples "
+			"counts samples instead)", st.weight_before);
 	if (c->through_miss)
 		ft_warn("left out %" PRIu64 " events whose kernel stack does not "
 			"pass through %s", c->through_miss, o->through);
@@ -188,8 +228,9 @@ int ft_cmd_report(const struct ft_options *o)
 	if (agg_named_create(&c.named) < 0)
 		return 1;
 	for (int i = 0; i < o->nreport_files; i++)
-		if (ft_report_parse_file(&c, o->report_files[i]) != 0)
+		if ((status = ft_report_parse_file(&c, o->report_files[i])) != 0)
 			goto cleanup;
+	status = 1;
 	if (o->output && !(out = fopen(o->output, "w"))) {
 		ft_error("cannot write %s: %s", o->output, strerror(errno));
 		goto cleanup;

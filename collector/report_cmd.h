@@ -15,9 +15,13 @@ struct report_ctx {
 	uint64_t through_miss;
 	bool have_comm;            /* some input named its task */
 	int err;
+	/* per event: samples, samples whose header showed a period, weighted by it */
+	uint64_t ev_samples[FT_MAX_EVENTS], ev_periods[FT_MAX_EVENTS];
+	bool ev_weighted[FT_MAX_EVENTS];
 };
 
-/* Parses FILE ("-" = stdin) into c->named. Returns 0, or 1 after saying why not. */
+/* Parses FILE ("-" = stdin) into c->named. Returns 0, or 2 after saying why
+ * not (a file that cannot be read, or is none of the formats). */
 int ft_report_parse_file(struct report_ctx *c, const char *file);
 /* Filters, orders and writes c->named in the -f/--format of c->o, with the
  * summary on stderr. Returns 0 or -errno. */

@@ -75,9 +75,13 @@ int ft_cmd_report_diff(const struct ft_options *o, FILE *out)
 {
 	struct diff d = { 0 };
 	int status = 1;
-	if (fold_side(o, o->report_files[0], 0, &d) < 0 ||
-	    fold_side(o, o->report_files[1], 1, &d) < 0)
+	int ret = fold_side(o, o->report_files[0], 0, &d);
+	if (ret == 0)
+		ret = fold_side(o, o->report_files[1], 1, &d);
+	if (ret < 0) {
+		status = ret == -EINVAL ? 2 : 1; /* bad input, as in report */
 		goto cleanup;
+	}
 	qsort(d.l, d.n, sizeof(*d.l), line_cmp);
 	for (size_t i = 0; i < d.n;) {
 		size_t j = i + 1;

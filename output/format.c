@@ -1,5 +1,6 @@
 /* output: the helpers every format shares (write.c dispatches). */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include "output/out_internal.h"
@@ -40,12 +41,46 @@ char *out_folded_frame(const char *name, char *buf, size_t len)
 
 uint64_t out_value(const struct out_options *o, const struct agg_named_stack *s)
 {
-	return o->mode == OUT_MODE_OFFCPU ? s->weight : s->count;
+	bool weighted = o->event_weighted && s->event < o->nevents && o->event_weighted[s->event];
+	return o->mode == OUT_MODE_OFFCPU || weighted ? s->weight : s->count;
+}
+
+bool out_any_weighted(const struct out_options *o)
+{
+	for (uint32_t i = 0; o->event_weighted && i < o->nevents; i++)
+		if (o->event_weighted[i])
+			return true;
+	return false;
+}
+
+bool out_annotated(const char *name)
+{
+	size_t n = strlen(name);
+	return n > 4 && name[n - 4] == '_' && name[n - 3] == '[' && name[n - 1] == ']' &&
+	       strchr("kij", name[n - 2]);
+}
+
+/* NAME cleaned: itself, or a copy P owns. NULL on -ENOMEM. */
+static const char *path_clean(struct out_path *p, const char *name)
+{
+	int err = 0;
+	char *c = out_clean_name(name, &err);
+	if (!c)
+		return err ? NULL : name;
+	char **own = realloc(p->own, (p->nown + 1) * sizeof(*own));
+	if (!own) {
+		free(c);
+		return NULL;
+	}
+	p->own = own;
+	p->own[p->nown++] = c;
+	return c;
 }
 
 static bool shows_event(const struct out_options *o, uint32_t ev)
 {
-	if (!o->event_frame || !o->event_names || ev >= o->nevents || !o->event_names[ev])
+	if (!o->event_frame || !o->event_names || ev >= o->nevents || !o->event_names[ev] ||
+	    !o->event_names[ev][0]) /* saved text without an event name */
 		return false;
 	return !(o->event_in_stack && o->event_in_stack[ev]);
 }
@@ -59,7 +94,8 @@ int out_path_build(const struct out_options *o, const struct agg_named_stack *s,
 	if (!p->v)
 		return -ENOMEM;
 	if (shows_event(o, s->event)) {
-		if (asprintf(&p->event, "[%s]", o->event_names[s->event]) < 0) {
+		const char *ev = path_clean(p, o->event_names[s->event]);
+		if (!ev || asprintf(&p->event, "[%s]", ev) < 0) {
 			p->event = NULL;
 			out_path_free(p);
 			return -ENOMEM;
@@ -70,7 +106,17 @@ int out_path_build(const struct out_options *o, const struct agg_named_stack *s,
 		if (i == nk && nk && nu && delim && o->delimiter)
 			p->v[p->n++] = (struct out_frame){ delim, false, true };
 		const char *name = s->frames && s->frames[i] ? s->frames[i] : OUT_UNKNOWN;
-		p->v[p->n++] = (struct out_frame){ name, i < nk, false };
+		/* folded input's frames keep their _[k] where it cannot be split off */
+		bool kernel = i < nk || (out_annotated(name) && name[strlen(name) - 2] == 'k');
+		if (!(name = path_clean(p, name))) {
+			out_path_free(p);
+			return -ENOMEM;
+		}
+		p->v[p->n++] = (struct out_frame){ name, kernel, false };
+	}
+	if (s->comm && !(p->comm = path_clean(p, s->comm))) {
+		out_path_free(p);
+		return -ENOMEM;
 	}
 	return 0;
 }
@@ -79,12 +125,16 @@ void out_path_free(struct out_path *p)
 {
 	free(p->v);
 	free(p->event);
+	for (size_t i = 0; i < p->nown; i++)
+		free(p->own[i]);
+	free(p->own);
 	*p = (struct out_path){ 0 };
 }
 
 static char *folded_dup(const char *name, bool kernel_suffix)
 {
 	size_t len = strlen(name) + 1;
+	kernel_suffix &= !out_annotated(name); /* inlined (_[i]) or already _[k] */
 	char *buf = malloc(len + (kernel_suffix ? 4 : 0));
 	if (!buf)
 		return NULL;
@@ -92,6 +142,24 @@ static char *folded_dup(const char *name, bool kernel_suffix)
 	if (kernel_suffix)
 		memcpy(buf + len - 1, "_[k]", 5);
 	return buf;
+}
+
+/* The root frame: the comm, "comm-PID" with -P (stackcollapse-perf.pl
+ * --pid), blanks as '_' as stackcollapse-perf writes them. */
+static char *comm_frame(const struct out_options *o, const struct agg_named_stack *s,
+			const char *comm)
+{
+	char *c = NULL;
+	if (!comm)
+		comm = OUT_UNKNOWN;
+	if (!(o->per_process && s->pid))
+		c = strdup(comm);
+	else if (asprintf(&c, "%s-%" PRIu32, comm, s->pid) < 0)
+		c = NULL;
+	for (char *q = c; q && *q; q++)
+		if (*q == ' ' || *q == ';' || *q == '\n' || *q == '\r')
+			*q = '_';
+	return c;
 }
 
 int out_folded_names(const struct out_options *o, const struct agg_named_stack *s,
@@ -108,7 +176,7 @@ int out_folded_names(const struct out_options *o, const struct agg_named_stack *
 		goto nomem;
 	if (o->show_comm) {
 		k[n] = OUT_K_OTHER;
-		if (!(v[n++] = folded_dup(s->comm ? s->comm : OUT_UNKNOWN, false)))
+		if (!(v[n++] = comm_frame(o, s, p.comm)))
 			goto nomem;
 	}
 	/* The path is leaf first; folded is root first. */

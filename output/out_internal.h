@@ -22,17 +22,25 @@ struct out_path {
 	struct out_frame *v;
 	size_t n;
 	char *event; /* owned "[name]" when the event frame is shown */
+	const char *comm; /* the stack's comm, cleaned (out_clean_name); NULL if none */
+	char **own;  /* cleaned names this path owns */
+	size_t nown;
 };
 
-/* Fills P (leaf first) for S. DELIM, when not NULL and o->delimiter is set
+/* Fills P (leaf first) for S, every name cleaned by out_clean_name. DELIM, when not NULL and o->delimiter is set
  * and both kernel and user frames exist, goes between them. Returns 0 or
  * -ENOMEM; release with out_path_free. */
 int out_path_build(const struct out_options *o, const struct agg_named_stack *s,
 		   const char *delim, struct out_path *p);
 void out_path_free(struct out_path *p);
 
-/* The number a stack is ranked and printed by: weight for offcpu, else count. */
+/* The number a stack is ranked and printed by: weight for offcpu and for
+ * events weighted by period (o->event_weighted), else count. */
 uint64_t out_value(const struct out_options *o, const struct agg_named_stack *s);
+/* True when some event of o is weighted by period. */
+bool out_any_weighted(const struct out_options *o);
+/* A frame name already carrying a FlameGraph annotation (_[k], _[i], _[j]). */
+bool out_annotated(const char *name);
 
 enum out_kind { OUT_K_USER, OUT_K_KERNEL, OUT_K_OTHER /* comm, event, delimiter */ };
 

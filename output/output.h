@@ -26,6 +26,9 @@ struct out_options {
 	bool event_frame;    /* leaf-most frame "[event]" where the stack does not end in it */
 	const bool *event_in_stack; /* per event: the stack already ends in the event (functions) */
 	uint64_t period_ns;  /* profile: ns per sample, for pprof/speedscope weights */
+	const bool *event_weighted; /* per event: print weight (summed periods), not count */
+	const char *weight_type;    /* pprof's type of the weight when some event is
+	                             * weighted (unit "period"); NULL: "event" */
 	const char *title;   /* svg title / speedscope name */
 };
 
@@ -46,5 +49,12 @@ int out_format_parse(const char *name, enum out_format *out);
 /* Copies NAME to buf with ';' and newlines replaced (folded frame rule).
  * Returns buf. */
 char *out_folded_frame(const char *name, char *buf, size_t len);
+
+/* The one rule every format names things by: NAME with each invalid UTF-8
+ * sequence (bad bytes, overlong forms, surrogates, beyond U+10FFFF, the
+ * noncharacters U+FFFE/U+FFFF) replaced by U+FFFD and each control
+ * character (C0, DEL, C1) written as "\xNN". Returns NULL when NAME needs
+ * no change, else a malloc'd copy (NULL on -ENOMEM sets *err). */
+char *out_clean_name(const char *name, int *err);
 
 #endif

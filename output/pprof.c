@@ -77,6 +77,7 @@ struct pprof {
 	struct out_strtab str;   /* string_table; index 0 is "" */
 	struct out_strtab funcs; /* distinct frame names: function/location id - 1 */
 	struct pb prof, sub, sub2;
+	bool type2; /* samples carry a second value */
 	int err;
 };
 
@@ -95,10 +96,15 @@ static void pp_value_type(struct pprof *pp, uint32_t field, const char *type, co
 	pb_msg(&pp->prof, field, &pp->sub);
 }
 
-/* The second sample type, or NULL in count mode. */
+/* The second sample type, or NULL in count mode. Events weighted by period
+ * carry EVENT/period beside samples/count, as perf's converters write. */
 static const char *pp_type2(const struct out_options *o, const char **unit)
 {
 	*unit = o->mode == OUT_MODE_PROFILE ? "nanoseconds" : "microseconds";
+	if (o->mode == OUT_MODE_COUNT && out_any_weighted(o)) {
+		*unit = "period";
+		return o->weight_type ? o->weight_type : "event";
+	}
 	return o->mode == OUT_MODE_PROFILE ? "cpu" : o->mode == OUT_MODE_OFFCPU ? "offcpu" : NULL;
 }
 
@@ -112,6 +118,7 @@ static void pp_header(struct pprof *pp)
 		pp_value_type(pp, 11, type2, unit);
 		pb_uint(&pp->prof, 12, pp->o->mode == OUT_MODE_PROFILE ? pp->o->period_ns : 1);
 		pb_uint(&pp->prof, 14, (uint64_t)pp_str(pp, type2));
+		pp->type2 = true;
 	} else {
 		pp_value_type(pp, 11, "samples", "count");
 		pb_uint(&pp->prof, 12, 1);
@@ -147,11 +154,11 @@ static void pp_sample(struct pprof *pp, const struct agg_named_stack *s)
 	pb_varint(&pp->sub2, s->count);
 	if (o->mode == OUT_MODE_PROFILE)
 		pb_varint(&pp->sub2, o->period_ns ? s->count * o->period_ns : s->weight);
-	else if (o->mode == OUT_MODE_OFFCPU)
-		pb_varint(&pp->sub2, s->weight);
+	else if (pp->type2)
+		pb_varint(&pp->sub2, out_value(o, s));
 	pb_msg(&pp->sub, 2, &pp->sub2);
-	if (s->comm)
-		pp_label(pp, "comm", s->comm, 0);
+	if (p.comm)
+		pp_label(pp, "comm", p.comm, 0);
 	if (s->pid)
 		pp_label(pp, "pid", NULL, s->pid);
 	pb_msg(&pp->prof, 2, &pp->sub);

@@ -154,6 +154,8 @@ static void svg_label(FILE *f, const char *name, double w)
 
 static const char *unit_of(const struct out_options *o)
 {
+	if (o->mode == OUT_MODE_COUNT && out_any_weighted(o))
+		return "period";
 	return o->mode == OUT_MODE_OFFCPU ? "us" : o->mode == OUT_MODE_PROFILE ? "samples" : "events";
 }
 

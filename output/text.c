@@ -7,8 +7,8 @@ static void text_stack(FILE *f, const struct out_options *o, const struct agg_na
 {
 	for (size_t i = 0; i < p->n; i++)
 		fprintf(f, "    %s\n", p->v[i].name);
-	if (o->per_process && s->comm)
-		fprintf(f, "    -                %s (%" PRIu32 ")\n", s->comm, s->pid);
+	if (o->per_process && p->comm)
+		fprintf(f, "    -                %s (%" PRIu32 ")\n", p->comm, s->pid);
 	fprintf(f, "        %" PRIu64 "\n\n", out_value(o, s));
 }
 

@@ -74,6 +74,8 @@ static void score_line(const struct report_line *l, unsigned *score)
 	const char *p = l->p;
 	size_t n = l->len;
 	bool indented = n > 0 && (p[0] == ' ' || p[0] == '\t');
+	struct report_perf_header h;
+	int sc;
 
 	report_trim(&p, &n);
 	if (l->nul || n == 0)
@@ -89,8 +91,28 @@ static void score_line(const struct report_line *l, unsigned *score)
 		score[REPORT_HIST] += 5;
 	else if (indented && perf_frame(p, n))
 		score[REPORT_PERF_SCRIPT] += ends_with(p, n, ")") ? 2 : 1;
+	else if (perf_frame(p, n) && ends_with(p, n, ")"))
+		score[REPORT_PERF_SCRIPT] += 1; /* frame lines without indentation */
+	else if ((sc = report_perf_header(p, n, &h)) >= 3 || (sc == 2 && ends_with(p, n, ")")))
+		score[REPORT_PERF_SCRIPT] += 2; /* comm pid time: [period] event: [frame] */
 	else if (!indented)
 		score[REPORT_FOLDED] += (unsigned)folded_line(p, n);
+}
+
+bool report_is_blank(const char *buf, size_t len)
+{
+	struct report_stats st = { 0 };
+	struct report_in in = { .buf = buf, .len = len, .st = &st };
+	struct report_line l;
+
+	while (report_in_next(&in, &l)) {
+		const char *p = l.p;
+		size_t n = l.len;
+		report_trim(&p, &n);
+		if (n && p[0] != '#')
+			return false;
+	}
+	return true;
 }
 
 bool report_is_binary(const char *buf, size_t len)
@@ -133,6 +155,8 @@ int report_parse(const char *buf, size_t len, enum report_format fmt,
 	memset(st, 0, sizeof(*st));
 	if (!buf || !fn)
 		return -EINVAL;
+	if (report_is_blank(buf, len))
+		return 0; /* nothing in it: no stacks, and no error */
 	if (fmt == REPORT_AUTO)
 		fmt = report_detect(buf, len);
 	st->format = fmt;
@@ -147,7 +171,9 @@ int report_parse(const char *buf, size_t len, enum report_format fmt,
 	default: ret = -EINVAL; break;
 	}
 	report_emitter_free(&em);
-	if (ret == 0 && st->stacks == 0)
+	/* Lines, but no stack in them: not this format (perf samples' frame
+	 * lines outside a sample are perf script, ignored). */
+	if (ret == 0 && st->stacks == 0 && !st->orphans && !report_is_blank(buf, len))
 		ret = -EINVAL;
 	return ret;
 }

@@ -4,9 +4,10 @@
  * and bcc write it) cannot be told from a root frame, so it stays a frame.
  * Kernel or user: a lone "-" field separates user frames (before it, root
  * side) from kernel frames (after it, leaf side); frames ending in "_[k]"
- * are kernel frames (the suffix is stripped). A line with neither marker
- * has no way to tell, and all its frames are delivered as kernel frames, in
- * order. Repeated stacks are delivered once per line; the caller sums them.
+ * on the leaf side are kernel frames (see fill). A line with neither marker
+ * has no way to tell: all its frames are user frames, in order. Frame order
+ * is never changed. Repeated stacks are delivered once per line; the caller
+ * sums them.
  */
 #include "report/internal.h"
 
@@ -47,30 +48,37 @@ static uint32_t split(struct folded *f, const char *p, size_t n, struct report_s
 	return nf;
 }
 
-/* Adds the fields leaf first: those before the dash (or unannotated ones
- * when some are annotated) go to the user stack. */
+static bool is_dash(const struct folded *f, uint32_t i)
+{
+	return f->nf[i] == 1 && f->f[i][0] == '-';
+}
+
+/* Adds the fields leaf first. With a "-" field, those after it are kernel
+ * frames; else the leaf-side run of "_[k]" frames is, when every "_[k]"
+ * frame is in it (suffix stripped, -a writes it back). Otherwise the line
+ * cannot be split without reordering it: every field is a user frame, kept
+ * verbatim ("_[k]" included), so the line reads back unchanged. */
 static int fill(struct folded *f, uint32_t nf, struct report_stats *st)
 {
 	int64_t dash = -1;
-	bool any_k = false;
+	uint32_t nk = 0, run = 0;
 
 	for (uint32_t i = 0; i < nf; i++) {
-		if (f->nf[i] == 1 && f->f[i][0] == '-')
+		if (is_dash(f, i))
 			dash = i;
-		any_k |= annotated(f->f[i], f->nf[i]);
+		nk += annotated(f->f[i], f->nf[i]);
 	}
+	while (run < nf && annotated(f->f[nf - 1 - run], f->nf[nf - 1 - run]))
+		run++;
+	uint64_t kfrom = dash >= 0 ? (uint64_t)dash + 1 : nk && run == nk ? nf - run : UINT64_MAX;
 	for (uint32_t j = nf; j-- > 0;) {
 		const char *p = f->f[j];
 		size_t n = f->nf[j];
 		if ((int64_t)j == dash)
 			continue;
-		bool k = annotated(p, n);
-		if (k)
+		bool k = j >= kfrom;
+		if (k && annotated(p, n))
 			n -= 4;
-		else if (dash >= 0)
-			k = (int64_t)j > dash;
-		else
-			k = !any_k;
 		report_trim(&p, &n);
 		if (n == 0) {
 			st->malformed++;

@@ -50,6 +50,8 @@ struct report_emitter {
 	report_fn fn;
 	void *ctx;
 	struct report_stats *st;
+	uint64_t period; /* the next stack's period (perf script), 0 for none;
+	                  * report_emit passes it on and clears it */
 };
 
 /* Delivers one stack: drops leading machinery frames of k, turns remaining
@@ -73,6 +75,24 @@ bool report_parse_u64(const char *p, size_t n, uint64_t *out);
 bool report_parse_hex(const char *p, size_t n, uint64_t *out);
 /* Copies [p, p+n) into dst (size cap) NUL-terminated, control bytes as '?'. */
 void report_copy(char *dst, size_t cap, const char *p, size_t n);
+
+/* A perf script header: see perf_header.c. Pointers are into the line. */
+struct report_perf_header {
+	const char *comm; /* "" (ncomm 0) when -F left it out */
+	size_t ncomm;
+	bool has_pid, has_period;
+	uint32_t pid, tid;
+	uint64_t period;
+	const char *event; /* without its ':'; NULL when absent */
+	size_t nevent;
+	const char *rest;  /* after the fields: tracepoint data or a frame */
+	size_t nrest;
+};
+/* Parses [p, p+n) as a header. Returns the number of fields found (pid,
+ * cpu, time, period, event, a frame in the rest), or -1 when it is none. */
+int report_perf_header(const char *p, size_t n, struct report_perf_header *h);
+/* True when [p, p+n) reads "HEX SYM...", a perf script frame. */
+bool report_perf_frame_like(const char *p, size_t n);
 
 int report_parse_ftrace(struct report_in *in, struct report_emitter *em);
 int report_parse_perf(struct report_in *in, struct report_emitter *em);

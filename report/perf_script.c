@@ -1,11 +1,19 @@
-/* report: `perf script` output.
+/* report: `perf script` output, read as FlameGraph's stackcollapse-perf.pl
+ * reads it.
  *
- * A sample is a header line "comm pid[/tid] [cpu] time: [period] event: ..."
- * (with -F comm,pid,tid,ip,sym,dso just "comm pid/tid"), then one indented
- * line per frame "addr sym+off (dso)", leaf first, then a blank line. A frame
- * is a kernel frame when its address is in the kernel half or its dso is the
- * kernel's. Samples without frame lines (recorded without -g) carry no stack
- * and are skipped.
+ * A sample is a header line (perf_header.c), then one line per frame,
+ * "ADDR SYM+OFF (DSO)", leaf first, then a blank line. Frame lines may be
+ * indented or not; ones that follow a blank line without a header are
+ * ignored (counted in orphans). A header without frame lines is a stack of
+ * its comm alone; a header that ends in a frame (a recording without -g)
+ * is a one-frame stack. Names follow stackcollapse-perf: "[unknown]" (or an
+ * empty symbol) in a known file is "[BASENAME]", an inline chain
+ * "a->b->c" is the frames a, b_[i], c_[i], ';' becomes ':', argument lists
+ * and quotes are dropped. A frame is a kernel frame when its file is the
+ * kernel's (vmlinux, [kernel.kallsyms], a module), or, with no file, when
+ * its address is in the kernel half; kernel frames are only the leading
+ * run, so the order of a stack is never changed (the end-of-stack marker
+ * ffffffffffffffff stays at the root).
  */
 #include "report/internal.h"
 
@@ -13,48 +21,18 @@
 #include <string.h>
 
 #define KERNEL_START 0xffff800000000000ULL
-#define PS_PID_SCAN 128 /* bytes of a header searched for the pid */
+#define NAME_BUF (REPORT_MAX_NAME + 8)
 
 struct ps_sample {
-	bool open;
+	bool open;      /* a header was read and the sample not yet delivered */
+	bool user_seen; /* a user frame came: the frames after it are user frames */
+	bool java;      /* comm starts with "java": stackcollapse's Java tidying */
 	char comm[256];
 	char event[256];
 	uint32_t pid;
+	uint64_t period;
 	struct report_sb k, u;
 };
-
-static size_t tok_len(const char *p, size_t n)
-{
-	const char *sp = memchr(p, ' ', n);
-
-	return sp ? (size_t)(sp - p) : n;
-}
-
-static bool is_pid_tok(const char *p, size_t n, uint64_t *pid)
-{
-	const char *slash = memchr(p, '/', n);
-	size_t d = slash ? (size_t)(slash - p) : n;
-	uint64_t tid;
-
-	if (slash && !report_parse_u64(slash + 1, n - d - 1, &tid))
-		return false;
-	return report_parse_u64(p, d, pid) && *pid <= UINT32_MAX;
-}
-
-/* What may follow the pid: "[cpu]", a "time:" or nothing. */
-static bool after_pid_ok(const char *p, size_t n)
-{
-	report_trim(&p, &n);
-	if (n == 0 || p[0] == '[')
-		return true;
-	size_t t = tok_len(p, n);
-	if (t < 2 || p[t - 1] != ':')
-		return false;
-	for (size_t i = 0; i + 1 < t; i++)
-		if ((p[i] < '0' || p[i] > '9') && p[i] != '.')
-			return false;
-	return true;
-}
 
 /* "cpu-clock:ppp" -> "cpu-clock": drops a trailing group of modifier letters. */
 static size_t strip_modifiers(const char *p, size_t n)
@@ -72,70 +50,124 @@ static size_t strip_modifiers(const char *p, size_t n)
 	return memchr(p, ':', c) ? n : c; /* "sched:sched_switch" keeps its ':' */
 }
 
-/* The event: the first token after the timestamp that ends with ':'. */
-static void header_event(struct ps_sample *s, const char *p, size_t n)
+static bool ends(const char *p, size_t n, const char *s)
 {
-	bool seen_time = false;
+	size_t k = strlen(s);
 
-	while (n > 0) {
-		report_trim(&p, &n);
-		size_t t = tok_len(p, n);
-		if (t >= 2 && p[t - 1] == ':') {
-			if (seen_time) {
-				report_copy(s->event, sizeof(s->event), p, strip_modifiers(p, t - 1));
-				return;
-			}
-			seen_time = true;
-		}
-		p += t;
-		n -= t;
-	}
+	return n >= k && memcmp(p + n - k, s, k) == 0;
 }
 
-static bool parse_header(struct ps_sample *s, const char *p, size_t n)
+/* User-space pseudo-files perf names in brackets. */
+static bool user_bracket(const char *d, size_t n)
 {
-	report_trim(&p, &n);
-	/* The pid follows a comm of at most 16 bytes (padded): bounded search. */
-	for (size_t i = 1; i < n && i < PS_PID_SCAN; i++) {
-		if (p[i - 1] != ' ' || p[i] == ' ')
-			continue;
-		size_t t = tok_len(p + i, n - i);
-		uint64_t pid;
-		if (!is_pid_tok(p + i, t, &pid) || !after_pid_ok(p + i + t, n - i - t))
-			continue;
-		const char *c = p;
-		size_t nc = i;
-		report_trim(&c, &nc);
-		report_copy(s->comm, sizeof(s->comm), c, nc);
-		s->pid = (uint32_t)pid;
-		s->event[0] = '\0';
-		header_event(s, p + i + t, n - i - t);
-		return true;
-	}
+	static const char *const user[] = { "[vdso", "[vsyscall", "[heap", "[stack",
+					    "[uprobes", "[anon", "[unknown", "[jit" };
+	for (size_t i = 0; i < sizeof(user) / sizeof(*user); i++)
+		if (report_starts(d, n, user[i]))
+			return true;
 	return false;
 }
 
-static int flush(struct report_emitter *em, struct ps_sample *s)
+static bool kernel_frame(uint64_t addr, const char *dso, size_t nd)
 {
-	int ret = 0;
-
-	if (s->k.n || s->u.n)
-		ret = report_emit(em, &s->k, &s->u, s->comm, s->pid, s->event, 1);
-	else if (s->open)
-		em->st->skipped++;
-	report_sb_reset(&s->k);
-	report_sb_reset(&s->u);
-	s->open = false;
-	s->comm[0] = s->event[0] = '\0';
-	s->pid = 0;
-	return ret;
+	if (!dso || (nd == 9 && memcmp(dso, "[unknown]", 9) == 0))
+		return addr >= KERNEL_START && addr != UINT64_MAX;
+	if (ends(dso, nd, "vmlinux") || ends(dso, nd, ".ko") || ends(dso, nd, ".ko.xz") ||
+	    ends(dso, nd, ".ko.zst") || ends(dso, nd, ".ko.gz"))
+		return true;
+	return nd >= 2 && dso[0] == '[' && !user_bracket(dso, nd); /* kallsyms, modules */
 }
 
-/* "addr sym+off (dso)"; returns 1 when the line is no frame. */
+/* stackcollapse-perf's tidy_generic (and tidy_java): ';' -> ':', drop
+ * everything from the first '(' that does not open "(anonymous namespace)"
+ * unless the name is a Go method "pkg.(*T).M", drop quotes. */
+static size_t tidy(char *s, size_t n, bool java)
+{
+	bool go = false;
+	for (size_t i = 0; i + 1 < n && !go; i++)
+		if (s[i] == '.' && s[i + 1] == '(')
+			go = memmem(s + i + 2, n - i - 2, ").", 2) != NULL;
+	size_t o = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!go && s[i] == '(' &&
+		    !report_starts(s + i, n - i, "(anonymous namespace)"))
+			break;
+		if (s[i] == '"' || s[i] == '\'')
+			continue;
+		s[o++] = s[i] == ';' ? ':' : s[i];
+	}
+	if (java && o > 1 && s[0] == 'L' && memchr(s, '/', o)) {
+		memmove(s, s + 1, o - 1);
+		o--;
+	}
+	return o;
+}
+
+/* One piece of an inline chain, named into buf; returns its length. */
+static size_t piece_name(char *buf, const char *p, size_t n, const char *dso, size_t nd,
+			 bool inlined, bool java)
+{
+	if (n == 0 || (n == 9 && memcmp(p, "[unknown]", 9) == 0)) {
+		if (dso && !(nd == 9 && memcmp(dso, "[unknown]", 9) == 0)) {
+			const char *slash = memrchr(dso, '/', nd);
+			if (slash) {
+				nd -= (size_t)(slash + 1 - dso);
+				dso = slash + 1;
+			}
+			p = dso;
+			n = nd;
+		} else {
+			p = "unknown";
+			n = 7;
+		}
+		if (n > REPORT_MAX_NAME)
+			n = REPORT_MAX_NAME;
+		buf[0] = '[';
+		memcpy(buf + 1, p, n);
+		buf[n + 1] = ']';
+		n += 2;
+	} else {
+		if (n > REPORT_MAX_NAME)
+			n = REPORT_MAX_NAME;
+		memcpy(buf, p, n);
+	}
+	n = tidy(buf, n, java);
+	if (inlined && !memmem(buf, n, "_[i]", 4)) {
+		memcpy(buf + n, "_[i]", 4);
+		n += 4;
+	}
+	return n;
+}
+
+/* Adds the frames of one chain "a->b->c" (root to leaf) leaf first. */
+static int add_chain(struct ps_sample *s, struct report_sb *sb, const char *p, size_t n,
+		     const char *dso, size_t nd, struct report_stats *st)
+{
+	char buf[NAME_BUF];
+	const char *end = p + n;
+
+	while (true) {
+		const char *arrow = NULL;
+		for (const char *q = end; q - p >= 2 && !arrow; q--)
+			if (q[-2] == '-' && q[-1] == '>')
+				arrow = q - 2;
+		const char *piece = arrow ? arrow + 2 : p;
+		size_t len = piece_name(buf, piece, (size_t)(end - piece), dso, nd,
+					arrow != NULL, s->java);
+		int ret = report_sb_add(sb, buf, len, st);
+		if (ret || !arrow)
+			return ret;
+		end = arrow;
+	}
+}
+
+/* "ADDR SYM+OFF (DSO)", "ADDR SYM", "ADDR  (DSO)". Returns 1 when the line
+ * is no frame, else 0 or -ENOMEM. */
 static int parse_frame(struct ps_sample *s, const char *p, size_t n, struct report_stats *st)
 {
 	uint64_t addr;
-	size_t t = tok_len(p, n);
+	const char *sp = memchr(p, ' ', n);
+	size_t t = sp ? (size_t)(sp - p) : n;
 
 	if (!report_parse_hex(p, t, &addr))
 		return 1;
@@ -143,33 +175,82 @@ static int parse_frame(struct ps_sample *s, const char *p, size_t n, struct repo
 	n -= t;
 	report_trim(&p, &n);
 	const char *dso = NULL;
-	size_t ndso = 0;
-	if (n >= 3 && p[n - 1] == ')') {
-		for (size_t i = n - 1; i-- > 1;) {
-			if (p[i] == '(' && p[i - 1] == ' ') {
+	size_t nd = 0;
+	if (n >= 2 && p[n - 1] == ')') {
+		for (size_t i = n - 1; i-- > 0;) {
+			if (p[i] == '(' && (i == 0 || p[i - 1] == ' ')) {
 				dso = p + i + 1;
-				ndso = n - i - 2;
-				n = i - 1;
+				nd = n - i - 2;
+				n = i;
 				break;
 			}
 		}
 	}
-	report_norm_sym(&p, &n);
-	if (n == 0) {
-		p = "[unknown]";
-		n = 9;
+	report_trim(&p, &n);
+	/* perf's "+0x1a" offset */
+	for (size_t i = n; i-- > 0;) {
+		char c = p[i];
+		if (c == '+' && i + 2 < n && p[i + 1] == '0' && p[i + 2] == 'x') {
+			n = i;
+			break;
+		}
+		if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || c == 'x'))
+			break;
 	}
-	bool kernel = addr >= KERNEL_START ||
-		      (dso && report_starts(dso, ndso, "[kernel.")) ||
-		      (dso && report_starts(dso, ndso, "[guest.kernel."));
-	return report_sb_add(kernel ? &s->k : &s->u, p, n, st);
+	if (n > 0 && p[0] == '(')
+		return 0; /* stackcollapse-perf skips these (process names) */
+	bool kernel = !s->user_seen && kernel_frame(addr, dso, nd);
+	s->user_seen |= !kernel;
+	return add_chain(s, kernel ? &s->k : &s->u, p, n, dso, nd, st);
+}
+
+static int flush(struct report_emitter *em, struct ps_sample *s)
+{
+	int ret = 0;
+
+	if (s->open && (s->k.n || s->u.n || s->comm[0])) {
+		em->period = s->period;
+		ret = report_emit(em, &s->k, &s->u, s->comm, s->pid, s->event, 1);
+	} else if (s->open) {
+		em->st->skipped++;
+	}
+	report_sb_reset(&s->k);
+	report_sb_reset(&s->u);
+	s->open = s->user_seen = false;
+	s->comm[0] = s->event[0] = '\0';
+	s->pid = 0;
+	s->period = 0;
+	return ret;
+}
+
+static int start(struct ps_sample *s, const struct report_perf_header *h, struct report_stats *st)
+{
+	report_copy(s->comm, sizeof(s->comm), h->comm, h->ncomm);
+	s->java = report_starts(h->comm, h->ncomm, "java");
+	s->pid = h->pid;
+	s->period = h->has_period ? h->period : 0;
+	s->event[0] = '\0';
+	if (h->event)
+		report_copy(s->event, sizeof(s->event), h->event, strip_modifiers(h->event, h->nevent));
+	s->open = true;
+	if (h->nrest && report_perf_frame_like(h->rest, h->nrest))
+		return parse_frame(s, h->rest, h->nrest, st) < 0 ? -ENOMEM : 0;
+	return 0;
+}
+
+/* A header needs two fields, or a comm and a pid ("-F comm,pid"). */
+static bool is_header(const char *p, size_t n, struct report_perf_header *h, int need)
+{
+	int score = report_perf_header(p, n, h);
+
+	return score >= need || (score == 1 && h->ncomm && h->has_pid);
 }
 
 static int on_line(struct report_emitter *em, struct ps_sample *s, const struct report_line *l)
 {
 	const char *p = l->p;
 	size_t n = l->len;
-	bool indented = n > 0 && (p[0] == ' ' || p[0] == '\t');
+	struct report_perf_header h;
 
 	report_trim(&p, &n);
 	if (l->nul) {
@@ -182,26 +263,31 @@ static int on_line(struct report_emitter *em, struct ps_sample *s, const struct 
 		em->st->truncated = 1;
 		return 0;
 	}
-	if (indented) {
-		int ret = parse_frame(s, p, n, em->st);
-		if (ret == 1) {
-			em->st->skipped++; /* srcline, brstack and such */
-			ret = 0;
-		}
-		return ret;
-	}
-	int ret = flush(em, s);
-	if (ret)
-		return ret;
 	if (p[0] == '#') {
 		em->st->skipped++;
 		return 0;
 	}
-	if (!parse_header(s, p, n)) {
-		em->st->malformed++;
-		return 0;
+	if (s->open) {
+		/* In a sample, a frame unless the line is clearly a header
+		 * (samples without callchains follow each other unseparated). */
+		int ret = 1;
+		if (report_perf_header(p, n, &h) < 2)
+			ret = parse_frame(s, p, n, em->st);
+		if (ret != 1)
+			return ret;
+		if (!is_header(p, n, &h, 2)) {
+			em->st->skipped++; /* srcline, brstack and such */
+			return 0;
+		}
+		ret = flush(em, s);
+		return ret ? ret : start(s, &h, em->st);
 	}
-	s->open = true;
+	if (is_header(p, n, &h, 2))
+		return start(s, &h, em->st);
+	if (report_perf_frame_like(p, n))
+		em->st->orphans++;
+	else
+		em->st->malformed++;
 	return 0;
 }
 

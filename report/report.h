@@ -15,7 +15,9 @@
  * "/usr/lib/libc.so.6[+0xaf4f7]" is kept as it is (a file and an offset that
  * a symbolizer can still resolve). Tracing-machinery frames at the leaf end
  * of a kernel stack are dropped (see report_is_machinery), so a saved trace
- * and a live run of the same event give the same stacks.
+ * and a live run of the same event give the same stacks. `perf script`
+ * frames are named as FlameGraph's stackcollapse-perf.pl names them
+ * (perf_script.c), and folded lines keep their frame order (folded.c).
  */
 #ifndef FTSTACK_REPORT_H
 #define FTSTACK_REPORT_H
@@ -30,7 +32,7 @@
 enum report_format {
 	REPORT_AUTO,        /* detect with report_detect() */
 	REPORT_FTRACE,      /* tracefs trace / trace_pipe text */
-	REPORT_PERF_SCRIPT, /* perf script, default fields or -F comm,pid,tid,ip,sym,dso */
+	REPORT_PERF_SCRIPT, /* perf script, any -F field set, with or without -g */
 	REPORT_HIST,        /* hist trigger output, keys=stacktrace / common_stacktrace */
 	REPORT_FOLDED,      /* "a;b;c N" lines */
 };
@@ -48,6 +50,8 @@ struct report_stack {
 	uint32_t nu;
 	uint64_t count;             /* 1 per trace block / perf sample; hist: hitcount;
 	                             * folded: the line's count */
+	uint64_t period;            /* perf script: the sample's period when its
+	                             * header shows one, else 0 */
 };
 
 struct report_stats {
@@ -64,6 +68,8 @@ struct report_stats {
 	uint64_t frames_cut;       /* frames beyond REPORT_MAX_FRAMES, names cut
 	                            * at REPORT_MAX_NAME */
 	uint64_t hist_hits;        /* hist: "Hits:" of the Totals section, 0 if absent */
+	uint64_t orphans;          /* perf script: frame lines outside a sample
+	                            * (after a blank line, no header), ignored */
 };
 
 /* Called once per parsed stack; a nonzero return stops the parse and
@@ -84,6 +90,9 @@ const char *report_format_name(enum report_format fmt);
  * none of the formats is. */
 bool report_is_binary(const char *buf, size_t len);
 
+/* Returns true when buf holds nothing but blank lines and '#' comments. */
+bool report_is_blank(const char *buf, size_t len);
+
 /* Guesses the format of buf from its first 64 KiB. Returns REPORT_FTRACE,
  * REPORT_PERF_SCRIPT, REPORT_HIST or REPORT_FOLDED, or REPORT_AUTO when the
  * text looks like none of them or is binary (report_is_binary). */
@@ -93,9 +102,11 @@ enum report_format report_detect(const char *buf, size_t len);
  * every stack, in input order. Duplicated stacks (e.g. repeated folded lines)
  * are delivered one by one: summing is the caller's aggregation. stats may
  * be NULL; otherwise it is zeroed and filled in. Returns 0 when at least one
- * stack was delivered (check stats->malformed / truncated to warn about a
- * partial result), -EINVAL when nothing could be parsed (or the format is
- * unknown, or buf/fn is NULL), -ENOMEM, or the callback's nonzero return. */
+ * stack was delivered or the input held nothing to parse (blank lines,
+ * comments, perf samples' orphaned frame lines; check stats->malformed /
+ * truncated to warn about a partial result), -EINVAL when the format is
+ * unknown or none of its lines could be parsed (or buf/fn is NULL),
+ * -ENOMEM, or the callback's nonzero return. */
 int report_parse(const char *buf, size_t len, enum report_format fmt,
 		 report_fn fn, void *ctx, struct report_stats *stats);
 

@@ -133,7 +133,9 @@ int report_emit(struct report_emitter *em, const struct report_sb *k,
 	struct report_stack s = {
 		.comm = comm ? comm : "", .pid = pid, .event = event ? event : "",
 		.kframes = em->kp, .nk = nk, .uframes = em->up, .nu = nu, .count = count,
+		.period = em->period,
 	};
+	em->period = 0;
 	em->st->stacks++;
 	em->st->events += count;
 	return em->fn(em->ctx, &s);

@@ -111,7 +111,7 @@ static char *format(const struct ft_symcache *c, uint64_t addr, const char *name
 	if (!name)
 		name = "[unknown]";
 	int r;
-	if (c->style.offsets && strcmp(name, "[unknown]") != 0)
+	if (c->style.offsets && name[0] != '[')
 		r = asprintf(&s, "%s%s+0x%" PRIx64, addrbuf, name, off);
 	else
 		r = asprintf(&s, "%s%s", addrbuf, name);
@@ -129,7 +129,19 @@ static char *resolve(struct ft_symcache *c, uint32_t pid, uint64_t time, uint64_
 	/* a return address: the call is the instruction before it */
 	uint64_t look = leaf ? addr : addr - 1;
 	struct sym_frame f = { 0 };
-	if (!c->procs || sym_procs_lookup(c->procs, pid, time, look, &f) < 0 || !f.name)
+	if (!c->procs || sym_procs_lookup(c->procs, pid, time, look, &f) < 0)
+		return format(c, addr, NULL, 0);
+	if (!f.name && f.dso) {
+		/* no symbol in a known file: "[libc.so.6]", as stackcollapse-perf names it */
+		const char *base = strrchr(f.dso, '/');
+		char *bracketed = NULL;
+		if (asprintf(&bracketed, "[%s]", base ? base + 1 : f.dso) < 0)
+			return NULL;
+		char *s = format(c, addr, bracketed, 0);
+		free(bracketed);
+		return s;
+	}
+	if (!f.name)
 		return format(c, addr, NULL, 0);
 	char *readable = c->style.demangle ? sym_demangle(f.name) : NULL;
 	char *s = format(c, addr, readable ? readable : f.name, f.offset + (leaf ? 0 : 1));

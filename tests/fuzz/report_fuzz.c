@@ -1,19 +1,30 @@
 /* libFuzzer target of report/: every parser and detection on the same
  * bytes. The callback touches every string so a bad pointer shows up. */
+#include "output/output.h"
 #include "report/report.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+/* Every name goes through the formats' cleaning rule too. */
+static size_t clean_len(const char *name)
+{
+	int err = 0;
+	char *c = out_clean_name(name, &err);
+	size_t n = strlen(c ? c : name);
+	free(c);
+	return n;
+}
+
 static int touch(void *ctx, const struct report_stack *s)
 {
 	size_t *sum = ctx;
 
-	*sum += strlen(s->comm) + strlen(s->event) + s->pid + s->count;
+	*sum += strlen(s->comm) + strlen(s->event) + s->pid + s->count + s->period;
 	for (uint32_t i = 0; i < s->nk; i++)
-		*sum += strlen(s->kframes[i]);
+		*sum += clean_len(s->kframes[i]);
 	for (uint32_t i = 0; i < s->nu; i++)
-		*sum += strlen(s->uframes[i]);
+		*sum += clean_len(s->uframes[i]);
 	return 0;
 }
 

@@ -114,7 +114,7 @@ static void test_folded(void)
 	struct agg_named_stack u = { .comm = "a;b", .frames = u1, .nuframes = 2, .count = 3,
 				     .weight = 99 };
 	o.mode = OUT_MODE_OFFCPU;
-	check_out(&o, &u, 1, NULL, "a_b;a_b_c;malloc 99\n", "folded ; replaced, offcpu weight");
+	check_out(&o, &u, 1, NULL, "a_b;a_b\\x0ac;malloc 99\n", "folded: ; replaced, newline escaped as \\x0a, offcpu weight");
 	o.event_frame = false;
 	const char *nul[] = { NULL, "x" };
 	struct agg_named_stack un = { .frames = nul, .nkframes = 1, .nuframes = 1, .count = 1 };

@@ -13,6 +13,7 @@
 struct got {
 	int n;
 	char s[MAXS][2048];
+	uint64_t period[MAXS];
 };
 
 static void join(char *out, size_t cap, const char *const *f, uint32_t n)
@@ -29,6 +30,7 @@ static int collect(void *ctx, const struct report_stack *s)
 
 	if (g->n >= MAXS)
 		return 0;
+	g->period[g->n] = s->period;
 	char *o = g->s[g->n++];
 	snprintf(o, 2048, "%s|%u|%s|%" PRIu64 "|", s->comm, s->pid, s->event, s->count);
 	join(o, 2048, s->kframes, s->nk);
@@ -218,6 +220,70 @@ static void test_perf(void)
 		  "__libc_start_call_main", "perf user: small addresses are user frames");
 }
 
+/* Parses TEXT as FMT into g; returns report_parse's value. */
+static int parse_str(const char *text, enum report_format fmt, struct got *g,
+		     struct report_stats *st)
+{
+	memset(g, 0, sizeof(*g));
+	return report_parse(text, strlen(text), fmt, collect, g, st);
+}
+
+/* Issue 15's header shapes and frame rules, one sample each. */
+static void test_perf_shapes(void)
+{
+	static const struct {
+		const char *in, *want, *what;
+	} cases[] = {
+		{ "V8 WorkerThread 24636/25607 [000] 94564.109216:        100 cycles:\n\t55d0 run (/x)\n",
+		  "V8 WorkerThread|24636|cycles|1||run", "comm with a blank, pid/tid, cpu, time, period" },
+		{ "perf 123 cycles:\n\t55d0 run (/x)\n", "perf|123|cycles|1||run", "no time" },
+		{ "perf 123 [001] 7 cycles:ppp:\n\t55d0 run (/x)\n", "perf|123|cycles|1||run",
+		  "cpu without time, modifiers dropped" },
+		{ "123/124 1.000001: cycles:\n\t55d0 run (/x)\n", "|123|cycles|1||run", "no comm" },
+		{ "perf 123 1.000001: cycles:\n55d0 run (/x)\n7f00 main (/lib/libc.so.6)\n",
+		  "perf|123|cycles|1||run,main", "unindented frames" },
+		{ "perf 123 1.0: cycles:\n\t7f1e2215d058  (/lib/x86_64-linux-gnu/libc.so.6)\n"
+		  "\t7f00 [unknown] (/usr/lib/libfoo.so.1)\n\t7f01 [unknown] ([unknown])\n",
+		  "perf|123|cycles|1||[libc.so.6],[libfoo.so.1],[unknown]", "unknown symbols" },
+		{ "p 1 1.0: cycles:\n\t8c3453 tcp_sendmsg (/lib/modules/6.1/build/vmlinux)\n"
+		  "\tffffffff81000100 _text ([kernel.kallsyms]_text)\n\t7d8 nf_x+0x7f8f ([nf_conntrack])\n"
+		  "\t55d0 main (/x)\n\tffffffffffffffff [unknown] ([unknown])\n",
+		  "p|1|cycles|1|tcp_sendmsg,_text,nf_x|main,[unknown]", "kernel files; end marker at the root" },
+		{ "p 1 1.0: cycles:\n\t55d0 leaf->mid->outer+0x7 (/x)\n",
+		  "p|1|cycles|1||outer_[i],mid_[i],leaf", "inline chain" },
+		{ "p 1 1.0:    9 cycles:  55d0 run+0x1f (/x)\np 1 1.1:    9 cycles:  55d0 run+0x2f (/x)\n",
+		  "p|1|cycles|1||run", "no -g: one frame on the header" },
+		{ "p 1 1.0: 3 cycles:\n\np 2 1.0: 4 cycles:\n\t55d0 run (/x)\n", "p|1|cycles|1||",
+		  "a header alone: its comm" },
+	};
+	struct got g;
+	struct report_stats st;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+		int ret = parse_str(cases[i].in, REPORT_PERF_SCRIPT, &g, &st);
+		CHECK(ret == 0 && g.n >= 1, "perf %s: parsed", cases[i].what);
+		CHECK_STR(g.s[0], cases[i].want, cases[i].what);
+		CHECK_EQ_U64(report_detect(cases[i].in, strlen(cases[i].in)), REPORT_PERF_SCRIPT,
+			     "perf: detected");
+	}
+	CHECK_EQ_U64(parse_str("p 1 1.0: 3 cycles:\n\t55d0 a (/x)\n\n\t55d1 b (/x)\n", REPORT_AUTO,
+			       &g, &st), 0, "orphans: parsed");
+	CHECK_EQ_U64(st.orphans, 1, "frame after a blank line: an orphan");
+	CHECK_EQ_U64(g.n, 1, "orphans: one stack");
+	/* the period reaches the callback */
+	static const char per[] = "p 1 1.0:    250 page-faults:\n\t55d0 a (/x)\n";
+	CHECK_EQ_U64(parse_str(per, REPORT_AUTO, &g, &st), 0, "period: parsed");
+	CHECK_EQ_U64(g.period[0], 250, "period delivered");
+	CHECK_EQ_U64(parse_str("p 1 1.0: page-faults:\n\t55d0 a (/x)\n", REPORT_AUTO, &g, &st), 0,
+		     "no period: parsed");
+	CHECK_EQ_U64(g.period[0], 0, "no period: 0");
+	/* folded: _[k] frames between user frames keep their place */
+	CHECK_EQ_U64(parse_str("p;main_[k];user_leaf 1\np;u;k1_[k];k2_[k] 2\n", REPORT_AUTO, &g, &st),
+		     0, "folded _[k]: parsed");
+	CHECK_STR(g.s[0], "|0||1||user_leaf,main_[k],p", "folded: interleaved _[k] kept in order");
+	CHECK_STR(g.s[1], "|0||2|k2,k1|u,p", "folded: leaf-side _[k] run split off");
+}
+
 static void test_folded(void)
 {
 	struct got g;
@@ -228,7 +294,7 @@ static void test_folded(void)
 	CHECK_EQ_U64(st.stacks, 4, "folded: 4 lines");
 	CHECK_EQ_U64(st.events, 17, "folded: counts summed");
 	CHECK_EQ_U64(st.malformed, 1, "folded: line without count");
-	CHECK_STR(g.s[0], "|0||3|leaf,mid,main|", "folded: unmarked frames leaf first");
+	CHECK_STR(g.s[0], "|0||3||leaf,mid,main", "folded: unmarked frames: user, leaf first");
 	CHECK_STR(g.s[2], "|0||7|ksys_read,do_syscall_64,entry_SYSCALL_64_after_hwframe|read,main,bash",
 		  "folded: '-' splits user / kernel");
 	CHECK_STR(g.s[3], "|0||5|ksys_read,do_syscall_64|read,main", "folded: _[k] frames");
@@ -278,7 +344,10 @@ static void test_garbage(void)
 	memset(&g, 0, sizeof(g));
 	CHECK_EQ_U64(report_parse(rnd, sizeof(rnd) - 1, REPORT_FOLDED, collect, &g, &st), 0,
 		     "binary, --input-format folded: parsed as asked");
-	CHECK_EQ_U64(report_parse("", 0, REPORT_FOLDED, collect, &g, &st), (uint64_t)-EINVAL, "empty input");
+	CHECK_EQ_U64(report_parse("", 0, REPORT_FOLDED, collect, &g, &st), 0, "empty input: no error");
+	CHECK_EQ_U64(st.stacks, 0, "empty input: no stacks");
+	CHECK_EQ_U64(report_parse("# c\n\n", 4, REPORT_AUTO, collect, &g, &st), 0,
+		     "comments only: no error");
 	CHECK_EQ_U64(report_parse(NULL, 0, REPORT_FOLDED, collect, &g, &st), (uint64_t)-EINVAL, "NULL input");
 
 	/* A hist entry cut before its closing brace. */
@@ -332,6 +401,7 @@ int main(void)
 	test_ftrace_variants();
 	test_perf();
 	test_folded();
+	test_perf_shapes();
 	test_detect_and_names();
 	test_garbage();
 	test_callback_stop();
