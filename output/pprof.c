@@ -143,9 +143,12 @@ static void pp_sample(struct pprof *pp, const struct agg_named_stack *s)
 		pp->err = -ENOMEM;
 		return;
 	}
-	/* Packed location ids, leaf first as profile.proto wants. */
-	for (size_t i = 0; i < p.n; i++) {
-		long id = out_strtab_intern(&pp->funcs, p.v[i].name);
+	/* Packed location ids, leaf first as profile.proto wants. A stack of
+	 * no frames (a perf sample's header alone) is its comm's: pprof drops
+	 * samples without locations. */
+	for (size_t i = 0; i < (p.n ? p.n : 1); i++) {
+		const char *name = p.n ? p.v[i].name : p.comm ? p.comm : OUT_UNKNOWN;
+		long id = out_strtab_intern(&pp->funcs, name);
 		if (id < 0)
 			pp->err = -ENOMEM;
 		pb_varint(&pp->sub2, (uint64_t)id + 1);

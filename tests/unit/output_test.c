@@ -430,6 +430,56 @@ static void test_rich(void)
 }
 
 
+/* Issue 15: one cleaning rule (every format goes through out_path_build),
+ * comm-PID with -P, annotations never doubled, period weighting. */
+static void test_names(void)
+{
+	static const struct {
+		const char *in, *want;
+	} cases[] = {
+		{ "plain", NULL },
+		{ "caf\xc3\xa9", NULL },
+		{ "bad\xff", "bad\xef\xbf\xbd" },
+		{ "cut\xc3", "cut\xef\xbf\xbd" },
+		{ "sur\xed\xa0\x80x", "sur\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbdx" },
+		{ "over\xc0\xaf", "over\xef\xbf\xbd\xef\xbf\xbd" },
+		{ "big\xf4\x90\x80\x80", "big\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd" },
+		{ "f4ok\xf4\x8f\xbf\xbd", NULL },
+		{ "nc\xef\xbf\xbe", "nc\xef\xbf\xbd" },
+		{ "esc\x1b[0m", "esc\\x1b[0m" },
+		{ "c1\xc2\x85", "c1\\x85" },
+		{ "del\x7f", "del\\x7f" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+		int err = 0;
+		char *got = out_clean_name(cases[i].in, &err);
+		if (!cases[i].want)
+			CHECK(!got && !err, "clean: \"%s\" needs no change", cases[i].in);
+		else
+			CHECK_STR(got, cases[i].want, "clean name");
+		free(got);
+	}
+	static const char *fr[] = { "inl_[i]", "k2", "bad\xfe" };
+	struct agg_named_stack s = { .comm = "my comm", .pid = 77, .frames = fr, .nkframes = 2,
+				     .nuframes = 1, .count = 2, .weight = 500 };
+	struct out_options o = { .format = OUT_FOLDED, .show_comm = true, .per_process = true,
+				 .annotate = true };
+	check_out(&o, &s, 1, NULL, "my_comm-77;bad\xef\xbf\xbd;k2_[k];inl_[i] 2\n",
+		  "folded -P -a: comm-PID, blanks as _, _[i] not annotated again, UTF-8 cleaned");
+	static const bool weighted[] = { true };
+	static const char *const ev[] = { "page-faults" };
+	o.event_weighted = weighted;
+	o.event_names = ev;
+	o.nevents = 1;
+	o.per_process = false;
+	check_out(&o, &s, 1, NULL, "my_comm;bad\xef\xbf\xbd;k2_[k];inl_[i] 500\n",
+		  "folded: a weighted event prints its summed period");
+	o.format = OUT_TEXT;
+	o.per_process = true;
+	check_out(&o, &s, 1, NULL, "    inl_[i]\n    k2\n    bad\xef\xbf\xbd\n"
+		  "    -                my comm (77)\n        500\n\n", "text: same names");
+}
+
 int main(void)
 {
 	test_parse();
@@ -438,5 +488,6 @@ int main(void)
 	test_top();
 	test_errors();
 	test_rich();
+	test_names();
 	CHECK_DONE();
 }
