@@ -82,6 +82,13 @@ static void test_errors(void)
 	CHECK(PARSE("--debug", "profile", "-e", "x") == -EINVAL, "profile takes no event");
 	CHECK(PARSE("-e", "x", "--") == -EINVAL, "nothing after -- is refused");
 	CHECK(PARSE("-e", "x", "-c", "a", "--", "b") == -EINVAL, "-c and -- together are refused");
+	CHECK(PARSE("report", "--weight", "samples", "f") == 0 && o.weight == FT_WEIGHT_SAMPLES,
+	      "report --weight samples");
+	CHECK(PARSE("report", "--weight", "period", "f") == 0 && o.weight == FT_WEIGHT_PERIOD,
+	      "report --weight period");
+	CHECK(PARSE("report", "f") == 0 && o.weight == FT_WEIGHT_AUTO, "report weighs by default");
+	CHECK(PARSE("report", "--weight", "cycles", "f") == -EINVAL, "--weight cycles is refused");
+	CHECK(PARSE("-e", "x", "--weight", "period") == -EINVAL, "--weight is report's");
 }
 
 static void test_call_graph(void)
