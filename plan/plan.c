@@ -27,6 +27,29 @@ static int syscall_nr(const char *name)
 }
 
 
+static bool is_glob(const char *s)
+{
+	return strpbrk(s, "*?[\\") != NULL;
+}
+
+int ft_plan_match_events(const char *root, const char *system, const char *name, bool regex,
+			 struct tfs_event **out)
+{
+	struct tfs_event ev = { .id = 0 };
+	*out = NULL;
+	/* a miss or anything odd takes the listing, which says why */
+	if (regex || is_glob(system) || is_glob(name) || system[0] == '.' || name[0] == '.' ||
+	    strchr(system, '/') || strchr(name, '/') || strlen(system) >= sizeof(ev.system) ||
+	    strlen(name) >= sizeof(ev.name) || tfs_event_id(root, system, name, &ev.id) < 0)
+		return tfs_events_match(root, system, name, regex, out);
+	if (!(*out = malloc(sizeof(**out))))
+		return -ENOMEM;
+	strcpy(ev.system, system);
+	strcpy(ev.name, name);
+	**out = ev;
+	return 1;
+}
+
 /* syscalls:sys_enter_X / sys_exit_X have no kernel stack under perf (their
  * perf handler passes the user registers), so they are opened as
  * raw_syscalls:sys_enter/sys_exit filtered on the syscall number: same
@@ -46,7 +69,7 @@ static int syscall_redirect(const char *root, const struct tfs_event *te, struct
 	}
 	int nr = syscall_nr(name);
 	struct tfs_event *rawev = NULL;
-	if (nr < 0 || tfs_events_match(root, "raw_syscalls", raw, false, &rawev) != 1) {
+	if (nr < 0 || ft_plan_match_events(root, "raw_syscalls", raw, false, &rawev) != 1) {
 		free(rawev);
 		return 0; /* keep the syscall tracepoint: user stacks only */
 	}
@@ -67,14 +90,14 @@ static const struct { const char *system, *name, *now; } tracepoint_alias[] = {
 static int match_tracepoints(const struct ft_options *o, const struct ft_spec *sp,
 			     struct ft_plan *p, struct tfs_event **evs)
 {
-	int n = tfs_events_match(p->tracefs, sp->lib, sp->name, o->regex, evs);
+	int n = ft_plan_match_events(p->tracefs, sp->lib, sp->name, o->regex, evs);
 	for (size_t i = 0; n == 0 && i < sizeof(tracepoint_alias) / sizeof(*tracepoint_alias); i++) {
 		if (strcmp(sp->lib, tracepoint_alias[i].system) != 0 ||
 		    strcmp(sp->name, tracepoint_alias[i].name) != 0)
 			continue;
 		free(*evs);
 		*evs = NULL;
-		n = tfs_events_match(p->tracefs, sp->lib, tracepoint_alias[i].now, false, evs);
+		n = ft_plan_match_events(p->tracefs, sp->lib, tracepoint_alias[i].now, false, evs);
 		if (n > 0)
 			ft_error("%s:%s is called %s:%s in this kernel; tracing that",
 				sp->lib, sp->name, sp->lib, tracepoint_alias[i].now);
@@ -182,7 +205,7 @@ static int plan_profile(const struct ft_options *o, struct ft_plan *p)
 static int plan_offcpu(const struct ft_options *o, struct ft_plan *p)
 {
 	struct tfs_event *ev = NULL;
-	if (tfs_events_match(p->tracefs, "sched", "sched_switch", false, &ev) != 1) {
+	if (ft_plan_match_events(p->tracefs, "sched", "sched_switch", false, &ev) != 1) {
 		free(ev);
 		ft_error("offcpu needs the sched:sched_switch tracepoint, which "
 			"this kernel lacks");

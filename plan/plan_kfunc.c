@@ -389,7 +389,7 @@ static int plan_fallback(const struct ft_spec *sp, struct ft_plan *p, const char
 		if (strcmp(fallback[i].func, func) != 0)
 			continue;
 		struct tfs_event *te = NULL;
-		if (tfs_events_match(p->tracefs, fallback[i].system, fallback[i].event, false,
+		if (ft_plan_match_events(p->tracefs, fallback[i].system, fallback[i].event, false,
 					 &te) != 1) {
 			free(te);
 			continue;
