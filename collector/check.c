@@ -2,85 +2,41 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/ioctl.h>
-#include <sys/syscall.h>
-#include <time.h>
-#include <unistd.h>
 #include "collector/collector.h"
 #include "perfev/perfev.h"
 #include "tracefs/tracefs.h"
 
-#define CALLS 1000 /* sampled getppid calls per timing */
-
-enum ustack_mode { USTACK_NONE, USTACK_FP, USTACK_COPY };
-
-static uint64_t now_ns(void)
+/* "1.23 us" or "too small to measure here" (never a negative figure) */
+static const char *cost_text(char *buf, size_t size, bool measured, double ns, const char *unit)
 {
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
-
-/* ns per getppid call while raw_syscalls:sys_enter (id TP) samples each one
- * with a kernel callchain and the user stack as MODE takes it; -errno when
- * the event cannot be had. The ring holds every sample: a full ring would
- * make the kernel skip the writes being timed. */
-static long sampled_call_ns(int tp, enum ustack_mode mode)
-{
-	struct perfev_opts po = { .type = PERF_TYPE_TRACEPOINT, .config = (uint64_t)tp,
-		.sample_period = 1, .disabled = true, .exclude_user_chain = mode != USTACK_FP,
-		.user_stack = mode == USTACK_COPY, .stack_dump = FT_COPY_SIZE_DEFAULT };
-	struct perfev_ring r;
-	char filter[32];
-	int fd = perfev_open(&po, 0, -1, -1), ret = fd < 0 ? fd : 0;
-	snprintf(filter, sizeof(filter), "id == %d", SYS_getppid);
-	if (!ret && ioctl(fd, PERF_EVENT_IOC_SET_FILTER, filter) < 0)
-		ret = -errno;
-	if (!ret)
-		ret = perfev_ring_map(&r, fd, (size_t)CALLS * (FT_COPY_SIZE_DEFAULT + 1024));
-	if (ret < 0) {
-		if (fd >= 0)
-			close(fd);
-		return ret;
-	}
-	perfev_enable(fd);
-	uint64_t t0 = now_ns();
-	for (int i = 0; i < CALLS; i++)
-		syscall(SYS_getppid);
-	uint64_t t1 = now_ns();
-	perfev_disable(fd);
-	perfev_ring_unmap(&r);
-	close(fd);
-	return (long)((t1 - t0) / CALLS);
+	if (!measured)
+		return "too small to measure here";
+	snprintf(buf, size, "%.2f us%s", ns / 1000.0, unit);
+	return buf;
 }
 
 /* What a sample's user stack costs here, the kernel's frame-pointer walk
  * against a copy of the stack (--call-graph copy): where the kernel's reads
- * of user memory are slow (some VMs) the copy is much the cheaper. Best of
- * three interleaved timings. Returns 0, or -errno when it can't be timed. */
+ * of user memory are slow (some VMs) the copy is much the cheaper.
+ * perfev_ustack_cost times them. Returns 0, or -errno when it can't. */
 static int check_user_stacks(const char *root, struct tfs_check_item *it)
 {
 	uint32_t tp;
+	struct perfev_ustack_cost c;
 	int ret = tfs_event_id(root, "raw_syscalls", "sys_enter", &tp);
+	if (ret == 0)
+		ret = perfev_ustack_cost((int)tp, FT_COPY_SIZE_DEFAULT, &c);
 	if (ret < 0)
 		return ret;
-	long best[3] = { -1, -1, -1 };
-	for (int round = 0; round < 3; round++) {
-		for (int m = USTACK_NONE; m <= USTACK_COPY; m++) {
-			long ns = sampled_call_ns((int)tp, (enum ustack_mode)m);
-			if (ns < 0)
-				return (int)ns;
-			if (best[m] < 0 || ns < best[m])
-				best[m] = ns;
-		}
-	}
-	long fp = best[USTACK_FP] - best[USTACK_NONE], copy = best[USTACK_COPY] - best[USTACK_NONE];
+	char fp[32], copy[32];
 	it->what = "user stacks";
 	it->ok = true;
-	snprintf(it->detail, sizeof(it->detail), "the kernel's walk (fp) %.1f us a sample, a %d-byte "
-		 "copy %.1f us: %s", fp / 1000.0, FT_COPY_SIZE_DEFAULT, copy / 1000.0,
-		 copy * 2 < fp ? "--call-graph copy is the cheaper here" :
-		 "fp, the default, costs about the same or less here");
+	snprintf(it->detail, sizeof(it->detail), "the kernel's walk (fp) %s, a %d-byte copy %s: %s",
+		 cost_text(fp, sizeof(fp), c.fp_measured, c.fp_ns, " a sample"), FT_COPY_SIZE_DEFAULT,
+		 cost_text(copy, sizeof(copy), c.copy_measured, c.copy_ns, ""),
+		 c.verdict == PERFEV_USTACK_COPY ? "--call-graph copy is the cheaper here" :
+		 c.verdict == PERFEV_USTACK_FP ? "fp, the default, costs about the same or less here" :
+		 "they differ too little to measure here (fp, the default)");
 	return 0;
 }
 
