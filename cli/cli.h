@@ -43,6 +43,8 @@ struct ft_options {
 	const char *output;      /* -o */
 	bool delimiter, annotate, offsets, addresses, per_process;
 	bool no_demangle;        /* --no-demangle: C++/Rust names as the ELF file has them */
+	bool pid_frame;          /* -P given (not implied by profile/offcpu): folded's
+	                          * first frame is comm-PID */
 	uint64_t min_count;      /* -m (count/profile) */
 	size_t top;              /* -t */
 	const char *excludes[64];

@@ -254,7 +254,7 @@ static int apply_option(int c, const char *arg, struct ft_options *o)
 	case 'a': o->annotate = true; return 0;
 	case 's': o->offsets = true; return 0;
 	case 'v': o->addresses = true; return 0;
-	case 'P': o->per_process = true; return 0;
+	case 'P': o->per_process = o->pid_frame = true; return 0;
 	case 'm':
 		if (parse_u64("-m", arg, &v) < 0)
 			return -EINVAL;

@@ -190,7 +190,7 @@ int ft_report_write(struct report_ctx *c, FILE *out)
 	size_t n = agg_named_finish(c->named, &f, &stacks, &st);
 	struct out_options oo = {
 		.format = o->format, .delimiter = o->delimiter, .annotate = o->annotate,
-		.per_process = o->per_process,
+		.per_process = o->per_process, .comm_pid = o->pid_frame,
 		.show_comm = c->have_comm && o->format != OUT_TEXT && o->format != OUT_TOP,
 		.event_names = (const char *const *)c->events, .nevents = (uint32_t)c->nevents,
 		.event_frame = c->nevents > 1, .title = "ftstack report",

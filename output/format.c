@@ -152,7 +152,7 @@ static char *comm_frame(const struct out_options *o, const struct agg_named_stac
 	char *c = NULL;
 	if (!comm)
 		comm = OUT_UNKNOWN;
-	if (!(o->per_process && s->pid))
+	if (!(o->comm_pid && s->pid))
 		c = strdup(comm);
 	else if (asprintf(&c, "%s-%" PRIu32, comm, s->pid) < 0)
 		c = NULL;

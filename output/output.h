@@ -21,6 +21,7 @@ struct out_options {
 	bool annotate;       /* -a: kernel frames end in _[k] (folded) */
 	bool per_process;    /* print "-  comm (pid)" lines (text) */
 	bool show_comm;      /* folded: comm as the root frame */
+	bool comm_pid;       /* folded: that frame is comm-PID (-P, stackcollapse-perf --pid) */
 	const char *const *event_names; /* indexed by agg_named_stack.event */
 	uint32_t nevents;
 	bool event_frame;    /* leaf-most frame "[event]" where the stack does not end in it */

@@ -37,7 +37,7 @@ struct report_sb {
 
 void report_sb_reset(struct report_sb *sb);
 void report_sb_free(struct report_sb *sb);
-/* Appends a copy of [p, p+n) (control bytes replaced by '?', cut at
+/* Appends a copy of [p, p+n) (a NUL byte replaced by '?', cut at
  * REPORT_MAX_NAME). Frames beyond REPORT_MAX_FRAMES are counted in
  * st->frames_cut and ignored. Returns 0 or -ENOMEM. */
 int report_sb_add(struct report_sb *sb, const char *p, size_t n, struct report_stats *st);
@@ -73,7 +73,7 @@ bool report_is_hexaddr(const char *p, size_t n);
 bool report_parse_u64(const char *p, size_t n, uint64_t *out);
 /* Parses hex digits (no prefix, at most 16); returns false otherwise. */
 bool report_parse_hex(const char *p, size_t n, uint64_t *out);
-/* Copies [p, p+n) into dst (size cap) NUL-terminated, control bytes as '?'. */
+/* Copies [p, p+n) into dst (size cap) NUL-terminated, a NUL byte as '?'. */
 void report_copy(char *dst, size_t cap, const char *p, size_t n);
 
 /* A perf script header: see perf_header.c. Pointers are into the line. */

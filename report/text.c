@@ -61,10 +61,10 @@ void report_copy(char *dst, size_t cap, const char *p, size_t n)
 		return;
 	if (n > cap - 1)
 		n = cap - 1;
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)p[i];
-		dst[i] = (c < 0x20 || c == 0x7f) ? '?' : (char)c;
-	}
+	/* Control bytes stay: the formats escape them all alike (out_clean_name).
+	 * A NUL would cut the string. */
+	for (size_t i = 0; i < n; i++)
+		dst[i] = p[i] ? p[i] : '?';
 	dst[n] = '\0';
 }
 

@@ -463,7 +463,7 @@ static void test_names(void)
 	struct agg_named_stack s = { .comm = "my comm", .pid = 77, .frames = fr, .nkframes = 2,
 				     .nuframes = 1, .count = 2, .weight = 500 };
 	struct out_options o = { .format = OUT_FOLDED, .show_comm = true, .per_process = true,
-				 .annotate = true };
+				 .comm_pid = true, .annotate = true };
 	check_out(&o, &s, 1, NULL, "my_comm-77;bad\xef\xbf\xbd;k2_[k];inl_[i] 2\n",
 		  "folded -P -a: comm-PID, blanks as _, _[i] not annotated again, UTF-8 cleaned");
 	static const bool weighted[] = { true };
@@ -471,7 +471,7 @@ static void test_names(void)
 	o.event_weighted = weighted;
 	o.event_names = ev;
 	o.nevents = 1;
-	o.per_process = false;
+	o.comm_pid = false;
 	check_out(&o, &s, 1, NULL, "my_comm;bad\xef\xbf\xbd;k2_[k];inl_[i] 500\n",
 		  "folded: a weighted event prints its summed period");
 	o.format = OUT_TEXT;
