@@ -56,20 +56,22 @@ static int write_filter(struct ft_ftrace_source *fs, struct tfs_raw_types *t,
 		struct ft_event *e = &p->events[i];
 		if (e->kind != FT_EV_FUNCTION)
 			continue;
-		/* the first write empties the filter; the rest add to it. The
-		 * newline makes the kernel parse the name in write(), where a
-		 * refusal is returned: a last name without one is parsed at
-		 * close, which ignores errors */
-		char line[sizeof(e->ftrace_func) + 1];
-		snprintf(line, sizeof(line), "%s\n", e->ftrace_func);
-		int ret = ft_ftrace_write(fs, "set_ftrace_filter", line, n > 0,
-					  TRACEFS_UNDO_WRITE, " ");
+		/* the first write empties the filter; the rest add to it */
+		char err[256];
+		int ret = tfs_function_filter(&p->log, fs->ti, e->ftrace_func, n > 0, err,
+					      sizeof(err));
 		if (ret < 0 && e->optional && ft_plan_refusal(ret)) {
+			ft_debug("set_ftrace_filter refused %s: %s%s%s", e->ftrace_func,
+				 strerror(-ret), err[0] ? ": " : "", err);
 			e->refused = ret; /* one of a pattern's: skipped, and said */
 			continue;
 		}
-		if (ret < 0)
+		if (ret < 0) {
+			ft_error("cannot write '%s' to %s/%s/set_ftrace_filter: %s%s%s",
+				e->ftrace_func, p->tracefs, fs->inst, strerror(-ret), err[0] ? ": " : "",
+				err);
 			return ret;
+		}
 		funcs[n++] = (struct tfs_raw_func){ e->kstart, e->kend, i };
 		lines += !written_before(p, i);
 	}

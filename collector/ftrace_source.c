@@ -35,17 +35,6 @@ static void inst_read_word(struct ft_ftrace_source *fs, const char *rel, char *b
 	free(text);
 }
 
-static int ftrace_type_id(const char *root, const char *name)
-{
-	char rel[128], *text = NULL;
-	snprintf(rel, sizeof(rel), "events/ftrace/%s/format", name);
-	int ret = tfs_read_file(root, rel, &text);
-	if (ret >= 0)
-		ret = tfs_raw_format_id(text);
-	free(text);
-	return ret;
-}
-
 /* The offset of a function-entry uprobe's return-address field, or -1. */
 static int entry_ra_offset(const char *root, const struct ft_event *e)
 {
@@ -69,7 +58,7 @@ static int setup_events(struct ft_ftrace_source *fs, uint16_t *ids, int *args, u
 		stacks[i] = user ? TRACEFS_RAW_WANT_USTACK :
 			    TRACEFS_RAW_WANT_KSTACK | TRACEFS_RAW_WANT_USTACK;
 		bool kstack = (s->want_kernel || s->plan.through_name) && !user;
-		char rel[512], trig[128], *text = NULL;
+		char rel[512], trig[400], *text = NULL;
 		if (e->refused)
 			continue; /* a pattern's match kprobe_events refused */
 		if (e->kind != FT_EV_TRACEPOINT) {
@@ -90,24 +79,26 @@ static int setup_events(struct ft_ftrace_source *fs, uint16_t *ids, int *args, u
 		args[i] = entry_ra_offset(s->plan.tracefs, e);
 		/* the trigger carries the filter too: unconditional triggers fire on
 		 * hits the event filter throws away */
-		snprintf(rel, sizeof(rel), "events/%s/%s/", e->system, e->event);
-		size_t l = strlen(rel);
-		if (e->filter[0]) {
-			snprintf(rel + l, sizeof(rel) - l, "filter");
-			if ((ret = ft_ftrace_write(fs, rel, e->filter, false, TRACEFS_UNDO_WRITE, "0")) < 0)
-				return ret;
-		}
-		if (kstack) {
-			snprintf(trig, sizeof(trig), "stacktrace%s%s", e->filter[0] ? " if " : "",
-				 e->filter);
-			snprintf(rel + l, sizeof(rel) - l, "trigger");
-			if ((ret = ft_ftrace_write(fs, rel, trig, true, TRACEFS_UNDO_APPEND,
-					      "!stacktrace")) < 0)
-				return ret;
-		}
-		snprintf(rel + l, sizeof(rel) - l, "enable");
-		if ((ret = ft_ftrace_write(fs, rel, "1", false, TRACEFS_UNDO_WRITE, "0")) < 0)
-			return ret;
+		char err[256] = "";
+		const char *what = "filter", *value = e->filter;
+		if (e->filter[0] && (
+		    ret = tfs_event_filter(&s->plan.log, fs->ti, e->system, e->event, e->filter, err,
+					   sizeof(err))) < 0)
+			goto refused;
+		snprintf(trig, sizeof(trig), "stacktrace%s%s", e->filter[0] ? " if " : "", e->filter);
+		if (kstack && (what = "trigger", value = trig,
+		    ret = tfs_trigger_add(&s->plan.log, fs->ti, e->system, e->event, trig, err,
+					  sizeof(err))) < 0)
+			goto refused;
+		what = "enable", value = "1";
+		if ((ret = tfs_event_enable(&s->plan.log, fs->ti, e->system, e->event)) < 0)
+			goto refused;
+		continue;
+refused:
+		ft_error("cannot write '%s' to %s/%s/events/%s/%s/%s: %s%s%s",
+			value, s->plan.tracefs, fs->inst, e->system, e->event, what, strerror(-ret),
+			err[0] ? ": " : "", err);
+		return ret;
 	}
 	return 0;
 }
@@ -235,8 +226,8 @@ static int open_cpus(struct ft_ftrace_source *fs, int epfd, struct tfs_raw_types
 	fs->buf = malloc(fs->subbuf);
 	if (!fs->cpus || !fs->buf)
 		return -ENOMEM;
-	int k = ftrace_type_id(s->plan.tracefs, "kernel_stack");
-	int u = ftrace_type_id(s->plan.tracefs, "user_stack");
+	int k = tfs_event_type_id(s->plan.tracefs, "ftrace", "kernel_stack");
+	int u = tfs_event_type_id(s->plan.tracefs, "ftrace", "user_stack");
 	if (k < 0 || u < 0) {
 		ft_error("no ftrace/kernel_stack or user_stack format in %s",
 			s->plan.tracefs);
@@ -248,16 +239,13 @@ static int open_cpus(struct ft_ftrace_source *fs, int epfd, struct tfs_raw_types
 		if (!online[c])
 			continue;
 		struct ft_ftrace_cpu *pc = &fs->cpus[fs->ncpus];
-		char path[512];
 		pc->src = fs;
 		pc->cpu = c;
-		snprintf(path, sizeof(path), "%s/%s/per_cpu/cpu%d/trace_pipe_raw",
-			 s->plan.tracefs, fs->inst, c);
-		pc->fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+		pc->fd = tfs_cpu_open(fs->ti, c, fs->subbuf, &pc->tcpu);
 		if (pc->fd < 0) {
-			ret = -errno;
-			ft_error("cannot open %s: %s", path, strerror(errno));
-			return ret;
+			ft_error("cannot open %s/%s/per_cpu/cpu%d/trace_pipe_raw: %s",
+				s->plan.tracefs, fs->inst, c, strerror(-pc->fd));
+			return pc->fd;
 		}
 		fs->ncpus++;
 		if ((ret = tfs_raw_create(t, fs->subbuf, s->want_kernel || s->plan.through_name,
@@ -285,7 +273,8 @@ int ft_ftrace_source_open(struct ft_session *s, int epfd)
 	struct tfs_raw_func *funcs = calloc(n, sizeof(*funcs));
 	struct tfs_raw_types t = { .events = ids, .nevents = s->plan.nevents,
 				       .arg_offsets = args, .stacks = stacks, .funcs = funcs };
-	int ret = ids && args && stacks && funcs ? tfs_log_mkdir(&s->plan.log, fs->inst) : -ENOMEM;
+	int ret = ids && args && stacks && funcs ?
+		  tfs_instance_create(&s->plan.log, s->plan.group, &fs->ti) : -ENOMEM;
 	if (ret < 0 && ret != -ENOMEM)
 		ft_warn("cannot make the instance %s/%s: %s", s->plan.tracefs,
 			fs->inst, strerror(-ret));
@@ -371,15 +360,9 @@ static int read_cpu(struct ft_ftrace_cpu *pc, int max_pages)
 {
 	struct ft_ftrace_source *fs = pc->src;
 	for (int i = 0; i < max_pages; i++) {
-		ssize_t n = read(pc->fd, fs->buf, fs->subbuf);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && errno == EAGAIN)
-			return 0;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			return 0;
+		ssize_t n = tfs_cpu_read(pc->tcpu, fs->buf);
+		if (n <= 0)
+			return (int)n;
 		if (tfs_raw_feed(pc->raw, fs->buf, (size_t)n, on_sample, pc) < 0)
 			fs->bad_pages++;
 	}
@@ -459,8 +442,8 @@ void ft_ftrace_source_close(struct ft_session *s)
 	if (!fs)
 		return;
 	for (int i = 0; i < fs->ncpus; i++) {
-		if (fs->cpus[i].fd >= 0)
-			close(fs->cpus[i].fd);
+		if (fs->cpus[i].tcpu)
+			tfs_cpu_close(fs->cpus[i].tcpu);
 		tfs_raw_free(fs->cpus[i].raw);
 	}
 	free(fs->cpus);

@@ -10,7 +10,8 @@
 struct ft_ftrace_cpu {
 	struct ft_ftrace_source *src;
 	int cpu;
-	int fd;
+	int fd;                     /* polled; belongs to tcpu */
+	struct tracefs_cpu *tcpu;
 	struct tfs_raw *raw;
 	uint64_t overrun, dropped;  /* last values read from per_cpu/cpuN/stats */
 	uint64_t missed;            /* kbuffer's count, added when stats are unreadable */
@@ -19,6 +20,7 @@ struct ft_ftrace_cpu {
 struct ft_ftrace_source {
 	struct ft_session *s;
 	char inst[64];              /* "instances/ftstack_<pid>" */
+	struct tracefs_instance *ti; /* the plan's log owns it */
 	struct ft_ftrace_cpu *cpus;
 	int ncpus;
 	size_t subbuf;

@@ -109,7 +109,7 @@ static void p_rootfile(const struct ctx *c, const char *rel, struct tfs_check_it
 }
 
 /* A function list AVAIL (or, when NULL, available_filter_functions) names,
- * newline-terminated into FUNC: vfs_read when listed, else the first.
+ * into FUNC: vfs_read when listed, else the first.
  * Returns 0, the read's -errno (EPERM where the tracer is locked down), or
  * -ENODATA when none is listed. */
 static int try_function(const char *root, const char *avail, char *func, size_t len)
@@ -122,9 +122,9 @@ static int try_function(const char *root, const char *avail, char *func, size_t 
 		size_t n = avail ? strcspn(avail, " \t\n") : 0;
 		ret = -ENODATA;
 		if (tfs_functions_listed(avail, "vfs_read"))
-			ret = 0, snprintf(func, len, "vfs_read\n");
-		else if (n > 0 && n + 2 <= len)
-			ret = 0, snprintf(func, len, "%.*s\n", (int)n, avail);
+			ret = 0, snprintf(func, len, "vfs_read");
+		else if (n > 0 && n + 1 <= len)
+			ret = 0, snprintf(func, len, "%.*s", (int)n, avail);
 	}
 	free(text);
 	return ret;
@@ -132,7 +132,7 @@ static int try_function(const char *root, const char *avail, char *func, size_t 
 
 int tfs_function_tracer_try(const char *root, const char *avail)
 {
-	char name[64], inst[128], rel[200], *tracers = NULL;
+	char name[64], *tracers = NULL;
 	if (tfs_read_file(root, "available_tracers", &tracers) < 0 || !tracers ||
 	    !strstr(tracers, "function")) {
 		free(tracers);
@@ -146,21 +146,20 @@ int tfs_function_tracer_try(const char *root, const char *avail)
 	if (ret < 0)
 		return ret;
 	struct tfs_log log;
+	struct tracefs_instance *inst = NULL;
 	tfs_owned_name(getpid(), name, sizeof(name));
 	tfs_log_init(&log, root);
-	ret = tfs_instance_create(&log, name, inst, sizeof(inst));
-	if (ret == 0) {
-		snprintf(rel, sizeof(rel), "%s/set_ftrace_filter", inst);
-		ret = tfs_log_write(&log, rel, func, false, TRACEFS_UNDO_WRITE, " ", NULL, 0);
-	}
+	ret = tfs_instance_create(&log, name, &inst);
+	if (ret == 0)
+		ret = tfs_function_filter(&log, inst, func, false, NULL, 0);
 	int got = 0;
-	if (ret == 0 && (tfs_ftrace_filter_read(root, inst, &got) < 0 || got != 1))
+	char inst_rel[128];
+	snprintf(inst_rel, sizeof(inst_rel), "instances/%s", name);
+	if (ret == 0 && (tfs_ftrace_filter_read(root, inst_rel, &got) < 0 || got != 1))
 		ret = -EINVAL;
-	if (ret == 0) {
-		snprintf(rel, sizeof(rel), "%s/current_tracer", inst);
-		ret = tfs_log_write(&log, rel, "function", false, TRACEFS_UNDO_WRITE, "nop",
-					NULL, 0);
-	}
+	if (ret == 0)
+		ret = tfs_log_write(&log, inst, "current_tracer", "function", false,
+				    TRACEFS_UNDO_WRITE, "nop", NULL, 0);
 	int undo = tfs_log_undo(&log);
 	tfs_log_free(&log);
 	return ret < 0 ? ret : undo < 0 ? undo : 0;

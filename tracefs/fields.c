@@ -1,107 +1,84 @@
-/* Event formats: the fields of ROOT/events/SYSTEM/NAME/format, lines like
- *	field:unsigned long call_site;	offset:8;	size:8;	signed:0;
- *	field:__data_loc char[] name;	offset:12;	size:4;	signed:0;
- *	field:char comm[16];	offset:8;	size:16;	signed:0;
- * The field's name is the last identifier of the declaration once a trailing
- * array suffix ("[16]") is dropped. */
+/* Event formats through libtraceevent: the one event's format file is
+ * parsed by tep_parse_format into a handle of its own (not every event of
+ * the system, as tracefs_local_events would: ftstack needs a field or two
+ * of a few events, and start-up time counts), and its fields, offsets and
+ * type id come from the parsed event. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <event-parse.h> /* libtraceevent (pkg-config puts its directory on the path) */
 #include "tracefs/tracefs.h"
 
-static bool ident_char(char c)
+/* Parses ROOT/events/SYSTEM/NAME/format into a new handle (*tep, which the
+ * caller frees with tep_free). Returns the event, or NULL with *err set. */
+static struct tep_event *load_event(const char *root, const char *system, const char *name,
+				    struct tep_handle **tep, int *err)
 {
-	return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-	       (c >= '0' && c <= '9');
-}
-
-/* Reads "KEY:<unsigned>" from LINE into *v. */
-static bool get_u32(const char *line, const char *key, uint32_t *v)
-{
-	const char *p = strstr(line, key);
-	char *end;
-	if (!p)
-		return false;
-	p += strlen(key);
-	unsigned long x = strtoul(p, &end, 10);
-	if (end == p || x > UINT32_MAX)
-		return false;
-	*v = (uint32_t)x;
-	return true;
-}
-
-/* Parses one format line into F. Returns false for lines that are no field. */
-static bool parse_field(char *line, struct tfs_field *f)
-{
-	char *decl = strstr(line, "field:"), *semi;
-	uint32_t sign = 0;
-	if (!decl || !(semi = strchr(decl, ';')))
-		return false;
-	decl += strlen("field:");
-	/* the numbers come after the declaration (whose type may hold "signed") */
-	if (!get_u32(semi, "offset:", &f->offset) || !get_u32(semi, "size:", &f->size))
-		return false;
-	f->is_signed = get_u32(semi, "signed:", &sign) && sign != 0;
-	char *end = semi;
-	while (end > decl && (end[-1] == ' ' || end[-1] == '\t'))
-		end--;
-	if (end > decl && end[-1] == ']') {
-		while (end > decl && end[-1] != '[')
-			end--;
-		if (end > decl)
-			end--;
-		while (end > decl && (end[-1] == ' ' || end[-1] == '\t'))
-			end--;
+	char rel[400], *text = NULL;
+	struct tep_event *ev = NULL;
+	*tep = NULL;
+	int n = snprintf(rel, sizeof(rel), "events/%s/%s/format", system, name);
+	if (n < 0 || (size_t)n >= sizeof(rel)) {
+		*err = -ENAMETOOLONG;
+		return NULL;
 	}
-	char *id = end;
-	while (id > decl && ident_char(id[-1]))
-		id--;
-	size_t n = (size_t)(end - id);
-	if (n == 0 || n >= sizeof(f->name))
-		return false;
-	memcpy(f->name, id, n);
-	f->name[n] = '\0';
-	return true;
+	ssize_t len = tfs_read_file(root, rel, &text);
+	if (len < 0) {
+		*err = (int)len;
+		return NULL;
+	}
+	*tep = tep_alloc();
+	*err = !*tep ? -ENOMEM :
+	       tep_parse_format(*tep, &ev, text, (unsigned long)len, system) != 0 || !ev ? -EINVAL : 0;
+	free(text);
+	return *err ? NULL : ev;
+}
+
+static void copy_field(const struct tep_format_field *f, struct tfs_field *out)
+{
+	memset(out, 0, sizeof(*out));
+	snprintf(out->name, sizeof(out->name), "%s", f->name);
+	out->offset = (uint32_t)f->offset;
+	out->size = (uint32_t)f->size;
+	out->is_signed = f->flags & TEP_FIELD_IS_SIGNED;
 }
 
 int tfs_event_fields(const char *root, const char *system, const char *name,
-			 struct tfs_field **out)
+		     struct tfs_field **out)
 {
-	char rel[400], *text = NULL;
-	int r = snprintf(rel, sizeof(rel), "events/%s/%s/format", system, name);
+	struct tep_handle *tep;
+	int err;
 	*out = NULL;
-	if (r < 0 || (size_t)r >= sizeof(rel))
-		return -ENAMETOOLONG;
-	ssize_t len = tfs_read_file(root, rel, &text);
-	if (len < 0)
-		return (int)len;
-	int n = 0, cap = 0;
-	struct tfs_field *fs = NULL, f;
-	for (char *save = NULL, *line = strtok_r(text, "\n", &save); line;
-	     line = strtok_r(NULL, "\n", &save)) {
-		memset(&f, 0, sizeof(f));
-		if (!parse_field(line, &f))
-			continue;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 16;
-			struct tfs_field *nf = realloc(fs, (size_t)cap * sizeof(*nf));
-			if (!nf) {
-				free(fs);
-				free(text);
-				return -ENOMEM;
-			}
-			fs = nf;
-		}
-		fs[n++] = f;
+	struct tep_event *ev = load_event(root, system, name, &tep, &err);
+	struct tep_format_field **common = ev ? tep_event_common_fields(ev) : NULL;
+	struct tep_format_field **fields = ev ? tep_event_fields(ev) : NULL;
+	int n = 0, nc = 0, nf = 0;
+	while (common && common[nc])
+		nc++;
+	while (fields && fields[nf])
+		nf++;
+	struct tfs_field *fs = ev ? calloc((size_t)(nc + nf) + 1, sizeof(*fs)) : NULL;
+	if (ev && (!fs || (!common && !fields)))
+		err = -ENOMEM;
+	for (int i = 0; fs && i < nc; i++)
+		copy_field(common[i], &fs[n++]);
+	for (int i = 0; fs && i < nf; i++)
+		copy_field(fields[i], &fs[n++]);
+	free(common);
+	free(fields);
+	if (tep)
+		tep_free(tep);
+	if (err) {
+		free(fs);
+		return err;
 	}
-	free(text);
 	*out = fs;
 	return n;
 }
 
 const struct tfs_field *tfs_field_find(const struct tfs_field *fields, int n,
-					       const char *name)
+				       const char *name)
 {
 	for (int i = 0; i < n; i++)
 		if (strcmp(fields[i].name, name) == 0)
@@ -110,12 +87,25 @@ const struct tfs_field *tfs_field_find(const struct tfs_field *fields, int n,
 }
 
 int tfs_event_u64_offset(const char *root, const char *system, const char *name,
-			     const char *field)
+			 const char *field)
 {
-	struct tfs_field *fields = NULL;
-	int n = tfs_event_fields(root, system, name, &fields);
-	const struct tfs_field *f = n > 0 ? tfs_field_find(fields, n, field) : NULL;
-	int off = f && f->size == 8 ? (int)f->offset : -ENOENT;
-	free(fields);
+	struct tep_handle *tep;
+	int err;
+	struct tep_event *ev = load_event(root, system, name, &tep, &err);
+	const struct tep_format_field *f = ev ? tep_find_field(ev, field) : NULL;
+	int off = f && f->size == 8 ? f->offset : -ENOENT;
+	if (tep)
+		tep_free(tep);
 	return off;
+}
+
+int tfs_event_type_id(const char *root, const char *system, const char *name)
+{
+	struct tep_handle *tep;
+	int err;
+	struct tep_event *ev = load_event(root, system, name, &tep, &err);
+	int id = ev ? ev->id : err;
+	if (tep)
+		tep_free(tep);
+	return id >= 0 && id <= 65535 ? id : id < 0 ? id : -EINVAL;
 }

@@ -1,14 +1,16 @@
 /* Objects ftstack owns (instance and dynamic-event group ftstack_<pid>) and
- * removing those whose owner died (ftstack cleanup). Only names matching
- * exactly ftstack_<digits> are ever touched, and only triggers inside such
- * objects: the user's own probes, triggers and instances stay as they are. */
+ * removing those whose owner died (ftstack cleanup), found and removed with
+ * libtracefs (tracefs_instances, tracefs_dynevent_get_all). Only names
+ * matching exactly ftstack_<digits> are ever touched, and only triggers
+ * inside such objects: the user's own probes, triggers and instances stay
+ * as they are. */
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
+#include <tracefs.h> /* libtracefs (pkg-config puts its directory on the path) */
 #include "tracefs/tracefs.h"
 #include "tracefs/internal.h"
 
@@ -23,7 +25,7 @@ void tfs_owned_name(pid_t pid, char *buf, size_t len)
  * zeros, which tfs_owned_name never writes). */
 static long owned_pid(const char *name)
 {
-	if (strncmp(name, "ftstack_", 8) != 0)
+	if (!name || strncmp(name, "ftstack_", 8) != 0)
 		return 0;
 	const char *d = name + 8;
 	size_t n = strspn(d, "0123456789");
@@ -46,17 +48,18 @@ static bool owner_alive(const char *proc_root, long pid)
 	return strcmp(comm, "ftstack") == 0;
 }
 
-/* Removes every trigger of the event directory DIR: each line of its trigger
- * file, without the " [active]"-style suffix, written back with "!". */
-static void clear_triggers(const char *dir)
+static bool stale(const char *proc_root, const char *name)
 {
-	char *text = NULL, path[1024];
-	if (tfs_read_file(dir, "trigger", &text) <= 0 ||
-	    tfs_join(path, sizeof(path), dir, "trigger") < 0) {
-		free(text);
-		return;
-	}
-	for (char *save = NULL, *line = strtok_r(text, "\n", &save); line;
+	long pid = owned_pid(name);
+	return pid && !owner_alive(proc_root, pid);
+}
+
+/* Removes every trigger of event SYS/EV in INST: each line of its trigger
+ * file, without the " [active]"-style suffix, appended back with "!". */
+static void clear_triggers(struct tracefs_instance *inst, const char *sys, const char *ev)
+{
+	char *text = tracefs_event_file_read(inst, sys, ev, "trigger", NULL);
+	for (char *save = NULL, *line = text ? strtok_r(text, "\n", &save) : NULL; line;
 	     line = strtok_r(NULL, "\n", &save)) {
 		if (line[0] == '#' || line[0] == '\0')
 			continue;
@@ -68,41 +71,43 @@ static void clear_triggers(const char *dir)
 			br[-1] = '\0';
 		char cmd[1100];
 		snprintf(cmd, sizeof(cmd), "!%s", line);
-		tfs_debug("append", path, cmd);
-		tfs_write_path(path, cmd, true);
+		char *path = tracefs_event_get_file(inst, sys, ev, "trigger");
+		tfs_debug("append", path ? path : ev, cmd);
+		tracefs_put_tracing_file(path);
+		tracefs_event_file_append(inst, sys, ev, "trigger", cmd);
 	}
 	free(text);
 }
 
-/* Clears the triggers of event directory EDIR, then disables it if enabled. */
-static void quiesce_event(const char *edir)
+/* Clears the triggers of SYS/EV in INST, then disables it if enabled. */
+static void quiesce_event(struct tracefs_instance *inst, const char *sys, const char *ev)
 {
-	char path[1100], *val = NULL;
-	clear_triggers(edir);
-	if (tfs_read_file(edir, "enable", &val) > 0 && val[0] != '0' &&
-	    tfs_join(path, sizeof(path), edir, "enable") == 0) {
-		tfs_debug("write", path, "0");
-		tfs_write_path(path, "0", false);
+	clear_triggers(inst, sys, ev);
+	char *val = tracefs_event_file_read(inst, sys, ev, "enable", NULL);
+	if (val && val[0] && val[0] != '0') {
+		char *path = tracefs_event_get_file(inst, sys, ev, "enable");
+		tfs_debug("write", path ? path : ev, "0");
+		tracefs_put_tracing_file(path);
+		tracefs_event_file_write(inst, sys, ev, "enable", "0");
 	}
 	free(val);
 }
 
-/* Quiesces every event EVENTS_DIR/<sys>/<event> (an instance's events). */
-static void quiesce_events(const char *events_dir)
+/* Quiesces every event of instance INST's events directory DIR. */
+static void quiesce_events(struct tracefs_instance *inst, const char *dir)
 {
-	DIR *d = opendir(events_dir);
+	DIR *d = opendir(dir);
 	for (struct dirent *s; d && (s = readdir(d));) {
-		char sdir[768], edir[1024];
-		if (s->d_name[0] == '.' ||
-		    tfs_join(sdir, sizeof(sdir), events_dir, s->d_name) < 0 ||
+		char sdir[768];
+		if (s->d_name[0] == '.' || tfs_join(sdir, sizeof(sdir), dir, s->d_name) < 0 ||
 		    !tfs_is_dir(sdir))
 			continue;
 		DIR *sd = opendir(sdir);
 		for (struct dirent *e; sd && (e = readdir(sd));) {
-			if (e->d_name[0] == '.' || tfs_join(edir, sizeof(edir), sdir, e->d_name) < 0 ||
-			    !tfs_is_dir(edir))
-				continue;
-			quiesce_event(edir);
+			char edir[1024];
+			if (e->d_name[0] != '.' && tfs_join(edir, sizeof(edir), sdir, e->d_name) == 0 &&
+			    tfs_is_dir(edir))
+				quiesce_event(inst, s->d_name, e->d_name);
 		}
 		if (sd)
 			closedir(sd);
@@ -111,47 +116,53 @@ static void quiesce_events(const char *events_dir)
 		closedir(d);
 }
 
+/* Stops instance NAME's buffer and events (a busy instance cannot go),
+ * then destroys it. Returns 0 or -errno. */
+static int remove_instance(const char *root, const char *name)
+{
+	errno = 0;
+	struct tracefs_instance *inst = tracefs_instance_alloc(root, name);
+	if (!inst)
+		return tfs_errno(-ENOMEM);
+	tracefs_trace_off(inst);
+	tracefs_instance_file_write(inst, "events/enable", "0");
+	char *events = tracefs_instance_get_file(inst, "events");
+	if (events)
+		quiesce_events(inst, events);
+	tracefs_put_tracing_file(events);
+	char *dir = tracefs_instance_get_dir(inst);
+	tfs_debug("rmdir", dir ? dir : name, NULL);
+	tracefs_put_tracing_file(dir);
+	errno = 0;
+	int ret = tracefs_instance_destroy(inst) == 0 ? 0 : tfs_errno(-EIO);
+	tracefs_instance_free(inst);
+	return ret;
+}
+
 static int remove_instances(const char *root, const char *proc_root, report_fn report,
 			    void *ctx, int *first_err)
 {
-	char path[512], dir[768], sub[1024];
 	int removed = 0;
-	if (tfs_join(path, sizeof(path), root, "instances") < 0)
-		return 0;
-	DIR *d = opendir(path);
-	if (!d)
-		return errno == ENOENT ? 0 : -errno;
-	for (struct dirent *e; (e = readdir(d));) {
-		long pid = owned_pid(e->d_name);
-		if (!pid || owner_alive(proc_root, pid) ||
-		    tfs_join(dir, sizeof(dir), path, e->d_name) < 0)
+	char **names = tracefs_instances("^ftstack_[1-9][0-9]*$");
+	for (int i = 0; names && names[i]; i++) {
+		if (!stale(proc_root, names[i]))
 			continue;
-		/* stop the buffer and the events first: a busy instance cannot go */
-		static const char *const off[] = { "tracing_on", "events/enable" };
-		for (int i = 0; i < 2; i++) {
-			if (tfs_join(sub, sizeof(sub), dir, off[i]) == 0) {
-				tfs_debug("write", sub, "0");
-				tfs_write_path(sub, "0", false);
-			}
-		}
-		if (tfs_join(sub, sizeof(sub), dir, "events") == 0)
-			quiesce_events(sub);
-		tfs_debug("rmdir", dir, NULL);
-		if (rmdir(dir) == 0) {
+		int ret = remove_instance(root, names[i]);
+		if (ret == 0) {
 			char what[300];
-			snprintf(what, sizeof(what), "instance %s", e->d_name);
+			snprintf(what, sizeof(what), "instance %s", names[i]);
 			report(ctx, what);
 			removed++;
 		} else if (!*first_err) {
-			*first_err = -errno;
+			*first_err = ret;
 		}
 	}
-	closedir(d);
+	tracefs_list_free(names);
 	return removed;
 }
 
-/* The stale dynamic events found so far ("group/event"), so each is removed
- * and reported once although several files list it. */
+/* The dynamic events found so far ("group/event"), so each is removed and
+ * reported once although several lists name it. */
 struct seen {
 	char (*names)[200];
 	size_t n, cap;
@@ -178,28 +189,6 @@ static void seen_add(struct seen *s, const char *name)
 	snprintf(s->names[s->n++], sizeof(s->names[0]), "%s", name);
 }
 
-/* Removes dynamic event GROUP/EVENT through ROOT/FILE after disabling it and
- * clearing its triggers at the top level. Returns 0 or -errno. */
-static int remove_dynevent(const char *root, const char *file, const char *group,
-			   const char *event)
-{
-	char path[768], cmd[300];
-	snprintf(path, sizeof(path), "%s/events/%s/%s", root, group, event);
-	quiesce_event(path);
-	if (tfs_join(path, sizeof(path), root, file) < 0)
-		return -ENAMETOOLONG;
-	snprintf(cmd, sizeof(cmd), "-:%s/%s\n", group, event);
-	tfs_debug("append", path, cmd);
-	int ret = -EBUSY;
-	/* a killed owner's perf events are released a moment after it dies */
-	for (int i = 0; i < 50 && ret == -EBUSY; i++) {
-		ret = tfs_write_path(path, cmd, true);
-		if (ret == -EBUSY)
-			nanosleep(&(struct timespec){ 0, 20 * 1000 * 1000 }, NULL);
-	}
-	return ret;
-}
-
 static void removed_one(const char *file, const char *name, report_fn report, void *ctx)
 {
 	char what[300];
@@ -207,85 +196,103 @@ static void removed_one(const char *file, const char *name, report_fn report, vo
 	report(ctx, what);
 }
 
-/* Stale lines "p:GROUP/EVENT ...", "r128:GROUP/EVENT ...", from ROOT/FILE. */
-static int remove_listed(const char *root, const char *file, const char *proc_root,
-			 struct seen *seen, report_fn report, void *ctx, int *first_err)
+/* The file libtracefs (1.6) defines a dynamic event of TYPE through:
+ * dynamic_events when the kernel has it, else the probe's own file. The
+ * library decides once, from the mounted tracefs (tracefs_file_exists of the
+ * top level looks there even when another directory was set), so this asks
+ * the same question. */
+static const char *dynevent_file(bool dyn, enum tracefs_dynevent_type type)
 {
-	char *text = NULL;
+	if (dyn)
+		return "dynamic_events";
+	return type & (TRACEFS_DYNEVENT_UPROBE | TRACEFS_DYNEVENT_URETPROBE) ?
+	       "uprobe_events" : "kprobe_events";
+}
+
+/* Stale probes tracefs_dynevent_get_all lists. */
+static int remove_listed(const char *proc_root, bool dyn, struct seen *seen,
+			 report_fn report, void *ctx, int *first_err)
+{
 	int removed = 0;
-	if (tfs_read_file(root, file, &text) < 0)
-		return 0;
-	for (char *save = NULL, *line = strtok_r(text, "\n", &save); line;
-	     line = strtok_r(NULL, "\n", &save)) {
-		line[strcspn(line, " \t")] = '\0';
-		char *colon = strchr(line, ':'), *slash = colon ? strchr(colon, '/') : NULL;
-		if (!slash || strlen(colon + 1) >= sizeof(seen->names[0]) || seen_has(seen, colon + 1))
-			continue;
-		*slash = '\0';
-		long pid = owned_pid(colon + 1);
-		if (!pid || owner_alive(proc_root, pid) || !slash[1] || strchr(slash + 1, '/'))
-			continue;
-		int ret = remove_dynevent(root, file, colon + 1, slash + 1);
-		*slash = '/';
-		seen_add(seen, colon + 1);
-		if (ret < 0) {
-			if (!*first_err)
+	struct tracefs_dynevent **all = tracefs_dynevent_get_all(
+		TRACEFS_DYNEVENT_KPROBE | TRACEFS_DYNEVENT_KRETPROBE | TRACEFS_DYNEVENT_UPROBE |
+		TRACEFS_DYNEVENT_URETPROBE, NULL);
+	for (int i = 0; all && all[i]; i++) {
+		char *sys = NULL, *ev = NULL, name[200];
+		enum tracefs_dynevent_type type = tracefs_dynevent_info(all[i], &sys, &ev, NULL,
+									 NULL, NULL);
+		int n = snprintf(name, sizeof(name), "%s/%s", sys ? sys : "", ev ? ev : "");
+		if (sys && ev && n > 0 && (size_t)n < sizeof(name) && !seen_has(seen, name) &&
+		    stale(proc_root, sys) && !strchr(ev, '/')) {
+			seen_add(seen, name);
+			quiesce_event(NULL, sys, ev);
+			int ret = tfs_dynevent_destroy(all[i]);
+			if (ret == 0) {
+				removed_one(dynevent_file(dyn, type), name, report, ctx);
+				removed++;
+			} else if (!*first_err) {
 				*first_err = ret;
-			continue;
+			}
 		}
-		removed_one(file, colon + 1, report, ctx);
-		removed++;
+		free(sys);
+		free(ev);
 	}
-	free(text);
+	tracefs_dynevent_list_free(all);
 	return removed;
 }
 
-/* Which files define dynamic events here: dynamic_events lists (and removes)
- * them all; older kernels have only kprobe_events and uprobe_events. */
-static int dynevent_files(const char *root, const char *files[3])
+/* Removes GROUP/EVENT, which no list names, through each of FILES until
+ * one takes it. Returns the file that did, or NULL (*err set). */
+static const char *remove_unlisted_one(const char **files, int nfiles, const char *group,
+				       const char *event, int *err)
 {
-	static const char *const all[] = { "dynamic_events", "kprobe_events", "uprobe_events" };
-	char path[512];
-	int n = 0;
-	for (int i = 0; i < 3; i++)
-		if (tfs_join(path, sizeof(path), root, all[i]) == 0 && access(path, F_OK) == 0)
-			files[n++] = all[i];
-	return n;
+	char cmd[300];
+	snprintf(cmd, sizeof(cmd), "-:%s/%s\n", group, event);
+	quiesce_event(NULL, group, event);
+	*err = -ENOENT;
+	for (int i = 0; i < nfiles; i++) {
+		tfs_debug("append", files[i], cmd);
+		errno = 0;
+		if (tracefs_instance_file_append(NULL, files[i], cmd) > 0)
+			return files[i];
+		*err = tfs_errno(-EIO);
+	}
+	return NULL;
 }
 
 /* Events left in ROOT/events/ftstack_<pid>/ that no file listed. */
-static int remove_unlisted(const char *root, const char *proc_root, const char **files,
-			   int nfiles, struct seen *seen, report_fn report, void *ctx,
-			   int *first_err)
+static int remove_unlisted(const char *root, const char *proc_root, struct seen *seen,
+			   report_fn report, void *ctx, int *first_err)
 {
-	char top[512], gdir[768], name[200];
-	int removed = 0;
+	static const char *const all[] = { "dynamic_events", "kprobe_events", "uprobe_events" };
+	const char *files[3];
+	int nfiles = 0, removed = 0;
+	char top[512], gdir[768], edir[1024], name[200];
+	for (int i = 0; i < 3; i++)
+		if (tfs_join(top, sizeof(top), root, all[i]) == 0 && access(top, F_OK) == 0)
+			files[nfiles++] = all[i];
 	if (tfs_join(top, sizeof(top), root, "events") < 0 || !nfiles)
 		return 0;
 	DIR *d = opendir(top);
 	for (struct dirent *g; d && (g = readdir(d));) {
-		long pid = owned_pid(g->d_name);
-		if (!pid || owner_alive(proc_root, pid) ||
-		    tfs_join(gdir, sizeof(gdir), top, g->d_name) < 0)
+		if (!stale(proc_root, g->d_name) || tfs_join(gdir, sizeof(gdir), top, g->d_name) < 0)
 			continue;
 		DIR *gd = opendir(gdir);
 		for (struct dirent *e; gd && (e = readdir(gd));) {
 			int n = snprintf(name, sizeof(name), "%s/%s", g->d_name, e->d_name);
 			if (e->d_name[0] == '.' || n < 0 || (size_t)n >= sizeof(name) ||
-			    seen_has(seen, name))
-				continue;
-			char edir[1024];
-			if (tfs_join(edir, sizeof(edir), gdir, e->d_name) < 0 || !tfs_is_dir(edir))
+			    seen_has(seen, name) || tfs_join(edir, sizeof(edir), gdir, e->d_name) < 0 ||
+			    !tfs_is_dir(edir))
 				continue;
 			seen_add(seen, name);
-			int ret = -ENOENT;
-			for (int i = 0; i < nfiles && ret < 0; i++)
-				if ((ret = remove_dynevent(root, files[i], g->d_name, e->d_name)) == 0)
-					removed_one(files[i], name, report, ctx);
-			if (ret == 0)
+			int err = 0;
+			const char *file = remove_unlisted_one(files, nfiles, g->d_name, e->d_name, &err);
+			if (file) {
+				removed_one(file, name, report, ctx);
 				removed++;
-			else if (!*first_err)
-				*first_err = ret;
+			} else if (!*first_err) {
+				*first_err = err;
+			}
 		}
 		if (gd)
 			closedir(gd);
@@ -296,21 +303,18 @@ static int remove_unlisted(const char *root, const char *proc_root, const char *
 }
 
 int tfs_cleanup_stale(const char *root, const char *proc_root,
-			  void (*report)(void *ctx, const char *what), void *ctx)
+		      void (*report)(void *ctx, const char *what), void *ctx)
 {
 	int first_err = 0;
+	int ret = tfs_use_root(root);
+	if (ret < 0)
+		return ret;
 	/* instances first: one may still have the stale events enabled */
 	int removed = remove_instances(root, proc_root, report, ctx, &first_err);
-	if (removed < 0)
-		return removed;
-	const char *files[3];
-	int nfiles = dynevent_files(root, files);
 	struct seen seen = { 0 };
-	/* dynamic_events, when present, lists what the other two do */
-	bool dyn = nfiles > 0 && strcmp(files[0], "dynamic_events") == 0;
-	for (int i = 0; i < (dyn ? 1 : nfiles); i++)
-		removed += remove_listed(root, files[i], proc_root, &seen, report, ctx, &first_err);
-	removed += remove_unlisted(root, proc_root, files, nfiles, &seen, report, ctx, &first_err);
+	bool dyn = tracefs_file_exists(NULL, "dynamic_events");
+	removed += remove_listed(proc_root, dyn, &seen, report, ctx, &first_err);
+	removed += remove_unlisted(root, proc_root, &seen, report, ctx, &first_err);
 	free(seen.names);
 	return first_err ? first_err : removed;
 }

@@ -410,19 +410,3 @@ void tfs_raw_flush(struct tfs_raw *r, tfs_raw_sample_fn fn, void *ctx)
 	while (r->npend)
 		emit(r, 0, fn, ctx);
 }
-
-int tfs_raw_format_id(const char *format)
-{
-	const char *p = format ? strstr(format, "\nID:") : NULL;
-	if (p)
-		p += 4;
-	else if (format && strncmp(format, "ID:", 3) == 0)
-		p = format + 3;
-	else
-		return -EINVAL;
-	char *end;
-	long v = strtol(p, &end, 10);
-	if (end == p || v < 0 || v > 65535)
-		return -EINVAL;
-	return (int)v;
-}

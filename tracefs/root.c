@@ -1,13 +1,15 @@
-/* Finding (or mounting) tracefs, reading its files, the --debug hook. */
+/* Finding tracefs (libtracefs's tracefs_tracing_dir: /proc/mounts, else it
+ * mounts it), pointing libtracefs at a root, reading files, the --debug hook
+ * and the library's own warning hook. */
 #include <errno.h>
 #include <fcntl.h>
-#include <mntent.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <tracefs.h> /* libtracefs (pkg-config puts its directory on the path) */
 #include "tracefs/tracefs.h"
 #include "tracefs/internal.h"
 
@@ -22,6 +24,30 @@ void tfs_debug(const char *what, const char *path, const char *value)
 {
 	if (debug_fn)
 		debug_fn(what, path, value);
+}
+
+/* libtracefs declares tracefs_warning weak so that its user decides where
+ * its complaints go (its default prints to stderr when the log level asks).
+ * Modules never print: the message goes to the --debug hook, and the
+ * caller reports the failure the call returns. errno is kept: the library
+ * warns between a failed call and its return. */
+void tracefs_warning(const char *fmt, ...)
+{
+	int saved = errno;
+	if (debug_fn) {
+		char msg[512];
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(msg, sizeof(msg), fmt, ap);
+		va_end(ap);
+		debug_fn("libtracefs", msg, NULL);
+	}
+	errno = saved;
+}
+
+int tfs_errno(int fallback)
+{
+	return errno > 0 ? -errno : fallback;
 }
 
 int tfs_join(char *buf, size_t len, const char *a, const char *b)
@@ -39,50 +65,38 @@ bool tfs_is_dir(const char *path)
 static bool has_events(const char *dir)
 {
 	char path[300];
-	return dir[0] && tfs_join(path, sizeof(path), dir, "events") == 0 &&
+	return dir && dir[0] && tfs_join(path, sizeof(path), dir, "events") == 0 &&
 	       tfs_is_dir(path);
 }
 
-/* The mount points /proc/mounts lists, best first: tracefs at the default
- * place, tracefs elsewhere, then debugfs's tracing directory (older kernels,
- * or an automount not yet triggered). */
-static void scan_mounts(char cand[3][256])
+static char used_root[256];
+
+int tfs_use_root(const char *root)
 {
-	FILE *f = setmntent("/proc/mounts", "r");
-	for (struct mntent *m; f && (m = getmntent(f));) {
-		if (strcmp(m->mnt_type, "tracefs") == 0) {
-			int slot = strcmp(m->mnt_dir, TRACEFS_DEFAULT_ROOT) == 0 ? 0 : 1;
-			if (!cand[slot][0])
-				snprintf(cand[slot], 256, "%s", m->mnt_dir);
-		} else if (strcmp(m->mnt_type, "debugfs") == 0 && !cand[2][0]) {
-			snprintf(cand[2], 256, "%s/tracing", m->mnt_dir);
-		}
-	}
-	if (f)
-		endmntent(f);
+	if (strcmp(used_root, root) == 0)
+		return 0;
+	/* the library keeps its own copy; it takes a non-const pointer */
+	char copy[256];
+	snprintf(copy, sizeof(copy), "%s", root);
+	if (tracefs_set_tracing_dir(copy) < 0)
+		return -ENOMEM;
+	snprintf(used_root, sizeof(used_root), "%s", root);
+	return 0;
 }
 
 int tfs_find_root(char *buf, size_t len)
 {
-	char cand[5][256] = { "", "", "", TRACEFS_DEFAULT_ROOT, "/sys/kernel/debug/tracing" };
-	scan_mounts(cand);
-	/* the last two cover an unreadable /proc/mounts */
-	for (int i = 0; i < 5; i++) {
-		if (has_events(cand[i])) {
-			snprintf(buf, len, "%s", cand[i]);
-			return strlen(cand[i]) < len ? 0 : -ENAMETOOLONG;
-		}
-	}
-	/* not mounted: mount it where perf and trace-cmd look, and leave it */
-	tfs_debug("mount", TRACEFS_DEFAULT_ROOT, "tracefs");
-	if (mount("nodev", TRACEFS_DEFAULT_ROOT, "tracefs", 0, NULL) != 0) {
-		int e = errno;
+	/* not mounted: libtracefs mounts it at /sys/kernel/tracing (and leaves
+	 * it mounted, as perf and trace-cmd do) */
+	errno = 0;
+	const char *dir = tracefs_tracing_dir();
+	int e = errno;
+	if (!has_events(dir))
 		return e == EPERM || e == EACCES ? -EPERM : -ENOENT;
-	}
-	if (!has_events(TRACEFS_DEFAULT_ROOT))
-		return -ENOENT;
-	snprintf(buf, len, "%s", TRACEFS_DEFAULT_ROOT);
-	return 0;
+	int n = snprintf(buf, len, "%s", dir);
+	if (n < 0 || (size_t)n >= len)
+		return -ENAMETOOLONG;
+	return tfs_use_root(buf);
 }
 
 ssize_t tfs_read_file(const char *root, const char *rel, char **out)

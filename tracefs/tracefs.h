@@ -1,9 +1,11 @@
-/* tracefs: the tracing file system. Finding (or mounting) it, listing and
- * describing events, the capability probe behind `ftstack check`, and every
- * change ftstack makes to it: recorded in one undo log as it is made, undone in
+/* tracefs: ftstack's thin layer over libtracefs and libtraceevent. Finding
+ * (or mounting) tracefs, listing and describing events, the capability probe
+ * behind `ftstack check`, and every change ftstack makes to it, made with
+ * libtracefs's calls and recorded in one undo log as it is made, undone in
  * reverse order on every exit path (trace-cmd's reset-file list is the model).
- * Every function takes the tracefs root directory, so tests can point it at a
- * fixture tree. Nothing here prints; --debug goes through tfs_set_debug().
+ * Functions take the tracefs root directory (or a log made for one) and point
+ * libtracefs at it, so tests run them on a fixture tree. Nothing here prints;
+ * --debug (and libtracefs's warnings) go through tfs_set_debug().
  */
 #ifndef FTSTACK_TRACEFS_H
 #define FTSTACK_TRACEFS_H
@@ -17,13 +19,15 @@
 
 /* ---- finding it ---- */
 
-/* Finds the mounted tracefs (via /proc/mounts, then the usual paths); when
- * none is mounted, mounts it at /sys/kernel/tracing and leaves it mounted, as
- * perf and trace-cmd do. Copies the directory to buf. Returns 0, -ENOENT (not
- * in this kernel) or -EPERM. */
+/* Finds the mounted tracefs with libtracefs (tracefs_tracing_dir: the first
+ * in /proc/mounts; when none is mounted, it mounts it at /sys/kernel/tracing
+ * and leaves it mounted, as perf and trace-cmd do) and points the library at
+ * it. Copies the directory to buf. Returns 0, -ENOENT (not in this kernel)
+ * or -EPERM. */
 int tfs_find_root(char *buf, size_t len);
 
-/* ---- debug hook (collector installs it for --debug) ---- */
+/* ---- debug hook (collector installs it for --debug); libtracefs's
+ * warnings (its weak tracefs_warning, defined here) go to it too ---- */
 typedef void (*tfs_debug_fn)(const char *what, const char *path, const char *value);
 void tfs_set_debug(tfs_debug_fn fn);
 
@@ -65,29 +69,44 @@ struct tfs_field {
 	uint32_t size;
 	bool is_signed;
 };
-/* Parses ROOT/events/SYSTEM/NAME/format. Returns the number of fields and a
- * malloc'd array in *out (caller frees), or -errno. */
+/* Parses ROOT/events/SYSTEM/NAME/format with libtraceevent (that event
+ * only). Returns the number of fields (common ones first) and a malloc'd
+ * array in *out (caller frees), or -errno (-EINVAL: not parsable). */
 int tfs_event_fields(const char *root, const char *system, const char *name,
 			 struct tfs_field **out);
 /* Returns the field named NAME in FIELDS, or NULL. */
 const struct tfs_field *tfs_field_find(const struct tfs_field *fields, int n,
 					       const char *name);
-/* Returns the offset of the 8-byte field FIELD of event SYSTEM/NAME, or
- * -ENOENT when the event has no such field (or another size). */
+/* Returns the offset of the 8-byte field FIELD of event SYSTEM/NAME
+ * (libtraceevent's tep_find_field), or -ENOENT when the event has no such
+ * field (or another size). */
 int tfs_event_u64_offset(const char *root, const char *system, const char *name,
 			     const char *field);
+/* The type id (common_type) of SYSTEM/NAME from its format, which every
+ * event has (the ftrace system's record formats have no id file). Returns
+ * it, or -errno. */
+int tfs_event_type_id(const char *root, const char *system, const char *name);
 
 /* ---- the undo log: every change ftstack makes ---- */
 
+/* libtracefs's objects, passed through (struct tracefs_instance * is NULL
+ * for the top level, as in libtracefs). */
+struct tracefs_instance;
+struct tracefs_dynevent;
+
 enum tfs_undo_kind {
-	TRACEFS_UNDO_WRITE,    /* write `undo` to path (a file changed, e.g. enable) */
-	TRACEFS_UNDO_APPEND,   /* append `undo` to path (remove a dynamic event / trigger) */
-	TRACEFS_UNDO_RMDIR,    /* rmdir path (an instance) */
+	TRACEFS_UNDO_WRITE,    /* write `undo` to inst's file (its previous setting) */
+	TRACEFS_UNDO_APPEND,   /* append `undo` to inst's file (remove a trigger) */
+	TRACEFS_UNDO_DISABLE,  /* tracefs_event_disable: `file` is the system, `undo` the event */
+	TRACEFS_UNDO_INSTANCE, /* tracefs_instance_destroy, then free inst */
+	TRACEFS_UNDO_DYNEVENT, /* tracefs_dynevent_destroy, then free dyn */
 };
 
 struct tfs_undo {
 	enum tfs_undo_kind kind;
-	char *path;
+	struct tracefs_instance *inst;
+	struct tracefs_dynevent *dyn;
+	char *file;            /* relative to inst's directory */
 	char *undo;
 };
 
@@ -97,20 +116,26 @@ struct tfs_log {
 	size_t n, cap;
 };
 
-/* Starts an empty log for ROOT. */
+/* Starts an empty log for ROOT (the live tracefs or a fixture tree). */
 void tfs_log_init(struct tfs_log *log, const char *root);
-/* Writes VALUE to ROOT/REL (truncating unless append) and, when it
- * succeeded, records how to undo it. Returns 0 or -errno; on failure the
- * kernel's error_log line (if any) is copied to err (may be NULL). */
-int tfs_log_write(struct tfs_log *log, const char *rel, const char *value,
-		      bool append, enum tfs_undo_kind undo_kind, const char *undo,
-		      char *err, size_t errlen);
-/* mkdir ROOT/REL (an instance) and records its rmdir. Returns 0 or -errno. */
-int tfs_log_mkdir(struct tfs_log *log, const char *rel);
-/* Undoes every recorded change, newest first, and empties the log. Tries
- * every item even when one fails; returns 0 or the first -errno. Safe to call
- * from the exit path more than once. */
+/* Writes VALUE to FILE of INST (NULL: the top level; truncating unless
+ * append) with libtracefs and, when it succeeded, records how to undo it:
+ * writing or appending UNDO, or, when UNDO is NULL, writing back the file's
+ * first word as it was before (-ENOENT when it cannot be read). Returns 0 or
+ * -errno; on failure the kernel's error_log line (if any) is copied to err
+ * (may be NULL). */
+int tfs_log_write(struct tfs_log *log, struct tracefs_instance *inst, const char *file,
+		  const char *value, bool append, enum tfs_undo_kind undo_kind,
+		  const char *undo, char *err, size_t errlen);
+/* Records ITEM (its strings copied; the objects it names now belong to the
+ * log). Returns 0 or -ENOMEM. */
+int tfs_log_add(struct tfs_log *log, const struct tfs_undo *item);
+/* Undoes every recorded change, newest first, and empties the log (freeing
+ * the instances and dynamic events it holds). Tries every item even when
+ * one fails; returns 0 or the first -errno. Safe to call from the exit path
+ * more than once. */
 int tfs_log_undo(struct tfs_log *log);
+/* Frees the log without undoing anything. */
 void tfs_log_free(struct tfs_log *log);
 
 /* ---- objects ftstack owns ---- */
@@ -127,33 +152,42 @@ void tfs_owned_name(pid_t pid, char *buf, size_t len);
  * not be removed (the others are still removed and reported). proc_root is
  * normally "/proc". */
 int tfs_cleanup_stale(const char *root, const char *proc_root,
-			  void (*report)(void *ctx, const char *what), void *ctx);
+		      void (*report)(void *ctx, const char *what), void *ctx);
 
-/* Appends DEFINITION (a full kprobe_events/uprobe_events line such as
- * "p:ftstack_1/x __kmalloc") to ROOT/FILE through the log, recording its
- * removal "-:GROUP/EVENT". Returns 0 or -errno (the kernel's error_log line
- * in err). */
+/* Makes the dynamic event of DEFINITION (a kprobe_events or uprobe_events
+ * line, FILE, such as "p:ftstack_1/x __kmalloc" or
+ * "p:ftstack_1/u /bin/true:0x1010 ra=+0($stack)") as libtracefs's kprobe or
+ * uprobe object, recording its destruction. Returns 0 or -errno (the
+ * kernel's error_log line in err). */
 int tfs_dynevent_add(struct tfs_log *log, const char *file, const char *group,
-			 const char *event, const char *definition, char *err, size_t errlen);
+		     const char *event, const char *definition, char *err, size_t errlen);
+/* tracefs_dynevent_destroy, retried while the event is busy (a killed
+ * owner's perf events go a moment after it dies). Returns 0 or -errno. */
+int tfs_dynevent_destroy(struct tracefs_dynevent *dyn);
 /* Returns 0 and the id of tracepoint SYSTEM:NAME in *id, or -errno. */
 int tfs_event_id(const char *root, const char *system, const char *name, uint32_t *id);
 
 /* ---- making objects through the log (each undone by tfs_log_undo) ---- */
 
-/* mkdir ROOT/instances/NAME (NAME without '/'), recording its rmdir. Copies
- * the instance's path relative to the root ("instances/NAME") to path.
+/* Makes the instance NAME (without '/') with tracefs_instance_create and
+ * records its destruction; *out is valid until the log is undone or freed.
  * Returns 0 or -errno (-EEXIST when it exists: it is then not ours). */
-int tfs_instance_create(struct tfs_log *log, const char *name, char *path, size_t len);
-/* Writes "1" to [INSTANCE/]events/SYSTEM/NAME/enable (INSTANCE is a relative
- * path such as "instances/ftstack_1", NULL for the top level), recording "0".
- * Returns 0 or -errno. */
-int tfs_event_enable(struct tfs_log *log, const char *instance, const char *system,
-			 const char *name);
-/* Appends TRIGGER (e.g. "stacktrace", "stacktrace if pid == 1") to
- * [INSTANCE/]events/SYSTEM/NAME/trigger, recording the append of "!" and its
- * command (the part before any blank: "!stacktrace"). Returns 0 or -errno. */
-int tfs_trigger_add(struct tfs_log *log, const char *instance, const char *system,
-			const char *name, const char *trigger);
+int tfs_instance_create(struct tfs_log *log, const char *name, struct tracefs_instance **out);
+/* Enables SYSTEM:NAME in INST (NULL: the top level) with
+ * tracefs_event_enable, recording its disabling. Returns 0 or -errno
+ * (-ENOENT: no such event). */
+int tfs_event_enable(struct tfs_log *log, struct tracefs_instance *inst, const char *system,
+		     const char *name);
+/* Sets the event's filter (tracefs_event_file_write), recording "0" (no
+ * filter). Returns 0 or -errno (the kernel's complaint in err). */
+int tfs_event_filter(struct tfs_log *log, struct tracefs_instance *inst, const char *system,
+		     const char *name, const char *filter, char *err, size_t errlen);
+/* Appends TRIGGER (e.g. "stacktrace", "stacktrace if pid == 1") to the
+ * event's trigger file (tracefs_event_file_append), recording the append of
+ * "!" and its command (the part before any blank: "!stacktrace"). Returns 0
+ * or -errno (the kernel's complaint in err). */
+int tfs_trigger_add(struct tfs_log *log, struct tracefs_instance *inst, const char *system,
+		    const char *name, const char *trigger, char *err, size_t errlen);
 
 /* ---- what this kernel allows (ftstack check) ---- */
 
@@ -190,6 +224,25 @@ int tfs_functions_count(const char *filter);
 /* Reads instance INST's (a path under ROOT) set_ftrace_filter: *count is
  * tfs_functions_count of it. Returns 0, or the read's -errno. */
 int tfs_ftrace_filter_read(const char *root, const char *inst, int *count);
+/* Adds FUNC (a name available_filter_functions lists; the first call
+ * without APPEND empties the filter first) to INST's set_ftrace_filter with
+ * tracefs_function_filter, recording its emptying. Returns 0 or -errno
+ * (-EINVAL: not listed, or refused; the kernel's complaint in err). */
+int tfs_function_filter(struct tfs_log *log, struct tracefs_instance *inst, const char *func,
+			bool append, char *err, size_t errlen);
+
+/* ---- reading per-CPU trace_pipe_raw (cpu.c) ---- */
+
+struct tracefs_cpu;
+/* Opens INST's per_cpu/cpuCPU/trace_pipe_raw non-blocking as libtracefs's
+ * tracefs_cpu reading SUBBUF bytes at a time. Returns its descriptor (to
+ * poll; closed by tfs_cpu_close) and the reader in *out, or -errno. */
+int tfs_cpu_open(struct tracefs_instance *inst, int cpu, size_t subbuf,
+		 struct tracefs_cpu **out);
+/* Reads one sub-buffer into BUF (SUBBUF bytes). Returns its length, 0 when
+ * none is ready, or -errno. */
+ssize_t tfs_cpu_read(struct tracefs_cpu *c, void *buf);
+void tfs_cpu_close(struct tracefs_cpu *c);
 
 /* ---- raw ring-buffer pages: per-CPU trace_pipe_raw (raw.c) ----
  * Pure decoding, no I/O: sub-buffers (pages) as read from trace_pipe_raw,
@@ -306,8 +359,5 @@ int tfs_raw_feed(struct tfs_raw *r, const void *page, size_t len,
 /* Gives out every pending event, oldest first, with whatever stacks it has. */
 void tfs_raw_flush(struct tfs_raw *r, tfs_raw_sample_fn fn, void *ctx);
 const struct tfs_raw_stats *tfs_raw_stats(const struct tfs_raw *r);
-
-/* Parses "ID: N" from an event's format text. Returns N, or -EINVAL. */
-int tfs_raw_format_id(const char *format);
 
 #endif

@@ -383,10 +383,12 @@ static void test_functions(void)
 
 static void test_format_id(void)
 {
-	CHECK_EQ_U64(tfs_raw_format_id("name: kernel_stack\nID: 4\nformat:\n"), 4, "format id");
-	CHECK_EQ_U64(tfs_raw_format_id("ID: 13\n"), 13, "format id at start");
-	CHECK_EQ_U64(tfs_raw_format_id("name: x\nformat:\n"), (uint64_t)-EINVAL, "no id");
-	CHECK_EQ_U64(tfs_raw_format_id("ID: 70000\n"), (uint64_t)-EINVAL, "id too big");
+	CHECK_EQ_U64(tfs_event_type_id("tests/unit/fixtures/tracefs", "ftrace", "kernel_stack"),
+		     4, "type id from the format (libtraceevent)");
+	CHECK_EQ_U64(tfs_event_type_id("tests/unit/fixtures/tracefs", "kmem", "kmalloc"), 480,
+		     "a tracepoint's type id");
+	CHECK_EQ_U64(tfs_event_type_id("tests/unit/fixtures/tracefs", "kmem", "kfree"),
+		     (uint64_t)-ENOENT, "no format");
 	struct tfs_raw *r;
 	CHECK_EQ_U64(tfs_raw_create(&types, 8, true, true, &r), (uint64_t)-EINVAL,
 		     "sub-buffer smaller than its header");

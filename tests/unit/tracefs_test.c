@@ -1,13 +1,15 @@
 /* tracefs: events, formats, suggestions, the undo log, the objects made
- * through it and cleanup of dead runs, all on a fixture tree
- * (tests/unit/fixtures/tracefs, copied to a temp dir where written) and a
- * fake /proc; then, as root only, `ftstack check` on the live kernel. */
+ * through it (with libtracefs, pointed at the tree) and cleanup of dead
+ * runs, all on a fixture tree (tests/unit/fixtures/tracefs, copied to a temp
+ * dir where written) and a fake /proc; then, as root only, `ftstack check`
+ * on the live kernel. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <tracefs.h> /* libtracefs: instance handles, pointing it at a fixture */
 #include "tracefs/tracefs.h"
 #include "tests/unit/check.h"
 
@@ -190,50 +192,63 @@ static void failing_debug(const char *what, const char *path, const char *value)
 static void test_log(void)
 {
 	struct tfs_log log;
+	struct tracefs_instance *inst = NULL, *again = NULL;
 	char err[200];
 	fresh_copy();
 	tfs_log_init(&log, tmp);
 	tfs_set_debug(record_debug);
+	trail[0] = '\0';
 	put(tmp, "a", "orig\n");
 	put(tmp, "b", "orig\n");
-	CHECK_EQ_U64(tfs_log_write(&log, "a", "x", false, TRACEFS_UNDO_WRITE, "0", err,
-				       sizeof(err)), 0, "write");
-	CHECK_EQ_U64(tfs_log_write(&log, "b", "y", true, TRACEFS_UNDO_APPEND, "-y", err,
-				       sizeof(err)), 0, "append");
-	CHECK_EQ_U64(tfs_log_mkdir(&log, "instances/i1"), 0, "mkdir");
-	CHECK_EQ_U64(tfs_log_write(&log, "nosuch/file", "z", false, TRACEFS_UNDO_WRITE, "0",
-				       err, sizeof(err)), -ENOENT, "failed write");
+	put(tmp, "c", "7 (expanded: 1410)\n");
+	CHECK_EQ_U64(tfs_log_write(&log, NULL, "a", "x", false, TRACEFS_UNDO_WRITE, "0", err,
+				   sizeof(err)), 0, "write");
+	CHECK_EQ_U64(tfs_log_write(&log, NULL, "b", "y", true, TRACEFS_UNDO_APPEND, "-y", err,
+				   sizeof(err)), 0, "append");
+	CHECK_EQ_U64(tfs_instance_create(&log, "i1", &inst), 0, "instance");
+	CHECK_EQ_U64(tfs_log_write(&log, NULL, "nosuch/file", "z", false, TRACEFS_UNDO_WRITE, "0",
+				   err, sizeof(err)), -ENOENT, "failed write");
 	CHECK(err[0] == '\0', "no error_log entry: \"%s\"", err);
 	CHECK_EQ_U64(log.n, 3, "failures are not recorded");
-	CHECK_EQ_U64(tfs_log_mkdir(&log, "instances/i1"), -EEXIST, "mkdir twice");
-	CHECK_EQ_U64(log.n, 3, "a directory not made is not removed");
+	CHECK_EQ_U64(tfs_instance_create(&log, "i1", &again), -EEXIST, "instance twice");
+	CHECK(again == NULL, "an instance not made is not handed out");
+	CHECK_EQ_U64(log.n, 3, "an instance not made is not removed");
 	CHECK_STR(slurp(tmp, "a"), "x", "truncated");
-	CHECK_STR(slurp(tmp, "b"), "orig\ny", "appended");
+	/* libtracefs appends as tracefs wants it (no O_TRUNC, no O_APPEND: the
+	 * kernel adds what is written), so a plain file shows the write's bytes
+	 * at its start; what was asked is in the trail */
+	CHECK_STR(trail, "write a x;append b y;mkdir instances/i1;write nosuch/file z;"
+		  "mkdir instances/i1;", "writes asked");
+	CHECK_STR(slurp(tmp, "b"), "yrig\n", "appended without truncating");
 	CHECK(is_dir(tmp, "instances/i1"), "made");
+	CHECK_EQ_U64(tfs_log_write(&log, NULL, "c", "64", false, TRACEFS_UNDO_WRITE, NULL, err,
+				   sizeof(err)), 0, "write, its previous setting kept");
+	CHECK_EQ_U64(tfs_log_write(&log, NULL, "nosuch", "1", false, TRACEFS_UNDO_WRITE, NULL,
+				   err, sizeof(err)), -ENOENT, "no previous setting: not written");
 
 	tfs_set_debug(failing_debug);
-	CHECK_EQ_U64(tfs_log_write(&log, "instances", "p:ftstack_1/x nosuchfn", true,
-				       TRACEFS_UNDO_APPEND, "-:ftstack_1/x", err, sizeof(err)),
+	CHECK_EQ_U64(tfs_log_write(&log, NULL, "instances", "p:ftstack_1/x nosuchfn", true,
+				   TRACEFS_UNDO_APPEND, "-:ftstack_1/x", err, sizeof(err)),
 		     -EISDIR, "kernel refuses");
 	CHECK_STR(err, "trace_kprobe: error: Invalid argument (Command: p:ftstack_1/x nosuchfn)",
 		  "error_log's newest entry");
-	CHECK_EQ_U64(tfs_log_write(&log, "instances", "p", true, TRACEFS_UNDO_APPEND, "-",
-				       err, sizeof(err)), -EISDIR, "refused again");
+	CHECK_EQ_U64(tfs_log_write(&log, NULL, "instances", "p", true, TRACEFS_UNDO_APPEND, "-",
+				   err, sizeof(err)), -EISDIR, "refused again");
 	CHECK_STR(err, "", "an old entry is not this write's error");
 
 	trail[0] = '\0';
 	tfs_set_debug(record_debug);
 	CHECK_EQ_U64(tfs_log_undo(&log), 0, "undo");
-	CHECK_STR(trail, "rmdir instances/i1;append b -y;write a 0;", "newest first");
+	CHECK_STR(trail, "write c 7;rmdir instances/i1;append b -y;write a 0;", "newest first");
 	CHECK_STR(slurp(tmp, "a"), "0", "restored");
-	CHECK_STR(slurp(tmp, "b"), "orig\ny-y", "undo appended");
+	CHECK_STR(slurp(tmp, "c"), "7", "previous setting restored");
 	CHECK(!is_dir(tmp, "instances/i1"), "removed");
 	CHECK_EQ_U64(log.n, 0, "emptied");
 	CHECK_EQ_U64(tfs_log_undo(&log), 0, "undo twice is a no-op");
 
 	/* one failing item does not stop the rest */
-	tfs_log_write(&log, "a", "1", false, TRACEFS_UNDO_WRITE, "2", NULL, 0);
-	tfs_log_write(&log, "b", "1", false, TRACEFS_UNDO_WRITE, "3", NULL, 0);
+	tfs_log_write(&log, NULL, "a", "1", false, TRACEFS_UNDO_WRITE, "2", NULL, 0);
+	tfs_log_write(&log, NULL, "b", "1", false, TRACEFS_UNDO_WRITE, "3", NULL, 0);
 	remove(strcat(strcpy(err, tmp), "/b"));
 	CHECK_EQ_U64(tfs_log_undo(&log), -ENOENT, "first error returned");
 	CHECK_STR(slurp(tmp, "a"), "2", "older item still undone");
@@ -244,40 +259,84 @@ static void test_log(void)
 static void test_objects(void)
 {
 	struct tfs_log log;
-	char inst[64], err[100];
+	struct tracefs_instance *inst = NULL;
+	char err[100];
 	fresh_copy();
 	tfs_log_init(&log, tmp);
-	CHECK_EQ_U64(tfs_instance_create(&log, "ftstack_1", inst, sizeof(inst)), 0, "instance");
-	CHECK_STR(inst, "instances/ftstack_1", "its relative path");
+	CHECK_EQ_U64(tfs_instance_create(&log, "ftstack_1", &inst), 0, "instance");
+	CHECK(inst && strcmp(tracefs_instance_get_name(inst), "ftstack_1") == 0, "its handle");
 	CHECK(is_dir(tmp, "instances/ftstack_1"), "instance made");
-	CHECK_EQ_U64(tfs_instance_create(&log, "a/b", inst, sizeof(inst)), -EINVAL, "no '/'");
-	CHECK_EQ_U64(tfs_instance_create(&log, "ftstack_1", inst, 10), -ENAMETOOLONG,
-		     "path buffer too small");
+	CHECK_EQ_U64(tfs_instance_create(&log, "a/b", &inst), -EINVAL, "no '/'");
 	CHECK_EQ_U64(tfs_log_undo(&log), 0, "undo");
 	CHECK(!is_dir(tmp, "instances/ftstack_1"), "instance removed");
 
 	mkdirs(tmp, "instances/manual/events/sched/sched_switch");
 	put(tmp, "instances/manual/events/sched/sched_switch/enable", "0\n");
 	put(tmp, "instances/manual/events/sched/sched_switch/trigger", "");
+	put(tmp, "instances/manual/events/sched/sched_switch/filter", "none\n");
+	struct tracefs_instance *manual = tracefs_instance_alloc(tmp, "manual");
+	/* libtracefs 1.6 defines probes through dynamic_events when the mounted
+	 * tracefs has it (it looks there, not in the tree set), else through
+	 * kprobe_events and uprobe_events */
+	put(tmp, "dynamic_events", "");
+	bool dyn = tracefs_file_exists(NULL, "dynamic_events");
+	const char *kfile = dyn ? "dynamic_events" : "kprobe_events";
+	const char *ufile = dyn ? "dynamic_events" : "uprobe_events";
 	CHECK_EQ_U64(tfs_dynevent_add(&log, "kprobe_events", "ftstack_1", "x",
-					  "p:ftstack_1/x __kmalloc", err, sizeof(err)), 0, "dynevent");
-	CHECK_EQ_U64(tfs_event_enable(&log, "instances/manual", "sched", "sched_switch"), 0,
+				      "p:ftstack_1/x __kmalloc", err, sizeof(err)), 0, "kprobe");
+	/* libtracefs writes "PROBE ADDR FORMAT\n", FORMAT empty when there is none */
+	CHECK_STR(slurp(tmp, kfile), "p:ftstack_1/x __kmalloc \n", "kprobe defined");
+	put(tmp, ufile, "");
+	CHECK_EQ_U64(tfs_dynevent_add(&log, "uprobe_events", "ftstack_1", "u",
+				      "p:ftstack_1/u /bin/true:0x1010 ra=+0($stack)", err,
+				      sizeof(err)), 0, "uprobe with an argument");
+	CHECK_STR(slurp(tmp, ufile), "p:ftstack_1/u /bin/true:0x0000000000001010 ra=+0($stack)\n",
+		  "uprobe defined");
+	/* a USDT semaphore's reference counter: the line as it is, read back */
+	static const char ref[] = "p:ftstack_1/r /bin/true:0x1010(0x3040)";
+	put(tmp, ufile, dyn ? "p:ftstack_1/r /bin/true:0x0000000000001010(0x3040)\n" : "");
+	CHECK_EQ_U64(tfs_dynevent_add(&log, "uprobe_events", "ftstack_1", "r", ref, err,
+				      sizeof(err)), 0, "uprobe with a reference counter");
+	CHECK_STR(slurp(tmp, "uprobe_events"), "p:ftstack_1/r /bin/true:0x1010(0x3040)\n",
+		  "written as it is, to uprobe_events");
+	CHECK_EQ_U64(tfs_dynevent_add(&log, "uprobe_events", "ftstack_1", "v",
+				      "p:ftstack_1/v /bin/true", err, sizeof(err)), -EINVAL,
+		     "uprobe without an offset");
+	CHECK_EQ_U64(tfs_event_enable(&log, manual, "sched", "sched_switch"), 0,
 		     "enable in an instance");
-	CHECK_EQ_U64(tfs_trigger_add(&log, "instances/manual", "sched", "sched_switch",
-					 "stacktrace if prev_pid == 1"), 0, "trigger");
+	CHECK_EQ_U64(tfs_event_filter(&log, manual, "sched", "sched_switch", "prev_pid == 1", err,
+				      sizeof(err)), 0, "filter");
+	CHECK_EQ_U64(tfs_trigger_add(&log, manual, "sched", "sched_switch",
+				     "stacktrace if prev_pid == 1", err, sizeof(err)), 0, "trigger");
 	CHECK_EQ_U64(tfs_event_enable(&log, NULL, "kmem", "kmalloc"), 0, "enable top level");
 	CHECK_EQ_U64(tfs_event_enable(&log, NULL, "kmem", "nosuch"), -ENOENT, "missing event");
-	CHECK_STR(slurp(tmp, "kprobe_events"), "p:ftstack_1/x __kmalloc", "defined");
 	CHECK_STR(slurp(tmp, "instances/manual/events/sched/sched_switch/enable"), "1", "enabled");
+	CHECK_STR(slurp(tmp, "instances/manual/events/sched/sched_switch/filter"), "prev_pid == 1",
+		  "filtered");
 	CHECK_STR(slurp(tmp, "instances/manual/events/sched/sched_switch/trigger"),
-		  "stacktrace if prev_pid == 1", "trigger appended");
+		  "stacktrace if prev_pid == 1", "trigger added");
 	CHECK_STR(slurp(tmp, "events/kmem/kmalloc/enable"), "1", "top level enabled");
+	put(tmp, kfile, "");
+	put(tmp, ufile, "");
+	put(tmp, "instances/manual/events/sched/sched_switch/trigger", "");
+	trail[0] = '\0';
+	tfs_set_debug(record_debug);
 	CHECK_EQ_U64(tfs_log_undo(&log), 0, "undo all");
-	CHECK_STR(slurp(tmp, "kprobe_events"), "p:ftstack_1/x __kmalloc-:ftstack_1/x\n", "removed");
+	tfs_set_debug(NULL);
+	CHECK_STR(trail, "write events/kmem/kmalloc/enable 0;"
+		  "append instances/manual/events/sched/sched_switch/trigger !stacktrace;"
+		  "write instances/manual/events/sched/sched_switch/filter 0;"
+		  "write instances/manual/events/sched/sched_switch/enable 0;"
+		  "remove ftstack_1/r;remove ftstack_1/u;remove ftstack_1/x;", "undone newest first");
+	CHECK_STR(slurp(tmp, kfile), "-:ftstack_1/x", "kprobe removed");
+	CHECK_STR(slurp(tmp, ufile), dyn ? "-:ftstack_1/x" : "-:ftstack_1/u", "uprobe removed");
 	CHECK_STR(slurp(tmp, "instances/manual/events/sched/sched_switch/enable"), "0", "disabled");
-	CHECK_STR(slurp(tmp, "instances/manual/events/sched/sched_switch/trigger"),
-		  "stacktrace if prev_pid == 1!stacktrace", "trigger removed by its command");
+	CHECK_STR(slurp(tmp, "instances/manual/events/sched/sched_switch/filter"), "0",
+		  "filter cleared");
+	CHECK_STR(slurp(tmp, "instances/manual/events/sched/sched_switch/trigger"), "!stacktrace",
+		  "trigger removed by its command");
 	CHECK_STR(slurp(tmp, "events/kmem/kmalloc/enable"), "0", "top level disabled");
+	tracefs_instance_free(manual);
 	tfs_log_free(&log);
 
 	char name[32];
@@ -311,9 +370,16 @@ static void test_cleanup(void)
 		snprintf(rel, sizeof(rel), "instances/%s", insts[i]);
 		mkdirs(tmp, rel);
 	}
-	put(tmp, "kprobe_events", "p:ftstack_999999/ev1 __kmalloc\nr:ftstack_4242/ev2 kfree\n"
-	    "p:myftstack_1/x foo\np:kprobes/mine bar\nr16:ftstack_x/y baz\n");
-	put(tmp, "uprobe_events", "p:ftstack_999999/u1 /bin/true:0x0000000000001010\n");
+	/* as the kernel lists them: dynamic_events has both files' probes
+	 * (libtracefs reads the one it defines probes through) */
+	static const char kprobes[] = "p:ftstack_999999/ev1 __kmalloc\nr:ftstack_4242/ev2 kfree\n"
+		"p:myftstack_1/x foo\np:kprobes/mine bar\nr16:ftstack_x/y baz\n";
+	static const char uprobes[] = "p:ftstack_999999/u1 /bin/true:0x0000000000001010\n";
+	put(tmp, "kprobe_events", kprobes);
+	put(tmp, "uprobe_events", uprobes);
+	char all[512];
+	snprintf(all, sizeof(all), "%s%s", kprobes, uprobes);
+	put(tmp, "dynamic_events", all);
 	mkdirs(tmp, "events/ftstack_999999/ev1");
 	mkdirs(tmp, "events/ftstack_999999/u1");
 	mkdirs(tmp, "events/ftstack_5151/lone");
@@ -325,49 +391,44 @@ static void test_cleanup(void)
 	put(tmp, "events/ftstack_4242/ev2/enable", "1\n");
 	put(tmp, "events/sched/sched_switch/trigger", "stacktrace:unlimited\n");
 
-	reports[0] = '\0';
+	bool dyn = tracefs_file_exists(NULL, "dynamic_events");
+	reports[0] = trail[0] = '\0';
+	tfs_set_debug(record_debug);
 	int n = tfs_cleanup_stale(tmp, proc, on_removed, &calls);
+	tfs_set_debug(NULL);
 	CHECK_EQ_U64(n, 5, "removed");
 	CHECK_EQ_U64(calls, 5, "reported");
 	CHECK(strstr(reports, "instance ftstack_999999;") && strstr(reports, "instance ftstack_5151;"),
 	      "instances reported: %s", reports);
-	CHECK(strstr(reports, "kprobe_events ftstack_999999/ev1;") &&
-	      strstr(reports, "uprobe_events ftstack_999999/u1;") &&
-	      strstr(reports, "kprobe_events ftstack_5151/lone;"), "events reported: %s", reports);
+	CHECK(strstr(reports, dyn ? "dynamic_events ftstack_999999/ev1;" :
+		     "kprobe_events ftstack_999999/ev1;") &&
+	      strstr(reports, dyn ? "dynamic_events ftstack_999999/u1;" :
+		     "uprobe_events ftstack_999999/u1;") &&
+	      strstr(reports, "dynamic_events ftstack_5151/lone;"), "events reported: %s", reports);
 	CHECK(!is_dir(tmp, "instances/ftstack_999999"), "no such pid: removed");
 	CHECK(!is_dir(tmp, "instances/ftstack_5151"), "pid is not ftstack: removed");
 	CHECK(is_dir(tmp, "instances/ftstack_4242"), "live ftstack kept");
 	for (int i = 3; i < 7; i++)
 		CHECK(is_dir(tmp, "instances") && (strcat(strcpy(proc, "instances/"), insts[i]),
 		      is_dir(tmp, proc)), "%s untouched", insts[i]);
-	CHECK_STR(slurp(tmp, "kprobe_events"), "p:ftstack_999999/ev1 __kmalloc\n"
-		  "r:ftstack_4242/ev2 kfree\np:myftstack_1/x foo\np:kprobes/mine bar\n"
-		  "r16:ftstack_x/y baz\n-:ftstack_999999/ev1\n-:ftstack_5151/lone\n",
-		  "only stale groups removed");
-	CHECK_STR(slurp(tmp, "uprobe_events"), "p:ftstack_999999/u1 /bin/true:0x0000000000001010\n"
-		  "-:ftstack_999999/u1\n", "uprobe removed");
+	CHECK(strstr(trail, "remove ftstack_999999/ev1;") && strstr(trail, "remove ftstack_999999/u1;") &&
+	      strstr(trail, "append dynamic_events -:ftstack_5151/lone\n;") &&
+	      !strstr(trail, "ftstack_4242/") && !strstr(trail, "myftstack") &&
+	      !strstr(trail, "kprobes/") && !strstr(trail, "ftstack_x"),
+	      "only stale groups removed: %s", trail);
 	CHECK_STR(slurp(tmp, "events/ftstack_999999/ev1/enable"), "0", "disabled first");
 	CHECK_STR(slurp(tmp, "events/ftstack_999999/u1/enable"), "0\n", "disabled one left alone");
-	CHECK_STR(slurp(tmp, "events/ftstack_999999/ev1/trigger"), "stacktrace:unlimited\n"
-		  "hist:keys=common_pid:vals=hitcount:sort=hitcount:size=2048 [active]\n"
-		  "!stacktrace:unlimited!hist:keys=common_pid:vals=hitcount:sort=hitcount:size=2048",
-		  "triggers removed without their [active]");
+	CHECK(strstr(trail, "append events/ftstack_999999/ev1/trigger !stacktrace:unlimited;"
+		     "append events/ftstack_999999/ev1/trigger "
+		     "!hist:keys=common_pid:vals=hitcount:sort=hitcount:size=2048;") != NULL,
+	      "triggers removed without their [active]");
 	CHECK_STR(slurp(tmp, "events/ftstack_4242/ev2/enable"), "1\n", "live run's event kept");
 	CHECK_STR(slurp(tmp, "events/sched/sched_switch/trigger"), "stacktrace:unlimited\n",
 		  "the user's trigger untouched");
 
-	/* dynamic_events, when there, is the one list read and written */
+	/* a proc without the owner's pid: its objects are stale */
 	fresh_copy();
-	snprintf(proc, sizeof(proc), "%s/proc", tmp);
-	mkdirs(proc, "1");
-	put(tmp, "dynamic_events", "p:ftstack_77/d1 x\n");
-	put(tmp, "kprobe_events", "p:ftstack_77/d1 x\n");
-	reports[0] = '\0';
-	n = tfs_cleanup_stale(tmp, proc, on_removed, &calls);
-	CHECK_EQ_U64(n, 1, "one event");
-	CHECK_STR(reports, "dynamic_events ftstack_77/d1;", "through dynamic_events");
-	CHECK_STR(slurp(tmp, "dynamic_events"), "p:ftstack_77/d1 x\n-:ftstack_77/d1\n", "removed");
-	CHECK_STR(slurp(tmp, "kprobe_events"), "p:ftstack_77/d1 x\n", "not twice");
+	mkdirs(tmp, "instances/ftstack_4242");
 	CHECK_EQ_U64(tfs_cleanup_stale(tmp, "/nonexistent", on_removed, &calls), 1,
 		     "a missing proc means dead owners");
 }
@@ -379,6 +440,7 @@ static void test_live(void)
 		return;
 	}
 	char root[256], path[400];
+	tracefs_set_tracing_dir(NULL); /* the fixture trees' turn is over */
 	CHECK_EQ_U64(tfs_find_root(root, sizeof(root)), 0, "live tracefs found");
 	struct tfs_check_item items[32];
 	int n = tfs_check(root, "/proc", items, 32);

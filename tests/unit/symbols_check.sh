@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# No symbol ftstack defines may share a name with one that a library it
+# links (or the unwinders it may link) exports: with ELF interposition the
+# library's own internal calls would land in ftstack's function. Checks the
+# binary and every object of libftstack.a (unit tests link those).
+# Prints "ok - ..." / "not ok - ..." lines.
+set -u
+cd "$(dirname "$0")/../.."
+build=${FTSTACK_BUILD:-build}
+fail=0
+
+# Hooks a library declares weak so that its user overrides them: defining
+# them is the documented use, not a collision.
+#   tracefs_warning: libtracefs's warning printer (utils.c: __weak); ftstack
+#   routes it to its --debug hook (tracefs/root.c).
+allowed=" tracefs_warning "
+
+libs=()
+for so in libtracefs.so.1 libtraceevent.so.1 libelf.so.1 libdw.so.1 \
+	  libunwind.so.8 libunwind-x86_64.so.8 libunwind-ptrace.so.0; do
+	path=$(ldconfig -p | awk -v n="$so" '$1 == n && /x86-64|x86_64/ { print $NF; exit }')
+	[ -n "$path" ] && libs+=("$path")
+done
+for need in libtracefs libtraceevent libelf libdw; do
+	if printf '%s\n' "${libs[@]}" | grep -q "/$need\.so"; then
+		echo "ok - $need found"
+	else
+		echo "not ok - $need not found by ldconfig"; fail=1
+	fi
+done
+
+exported=$(mktemp); ours=$(mktemp)
+trap 'rm -f "$exported" "$ours"' EXIT
+for l in "${libs[@]}"; do
+	nm -D --defined-only "$l" | awk '{ print $NF }' | sed 's/@.*//'
+done | sort -u >"$exported"
+
+for weak in $allowed; do
+	lib=$(printf '%s\n' "${libs[@]}" | grep libtracefs)
+	if nm -D "$lib" | grep -qE "^[0-9a-f]+ [wWvV] $weak\$"; then
+		echo "ok - $weak is a weak hook of $(basename "$lib")"
+	else
+		echo "not ok - $weak is allow-listed but $(basename "$lib") does not declare it weak"
+		fail=1
+	fi
+done
+
+for obj in "$build/ftstack" "$build/libftstack.a"; do
+	if [ ! -f "$obj" ]; then
+		echo "not ok - $obj missing (make ftstack)"; fail=1; continue
+	fi
+	# defined global symbols (T, D, B, R, W, ...), without the toolchain's
+	# start-up symbols every executable and library has
+	nm -g --defined-only "$obj" 2>/dev/null | awk 'NF == 3 { print $3 }' | sed 's/@.*//' |
+		grep -vxE '_init|_fini|_start|_edata|_end|__bss_start|__data_start|data_start|__dso_handle|_IO_stdin_used|__TMC_END__' |
+		sort -u >"$ours"
+	clash=$(comm -12 "$ours" "$exported" | while read -r s; do
+		case "$allowed" in *" $s "*) ;; *) echo "$s" ;; esac
+	done)
+	n=$(wc -l <"$ours")
+	if [ -z "$clash" ] && [ "$n" -gt 0 ]; then
+		echo "ok - $obj: none of its $n defined symbols is exported by ${#libs[@]} libraries"
+	else
+		echo "not ok - $obj defines what a linked library exports: $(echo $clash)"; fail=1
+	fi
+done
+exit $fail
