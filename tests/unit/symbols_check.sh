@@ -15,18 +15,27 @@ fail=0
 #   routes it to its --debug hook (tracefs/root.c).
 allowed=" tracefs_warning "
 
+# every library of these families the binary links (ldd), and the others
+# that are installed, which a build may link
 libs=()
 for so in libtracefs.so.1 libtraceevent.so.1 libelf.so.1 libdw.so.1 \
 	  libunwind.so.8 libunwind-x86_64.so.8 libunwind-ptrace.so.0; do
 	path=$(ldconfig -p | awk -v n="$so" '$1 == n && /x86-64|x86_64/ { print $NF; exit }')
 	[ -n "$path" ] && libs+=("$path")
 done
-for need in libtracefs libtraceevent libelf libdw; do
-	if printf '%s\n' "${libs[@]}" | grep -q "/$need\.so"; then
-		echo "ok - $need found"
+linked=$(ldd "$build/ftstack" 2>/dev/null | awk '/libtracefs|libtraceevent|libelf|libdw|libunwind/ { print $3 }')
+for need in libtracefs libtraceevent; do
+	if printf '%s\n' $linked | grep -q "/$need\.so"; then
+		echo "ok - $build/ftstack links $need"
 	else
-		echo "not ok - $need not found by ldconfig"; fail=1
+		echo "not ok - $build/ftstack does not link $need"; fail=1
 	fi
+done
+known=" "
+for l in "${libs[@]}"; do known+="$(readlink -f "$l") "; done
+for l in $linked; do
+	l=$(readlink -f "$l")
+	case "$known" in *" $l "*) ;; *) libs+=("$l"); known+="$l " ;; esac
 done
 
 exported=$(mktemp); ours=$(mktemp)
