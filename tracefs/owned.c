@@ -143,7 +143,9 @@ static int remove_instances(const char *root, const char *proc_root, report_fn r
 			    void *ctx, int *first_err)
 {
 	int removed = 0;
-	char **names = tracefs_instances("^ftstack_[1-9][0-9]*$");
+	/* all of them, filtered here: tracefs_instances of libtracefs 1.6 does
+	 * not free the regex it is given */
+	char **names = tracefs_instances(NULL);
 	for (int i = 0; names && names[i]; i++) {
 		if (!stale(proc_root, names[i]))
 			continue;

@@ -38,6 +38,14 @@ for l in $linked; do
 	case "$known" in *" $l "*) ;; *) libs+=("$l"); known+="$l " ;; esac
 done
 
+# a sanitized build's runtime defines interceptors of libc and libunwind
+# (backtrace, _Unwind_RaiseException) that are not ftstack's; the plain
+# build is the one checked
+if nm "$build/ftstack" 2>/dev/null | grep -q ' __asan_init$'; then
+	echo "ok - $build/ftstack is sanitized: its runtime's interceptors are not ftstack's (checked in the plain build)"
+	exit $fail
+fi
+
 exported=$(mktemp); ours=$(mktemp)
 trap 'rm -f "$exported" "$ours"' EXIT
 for l in "${libs[@]}"; do
