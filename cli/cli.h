@@ -41,6 +41,8 @@ struct ft_options {
 	bool user_only, kernel_only; /* -U / -K */
 	enum out_format format;
 	const char *output;      /* -o */
+	bool force;              /* --force: -o writes through a symlink at FILE */
+	bool keep_root;          /* --keep-root: under sudo, -c's command stays root */
 	bool delimiter, annotate, offsets, addresses, per_process;
 	bool no_demangle;        /* --no-demangle: C++/Rust names as the ELF file has them */
 	bool pid_frame;          /* -P given (not implied by profile/offcpu): folded's

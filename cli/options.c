@@ -18,6 +18,8 @@ enum {
 	OPT_MIN_TOTAL, OPT_HELP, OPT_VERSION, OPT_MAX_PROBES, OPT_INPUT_FORMAT, OPT_DIFF, OPT_MECHANISM,
 	OPT_NO_DEMANGLE,
 	OPT_WEIGHT, /* report --weight */
+	OPT_KEEP_ROOT,
+	OPT_FORCE,
 };
 
 static const struct option long_opts[] = {
@@ -38,6 +40,8 @@ static const struct option long_opts[] = {
 	{ "max-block", required_argument, NULL, OPT_MAX_BLOCK },
 	{ "state", required_argument, NULL, OPT_STATE },
 	{ "min-total", required_argument, NULL, OPT_MIN_TOTAL },
+	{ "keep-root", no_argument, NULL, OPT_KEEP_ROOT },
+	{ "force", no_argument, NULL, OPT_FORCE },
 	{ "help", no_argument, NULL, OPT_HELP },
 	/* report */
 	{ "weight", required_argument, NULL, OPT_WEIGHT },
@@ -348,6 +352,8 @@ static int apply_option(int c, const char *arg, struct ft_options *o)
 		return 0;
 	case OPT_DEBUG: o->debug = true; return 0;
 	case OPT_NO_DEMANGLE: o->no_demangle = true; return 0;
+	case OPT_KEEP_ROOT: o->keep_root = true; return 0;
+	case OPT_FORCE: o->force = true; return 0;
 	case OPT_INPUT_FORMAT:
 		if (report_format_parse(arg, &(enum report_format){ REPORT_AUTO }) < 0)
 			return bad("--input-format takes auto, ftrace, perf-script, hist or folded, got '%s'%s", arg, "");
@@ -433,6 +439,10 @@ static int check_combinations(struct ft_options *o)
 	if (o->call_graph_copy && o->backend == FT_BACKEND_FTRACE)
 		return bad("--call-graph %s needs --backend perf (ftrace's user stacks are the "
 			   "kernel's own walk)%s", o->call_graph_dwarf ? "dwarf" : "copy", "");
+	if (o->keep_root && !o->command)
+		return bad("--keep-root is for the command of -c or --%s%s", "", "");
+	if (o->force && !o->output)
+		return bad("--force is for -o FILE (it writes through a symlink at FILE)%s%s", "", "");
 	if ((o->npids || o->ntids) && o->command)
 		return bad("-p/-L and a command (-c or --) exclude each other%s%s", "", "");
 	if (o->cmd == FT_PROFILE && !o->freq && !o->period_ns)

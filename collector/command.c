@@ -1,6 +1,9 @@
 /* The -c / -- command (split by cli/command_split.c): started stopped (blocked on a pipe) so tracing
  * can be armed on its pid before it execs, then released. Its own exec is
- * therefore traced, unlike perf's enable-on-exec. */
+ * therefore traced, unlike perf's enable-on-exec. Under sudo the child drops
+ * to the invoking user once released, right before exec: the events were
+ * opened on its pid while it was still root's. */
+#include <grp.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -36,7 +39,20 @@ static int resolve_path(const char *name, char *buf, size_t len)
 	return -ENOENT;
 }
 
-int ft_child_start(char **argv, struct ft_child *c)
+/* In the child: become the invoking user, groups first (setgroups needs
+ * root), uid last. Returns 0 or -errno. */
+static int drop_root(const struct ft_child *c)
+{
+	if (setgroups((size_t)c->ngroups, c->groups) < 0 || setgid(c->gid) < 0 ||
+	    setuid(c->uid) < 0)
+		return -errno;
+	/* root must not come back (a saved set-user-ID of 0 would allow it) */
+	if (setuid(0) == 0)
+		return -EPERM;
+	return 0;
+}
+
+int ft_child_start(char **argv, bool keep_root, struct ft_child *c)
 {
 	int go[2], err[2];
 	char path[4096];
@@ -46,11 +62,23 @@ int ft_child_start(char **argv, struct ft_child *c)
 			ret == -ENOENT ? "command not found" : strerror(-ret));
 		return -EINVAL;
 	}
-	if (pipe2(go, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0)
-		return -errno;
-	pid_t pid = fork();
-	if (pid < 0)
-		return -errno;
+	if (!keep_root && (ret = ft_sudo_user(c)) < 0) {
+		ft_sudo_user_free(c);
+		return ret;
+	}
+	go[0] = go[1] = err[0] = err[1] = -1;
+	pid_t pid = -1;
+	if (pipe2(go, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0 || (pid = fork()) < 0) {
+		ret = -errno;
+		for (int i = 0; i < 2; i++) {
+			if (go[i] >= 0)
+				close(go[i]);
+			if (err[i] >= 0)
+				close(err[i]);
+		}
+		ft_sudo_user_free(c);
+		return ret;
+	}
 	if (pid == 0) {
 		char b;
 		close(go[1]);
@@ -62,8 +90,13 @@ int ft_child_start(char **argv, struct ft_child *c)
 		signal(SIGPIPE, SIG_DFL);
 		if (read(go[0], &b, 1) != 1)
 			_exit(127); /* ftstack gave up before arming */
-		execv(path, argv);
-		int e = errno;
+		int e = c->drop ? -drop_root(c) : 0;
+		if (e == 0 && c->drop)
+			execve(path, argv, c->envp);
+		else if (e == 0)
+			execv(path, argv);
+		if (e == 0)
+			e = errno;
 		if (write(err[1], &e, sizeof(e)) < 0)
 			_exit(127);
 		_exit(127);
@@ -109,6 +142,7 @@ bool ft_child_reap(struct ft_child *c)
 
 void ft_child_stop(struct ft_child *c)
 {
+	ft_sudo_user_free(c);
 	if (c->go_fd >= 0) {
 		close(c->go_fd); /* never released: it exits without exec */
 		c->go_fd = -1;

@@ -108,19 +108,6 @@ static void announce(const struct ft_session *s)
 	ft_note("%s%s", head, until);
 }
 
-static int open_output(const struct ft_options *o, FILE **out)
-{
-	*out = stdout;
-	if (!o->output)
-		return 0;
-	*out = fopen(o->output, "w");
-	if (!*out) {
-		ft_error("cannot write %s: %s", o->output, strerror(errno));
-		return -errno;
-	}
-	return 0;
-}
-
 /* offcpu's intervals are counted as samples weighted by their length (us). */
 static void count_interval(void *ctx, const struct perfev_sample *smp, uint32_t event,
 			   uint64_t us)
@@ -174,6 +161,7 @@ int ft_cmd_record(const struct ft_options *o)
 {
 	struct ft_session s = { .opt = o };
 	int epfd = -1, status = 1, ret;
+	struct ft_result res = { 0 };
 	FILE *out = NULL;
 	sigset_t mask;
 
@@ -192,9 +180,10 @@ int ft_cmd_record(const struct ft_options *o)
 	}
 	if ((status = prepare(&s)) != 0)
 		goto cleanup;
-	status = 1;
-	if (open_output(o, &out) < 0)
+	if ((status = ft_result_open(o, &res)) != 0)
 		goto cleanup;
+	status = 1;
+	out = res.f;
 	if ((epfd = epoll_create1(EPOLL_CLOEXEC)) < 0)
 		goto cleanup;
 	if (ft_plan_create(&s.plan) < 0)
@@ -202,7 +191,7 @@ int ft_cmd_record(const struct ft_options *o)
 	if (s.plan.mechanism)
 		ft_warn("probes through: %s", s.plan.mechanism);
 	if (o->command) {
-		if ((ret = ft_child_start(o->command, &s.child)) < 0) {
+		if ((ret = ft_child_start(o->command, o->keep_root, &s.child)) < 0) {
 			status = ret == -EINVAL ? 2 : 1;
 			goto cleanup;
 		}
@@ -237,14 +226,15 @@ int ft_cmd_record(const struct ft_options *o)
 	}
 	status = 0;
 cleanup:
+	/* -o FILE is in place before probes are detached, which takes a while */
+	if (ft_result_close(o, &res, status == 0) != 0)
+		status = 1;
 	if (s.have_child)
 		ft_child_stop(&s.child);
 	ft_source_close(&s);
 	if (epfd >= 0)
 		close(epfd);
-	if (out && out != stdout)
-		fclose(out);
-	ft_offcpu_free(s.offcpu);
+	ft_offcpu_free(&s);
 	ft_symcache_free(s.symcache);
 	agg_table_destroy(s.agg);
 	sym_unwinder_free(s.unwinder);

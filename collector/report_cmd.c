@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include "collector/collector.h"
 #include "report/report.h"
 #include "collector/report_cmd.h"
@@ -18,9 +19,13 @@ static long read_all(const char *file, char **out)
 	FILE *f = strcmp(file, "-") == 0 ? stdin : fopen(file, "rb");
 	size_t len = 0, cap = 1 << 16;
 	char *buf = malloc(cap);
-	if (!f || !buf) {
+	struct stat st;
+	if (!f || !buf || (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode))) {
+		int e = !f ? errno : !buf ? ENOMEM : EISDIR;
 		free(buf);
-		return f ? -ENOMEM : -errno;
+		if (f && f != stdin)
+			fclose(f);
+		return -e;
 	}
 	size_t n;
 	while ((n = fread(buf + len, 1, cap - len, f)) > 0) {
@@ -220,29 +225,35 @@ void ft_report_ctx_free(struct report_ctx *c)
 
 int ft_cmd_report(const struct ft_options *o)
 {
-	if (o->diff)
-		return ft_cmd_report_diff(o, stdout);
+	if (o->diff) {
+		struct ft_result res = { 0 };
+		int status = ft_result_open(o, &res);
+		if (status == 0)
+			status = ft_cmd_report_diff(o, res.f);
+		if (ft_result_close(o, &res, status == 0) != 0)
+			status = 1;
+		return status;
+	}
 	struct report_ctx c = { .o = o };
-	FILE *out = stdout;
+	struct ft_result res = { 0 };
 	int status = 1;
 	if (agg_named_create(&c.named) < 0)
 		return 1;
+	/* -o is refused (a symlink, a directory) before any input is read */
+	if ((status = ft_result_open(o, &res)) != 0)
+		goto cleanup;
 	for (int i = 0; i < o->nreport_files; i++)
 		if ((status = ft_report_parse_file(&c, o->report_files[i])) != 0)
 			goto cleanup;
+	int ret = ft_report_write(&c, res.f);
 	status = 1;
-	if (o->output && !(out = fopen(o->output, "w"))) {
-		ft_error("cannot write %s: %s", o->output, strerror(errno));
-		goto cleanup;
-	}
-	int ret = ft_report_write(&c, out);
 	if (ret < 0 && ret != -EPIPE)
 		ft_error("writing the result failed: %s", strerror(-ret));
 	else
 		status = 0;
 cleanup:
-	if (out != stdout)
-		fclose(out);
+	if (ft_result_close(o, &res, status == 0) != 0)
+		status = 1;
 	ft_report_ctx_free(&c);
 	return status;
 }

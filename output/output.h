@@ -57,5 +57,19 @@ char *out_folded_frame(const char *name, char *buf, size_t len);
  * character (C0, DEL, C1) written as "\xNN". Returns NULL when NAME needs
  * no change, else a malloc'd copy (NULL on -ENOMEM sets *err). */
 char *out_clean_name(const char *name, int *err);
+/* ---- -o FILE (out_file.c) ----
+ * The result is written to a new file in FILE's folder and renamed over FILE
+ * only when complete: a run that fails or is killed leaves FILE as it was. */
+struct out_file;
+/* Opens the new file for PATH; *f is where the result goes. Returns 0, or
+ * -ELOOP (PATH is a symlink and not force), -EISDIR, or the -errno of the
+ * folder or of an existing FILE this process may not write (nothing was
+ * created then). With force, a symlink's target is what gets replaced. */
+int out_file_open(const char *path, bool force, struct out_file **of, FILE **f);
+/* Flushes, fsyncs and renames the new file over FILE, and frees of. Returns
+ * 0, or -errno with FILE unchanged. */
+int out_file_commit(struct out_file *of);
+/* Drops the new file (FILE unchanged) and frees of. NULL is fine. */
+void out_file_abort(struct out_file *of);
 
 #endif

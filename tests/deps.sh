@@ -5,7 +5,8 @@ set -eu
 pkgs="build-essential pkg-config libtracefs-dev libtraceevent-dev libelf-dev
       libunwind-dev liblzma-dev zlib1g-dev clang libclang-rt-14-dev
       linux-perf cppcheck systemtap-sdt-dev busybox-static cpio qemu-system-x86
-      golang-go libxml2-utils firefox-esr"
+      golang-go libxml2-utils firefox-esr
+      libcap2-bin valgrind"
 # report_formats_test: node and npm fetch speedscope's schema (a nodejs that
 # already brings npm, e.g. NodeSource's, is kept)
 command -v npm >/dev/null || pkgs="$pkgs npm"

@@ -2,8 +2,10 @@
 # Bad input exits 2 with one line on stderr, before anything is created.
 cd "$(dirname "$0")/../.." && . tests/live/lib.sh
 before=$(tracefs_state)
+tried=0
 bad() {
 	local what=$1; shift
+	tried=$((tried + 1))
 	"$FTSTACK" "$@" >$TMP/o 2>$TMP/e; local st=$?
 	if [ $st -eq 2 ] && [ "$(wc -l < $TMP/e)" -eq 1 ] && grep -q '^ftstack: ' $TMP/e; then
 		ok "$what: exit 2, '$(cat $TMP/e)'"
@@ -39,11 +41,77 @@ bad "unknown USDT provider" -e "u:$U:nosuchprov:tick" 1
 bad "USDT glob matching nothing" -e "u:$U:ftstack_test:zz*" 1
 bad "user function glob matching nothing" -e "$W:zz_nothing_*" 1
 bad "kernel function glob matching nothing" -e 'zz_no_such_kfunc_*' 1
+# values and combinations cli/options.c refuses
+EV=t:sched:sched_switch
+bad "--keep-root without a command" -e $EV --keep-root 1
+bad "--force without -o" -e $EV --force 1
+bad "--backend unknown" -e $EV --backend bpf 1
+bad "--buffer-size 0" -e $EV --buffer-size 0 1
+bad "--max-stacks 0" -e $EV --max-stacks 0 1
+bad "--max-probes 0" -e $EV --max-probes 0 1
+bad "--mechanism unknown" -e $EV --mechanism magic 1
+bad "profile -F 0" profile -F 0 1
+bad "profile -F not a number" profile -F abc 1
+bad "profile --period too small" profile --period 1000 1
+bad "profile --period not a number" profile --period abc 1
+bad "profile with -e" profile -e $EV 1
+bad "-i not a number" -e $EV -i abc 1
+bad "-D negative" -e $EV -D -1
+bad "-D not a number" -e $EV -D abc
+bad "-C not a number" -e $EV -C abc 1
+bad "-C no such CPU" -e $EV -C 99999 1
+bad "-p not a number" -e $EV -p abc 1
+bad "-L not a number" -e $EV -L abc 1
+bad "-p with -c" -e $EV -p 1 -c true
+bad "--state not a number" -e $EV --state abc 1
+bad "offcpu -u with -k" offcpu -u -k 1
+bad "offcpu --max-block below --min-block" offcpu -M 5 -m 10 1
+bad "offcpu -U with -k" offcpu -U -k 1
+bad "offcpu --min-total not a number" offcpu --min-total abc 1
+bad "-c unbalanced quote" -e $EV -c "'unbalanced"
+bad "-c empty" -e $EV -c ""
+bad "-c and --" -e $EV -c true -- false
+bad "-o without a value" -e $EV -o
+bad "--call-graph unknown" -e $EV --call-graph magic 1
+bad "--call-graph fp with a size" -e $EV --call-graph fp,8 1
+bad "--call-graph copy,0" -e $EV --call-graph copy,0 1
+bad "-t not a number" -e $EV -t abc 1
+bad "-m negative" -e $EV -m -1 1
+bad "two durations" -e $EV 1 2
+bad "--diff outside report" -e $EV --diff 1
+bad "--input-format outside report" -e $EV --input-format ftrace 1
+bad "--through no such function" -e $EV --through zz_no_such_kfunc 1
+# -o FILE refused before anything is created (output/out_file.c)
+ln -s $TMP/target $TMP/link; echo keep > $TMP/target
+bad "-o a symlink (live)" -e $EV -o $TMP/link 1
+bad "-o a directory (live)" -e $EV -o $TMP 1
+bad "report -o a symlink" report -o $TMP/link $TMP/target
+expect_eq "the symlink's target unchanged" "$(cat $TMP/target)" keep
+# report's inputs: missing or unreadable is bad input
+printf 'main;a 3\n' > $TMP/in.folded
+bad "report: missing input" report /nonexistent/in.folded
+bad "report: a directory as input" report $TMP
+bad "report: no input" report
+bad "report --diff with one file" report --diff $TMP/in.folded
+bad "report --diff, A missing" report --diff /nonexistent $TMP/in.folded
+bad "report --input-format unknown" report --input-format xml $TMP/in.folded
+bad "report --keep-root" report --keep-root $TMP/in.folded
+bad "report --force without -o" report --force $TMP/in.folded
+bad "report --format unknown" report --format xml $TMP/in.folded
+if id nobody >/dev/null 2>&1; then
+	chmod 711 $TMP; chmod 600 $TMP/in.folded
+	st=0; setpriv --reuid=nobody --regid=nogroup --clear-groups "$FTSTACK" report $TMP/in.folded \
+		>$TMP/o 2>$TMP/e || st=$?
+	expect_eq "report: unreadable input: exit 2" "$st:$(cat $TMP/e)" \
+		"2:ftstack: cannot read $TMP/in.folded: Permission denied"
+	chmod 700 $TMP
+fi
 if id nobody >/dev/null 2>&1; then
 	st=0; setpriv --reuid=nobody --regid=nogroup --clear-groups "$FTSTACK" -e t:sched:sched_switch 1 \
 		>$TMP/o 2>$TMP/e || st=$?
 	expect_eq "unprivileged: exit 2" "$st" 2
 	check "unprivileged: names the capability" grep -q CAP_PERFMON $TMP/e
 fi
+echo "# $tried bad inputs tried"
 expect_eq "nothing created in tracefs" "$(tracefs_state)" "$before"
 finish

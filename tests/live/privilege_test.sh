@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# No root handed out. Under sudo (real uid 0, SUDO_UID/SUDO_GID set) the -c
+# command runs as the invoking user, with that user's groups, HOME, USER and
+# LOGNAME; --keep-root keeps root. The command is still traced from its
+# first instruction: exact counts on getppid_paths. Then the capability
+# path (doc/RELIABILITY.md): nobody with CAP_PERFMON, CAP_SYS_PTRACE and
+# CAP_SYSLOG as ambient capabilities (capsh) counts tracepoint stacks once
+# the event's id is readable, and is refused what needs tracefs writes.
+cd "$(dirname "$0")/../.." && . tests/live/lib.sh
+W="$BIN/getppid_paths"
+EV=t:syscalls:sys_enter_getppid
+N=100000 A=25000 B=75000
+before=$(tracefs_state)
+nobody_home=$(getent passwd nobody | cut -d: -f6)
+nobody_groups=$(id -G nobody)
+chmod 755 $TMP
+cat > $TMP/who.sh <<EOF
+#!/bin/sh
+echo "uid=\$(id -u) gid=\$(id -g) groups=\$(id -G) home=\$HOME user=\$USER logname=\$LOGNAME"
+exec "$W" $N
+EOF
+chmod 755 $TMP/who.sh
+
+SUDO_UID=65534 SUDO_GID=65534 USER=root HOME=/root "$FTSTACK" -e $EV -f -o $TMP/r -c "sh -c 'id -u'" >$TMP/o 2>$TMP/e
+expect_eq "sudo: sh -c 'id -u' prints the invoking user's uid" "$?:$(cat $TMP/o)" "0:65534"
+SUDO_UID=65534 SUDO_GID=65534 USER=root HOME=/root "$FTSTACK" -e $EV -f -o $TMP/r -c $TMP/who.sh >$TMP/o 2>$TMP/e
+expect_eq "sudo: exit status" $? 0
+expect_eq "sudo: uid, gid, groups (initgroups), HOME, USER, LOGNAME" "$(cat $TMP/o)" \
+	"uid=65534 gid=65534 groups=$nobody_groups home=$nobody_home user=nobody logname=nobody"
+expect_eq "sudo: caller_a, exact" "$(folded_count $TMP/r 'getppid_paths;.*main;caller_a;do_getppid;entry_SYSCALL')" $A
+expect_eq "sudo: caller_b, exact" "$(folded_count $TMP/r 'getppid_paths;.*main;caller_b;do_getppid;entry_SYSCALL')" $B
+"$FTSTACK" -e t:sched:sched_process_exec -f -o $TMP/r -c "$W 4" >/dev/null 2>$TMP/e
+SUDO_UID=65534 SUDO_GID=65534 "$FTSTACK" -e t:sched:sched_process_exec -f -o $TMP/r -c "$W 4" >/dev/null 2>$TMP/e
+expect_eq "sudo: the command's own exec is traced (its first instruction is)" \
+	"$(folded_count $TMP/r '^getppid_paths;')" 1
+SUDO_UID=65534 SUDO_GID=65534 "$FTSTACK" -e $EV -f --keep-root -o $TMP/r -c "sh -c 'id -u'" >$TMP/o 2>$TMP/e
+expect_eq "--keep-root: the command runs as root" "$?:$(cat $TMP/o)" "0:0"
+SUDO_UID=0 SUDO_GID=0 "$FTSTACK" -e $EV -f -o $TMP/r -c "sh -c 'id -u'" >$TMP/o 2>$TMP/e
+expect_eq "sudo from root: root" "$?:$(cat $TMP/o)" "0:0"
+"$FTSTACK" -e $EV -f -o $TMP/r -c "sh -c 'id -u'" >$TMP/o 2>$TMP/e
+expect_eq "no sudo: as ftstack itself" "$?:$(cat $TMP/o)" "0:0"
+SUDO_UID=4242424 SUDO_GID=4242424 "$FTSTACK" -e $EV -f -o $TMP/r -c "sh -c 'id -u; echo \$HOME'" >$TMP/o 2>$TMP/e
+expect_eq "a uid without a passwd entry: that uid, HOME=/" "$?:$(cat $TMP/o | tr '\n' ' ')" "0:4242424 / "
+SUDO_UID=nobody SUDO_GID=65534 "$FTSTACK" -e $EV -f -c "sh -c 'id -u'" >$TMP/o 2>$TMP/e
+expect_eq "SUDO_UID not a number: exit 2, the command never ran" "$?:$(cat $TMP/o)" "2:"
+check "SUDO_UID not a number: says --keep-root" grep -q -- '--keep-root' $TMP/e
+# a command the user may not run: refused at exec, ftstack exits 1
+mkdir -p $TMP/priv; cp "$W" $TMP/priv/w; chmod 700 $TMP/priv/w
+SUDO_UID=65534 SUDO_GID=65534 "$FTSTACK" -e $EV -f -c "$TMP/priv/w 4" >$TMP/o 2>$TMP/e
+expect_eq "a command only root may run: exit 1" $? 1
+check "... says Permission denied" grep -q 'Permission denied' $TMP/e
+
+# nobody with CAP_PERFMON, CAP_SYS_PTRACE, CAP_SYSLOG (ambient, via capsh)
+if command -v capsh >/dev/null; then
+	asperfmon() {
+		capsh --caps="cap_perfmon,cap_sys_ptrace,cap_syslog,cap_setuid,cap_setgid,cap_setpcap+eip" \
+			--keep=1 --user=nobody --addamb=cap_perfmon,cap_sys_ptrace,cap_syslog -- -c "$*"
+	}
+	asperfmon "grep CapEff /proc/self/status" > $TMP/o
+	expect_eq "capsh: nobody's CapEff is CAP_PERFMON|CAP_SYSLOG|CAP_SYS_PTRACE" "$(cat $TMP/o)" "CapEff:	0000004400080000"
+	asperfmon "$FTSTACK check" > $TMP/o 2>&1
+	check "check reports CapEff and CAP_PERFMON" grep -q 'CAP_PERFMON yes' $TMP/o
+	asperfmon "$FTSTACK -e $EV -f -c '$W 1000'" > $TMP/o 2>$TMP/e; st=$?
+	expect_eq "capsh, tracefs root-only: exit 1" $st 1
+	check "capsh, tracefs root-only: says tracefs" grep -q tracefs $TMP/e
+	# the administrator lets the user read the event's id (perf-security.rst)
+	trap 'chmod o-x $T; chmod o-r $T/events/syscalls/sys_enter_getppid/id; rm -rf "$TMP"' EXIT
+	modes=$(stat -c %a $T $T/events/syscalls/sys_enter_getppid/id | tr '\n' ' ')
+	chmod o+x $T; chmod o+r $T/events/syscalls/sys_enter_getppid/id
+	mkdir -p $TMP/cap; chown nobody $TMP/cap
+	asperfmon "$FTSTACK -e $EV -f -U -o $TMP/cap/r.folded -c '$W $N'" > $TMP/o 2>$TMP/e
+	expect_eq "capsh: exit status" $? 0
+	check "capsh: -o FILE written, owned by nobody" test "$(stat -c %U $TMP/cap/r.folded)" = nobody
+	expect_eq "capsh: caller_a, exact" "$(folded_count $TMP/cap/r.folded '^getppid_paths;.*main;caller_a;do_getppid ')" $A
+	expect_eq "capsh: caller_b, exact" "$(folded_count $TMP/cap/r.folded '^getppid_paths;.*main;caller_b;do_getppid ')" $B
+	check "capsh: zero lost" grep -q ' 0 lost' $TMP/e
+	asperfmon "$FTSTACK -e $EV -f -p 1 1" > $TMP/o 2>$TMP/e; st=$?
+	expect_eq "capsh: another user's process (-p 1), through CAP_SYS_PTRACE: exit 0" $st 0
+	asperfmon "$FTSTACK -e $EV --backend ftrace -f -c '$W 10'" > $TMP/o 2>$TMP/e; st=$?
+	check "capsh: the ftrace backend (an instance in tracefs) is refused, exit $st" test $st -ne 0
+	asperfmon "$FTSTACK -e '$W:caller_a' -f -c '$W 10'" > $TMP/o 2>$TMP/e; st=$?
+	check "capsh: a uprobe (uprobe PMU or uprobe_events) is refused or counted, exit $st" test $st -le 1
+	asperfmon "$FTSTACK cleanup" > $TMP/o 2>$TMP/e; st=$?
+	check "capsh: cleanup cannot touch tracefs, exit $st" test $st -ne 0
+	chmod o-x $T; chmod o-r $T/events/syscalls/sys_enter_getppid/id
+	expect_eq "tracefs modes restored" "$(stat -c %a $T $T/events/syscalls/sys_enter_getppid/id | tr '\n' ' ')" "$modes"
+	trap 'rm -rf "$TMP"' EXIT
+fi
+expect_eq "nothing left in tracefs" "$(tracefs_state)" "$before"
+finish
