@@ -6,6 +6,8 @@
 #   make check-vm   kprobe/function-tracer tests in a Debian 6.1 kernel under QEMU
 #   make demo       count kernel+user stacks of t:kmem:kmalloc for 5 s, top 3
 #   make bench      benchmarks of issue targets; tables go to doc/PERFORMANCE.md
+#   make soak       10 minutes of profile -F 999 and a count with -i 1: RSS and fds (not in CI)
+#   make valgrind   memcheck over the unit tests and a short live run
 
 CC      ?= cc
 # libunwind: the DWARF unwinder of user stacks (doc/ARCHITECTURE.md says why not libdw)
@@ -26,7 +28,7 @@ UNIT_BIN  := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 HELP_SRC  := $(wildcard tests/lib/*.c)
 HELP_BIN  := $(HELP_SRC:tests/lib/%.c=$(BUILD)/tests/%)
 
-.PHONY: all unit check asan check-vm demo bench deps clean fuzz cppcheck
+.PHONY: all unit check asan check-vm demo bench deps clean fuzz cppcheck soak valgrind
 all: ftstack
 
 ftstack: $(BUILD)/ftstack
@@ -97,6 +99,9 @@ $(BUILD)/bench/floor: bench/floor.c $(BUILD)/libftstack.a
 
 bench: ftstack tests-bin $(BUILD)/bench/floor
 	bench/run
+
+soak: ftstack tests-bin
+	tests/soak/run
 
 cppcheck:
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \

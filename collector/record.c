@@ -183,7 +183,7 @@ int ft_cmd_record(const struct ft_options *o)
 	if ((status = ft_result_open(o, &res)) != 0)
 		goto cleanup;
 	status = 1;
-	out = res.f;
+	out = s.out = res.f; /* -i prints there before the end */
 	if ((epfd = epoll_create1(EPOLL_CLOEXEC)) < 0)
 		goto cleanup;
 	if (ft_plan_create(&s.plan) < 0)
