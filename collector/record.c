@@ -234,7 +234,7 @@ cleanup:
 	ft_source_close(&s);
 	if (epfd >= 0)
 		close(epfd);
-	ft_offcpu_free(&s);
+	ft_offcpu_free(s.offcpu);
 	ft_symcache_free(s.symcache);
 	agg_table_destroy(s.agg);
 	sym_unwinder_free(s.unwinder);
