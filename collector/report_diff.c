@@ -30,9 +30,8 @@ static int fold_side(const struct ft_options *o, const char *file, int side, str
 	size_t len = 0;
 	FILE *mem = open_memstream(&text, &len);
 	int ret = mem && agg_named_create(&c.named) == 0 ? 0 : -ENOMEM;
-	int st = ret == 0 ? ft_report_parse_file(&c, file) : 0;
-	if (st != 0)
-		ret = st == 2 ? -ENOENT : -EINVAL; /* unreadable: exit 2 */
+	if (ret == 0 && ft_report_parse_file(&c, file) != 0)
+		ret = -EINVAL;
 	if (ret == 0)
 		ret = ft_report_write(&c, mem);
 	if (mem)

@@ -98,6 +98,8 @@ bad "report --input-format unknown" report --input-format xml $TMP/in.folded
 bad "report --keep-root" report --keep-root $TMP/in.folded
 bad "report --force without -o" report --force $TMP/in.folded
 bad "report --format unknown" report --format xml $TMP/in.folded
+bad "report --weight unknown" report --weight bytes $TMP/in.folded
+bad "--weight outside report" -e $EV --weight period 1
 if id nobody >/dev/null 2>&1; then
 	chmod 711 $TMP; chmod 600 $TMP/in.folded
 	st=0; setpriv --reuid=nobody --regid=nogroup --clear-groups "$FTSTACK" report $TMP/in.folded \
