@@ -28,7 +28,9 @@ void sym_kernel_free(struct sym_kernel *k);
  * offset into it in *off; *module is the module name or NULL for vmlinux. */
 const char *sym_kernel_lookup(const struct sym_kernel *k, uint64_t addr,
 			      uint64_t *off, const char **module);
-/* Returns 0 and the [start, end) range of text symbol NAME, or -ENOENT. */
+/* Returns 0 and the [start, end) range of text symbol NAME, or -ENOENT
+ * (also when out of memory for the name index, made on the first call: the
+ * one lookup that writes, so not to be made from two threads at once). */
 int sym_kernel_range(const struct sym_kernel *k, const char *name,
 		     uint64_t *start, uint64_t *end);
 /* Returns 0 and the [start, end) range of the text symbol containing ADDR
