@@ -1,9 +1,18 @@
 /* Counting one sample: the kernel-stack filters (ftstack's own, tracing
  * machinery, --through), the uprobe entry caller, then the aggregator. The
  * hot path: no allocation, no I/O except the first sight of a process that
- * existed before tracing started. Both sources and offcpu count through it. */
+ * existed before tracing started. Both sources and offcpu count through it.
+ * The filters need the kernel's symbols: the first sample with a kernel
+ * stack starts loading them in a thread, and samples wait in a queue (a
+ * copy of what counting needs) until they are in. */
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include "collector/session.h"
+#include "symbolize/symcache.h"
+
+#define KALLSYMS "/proc/kallsyms"
 
 /* A process seen for the first time that was not born under tracing: read
  * its maps now, while it most likely still runs. */
@@ -43,11 +52,9 @@ static void add_entry_caller(struct ft_session *s, const struct perfev_sample *s
 	s->cnt.entry_callers++;
 }
 
-void ft_session_count(struct ft_session *s, const struct perfev_sample *smp, uint32_t event,
+static void count_now(struct ft_session *s, const struct perfev_sample *smp, uint32_t event,
 		      uint64_t weight)
 {
-	if (smp->time > s->last_time)
-		s->last_time = smp->time;
 	struct agg_record r = {
 		.time = smp->time, .pid = smp->pid, .tid = smp->tid, .cpu = smp->cpu,
 		.event = event, .weight = weight,
@@ -86,4 +93,148 @@ void ft_session_count(struct ft_session *s, const struct perfev_sample *smp, uin
 	know_thread(s, smp->pid, smp->tid, smp->time);
 	if (agg_add(s->agg, &r) == 0)
 		s->cnt.counted++;
+}
+
+/* A sample waiting for the kernel's symbols: what count_now reads of it. */
+struct pending {
+	uint64_t time, weight, entry_ret;
+	uint32_t pid, tid, cpu, event, nk, nu;
+	uint32_t has_ret;
+	uint32_t pad;
+	uint64_t ips[]; /* nk kernel addresses, then nu user ones */
+};
+
+static int pending_push(struct ft_pending *q, const struct perfev_sample *smp, uint32_t event,
+			uint64_t weight)
+{
+	size_t need = sizeof(struct pending) + ((size_t)smp->nkips + smp->nuips) * sizeof(uint64_t);
+	if (q->len + need > q->cap) {
+		size_t cap = q->cap ? q->cap : 1u << 16;
+		while (cap < q->len + need)
+			cap *= 2;
+		unsigned char *n = realloc(q->buf, cap);
+		if (!n)
+			return -ENOMEM;
+		q->buf = n;
+		q->cap = cap;
+	}
+	struct pending *p = (struct pending *)(q->buf + q->len);
+	*p = (struct pending){ .time = smp->time, .weight = weight, .pid = smp->pid,
+			       .tid = smp->tid, .cpu = smp->cpu, .event = event,
+			       .nk = smp->nkips, .nu = smp->nuips };
+	if (smp->ustack && smp->ustack_size >= sizeof(p->entry_ret)) {
+		memcpy(&p->entry_ret, smp->ustack, sizeof(p->entry_ret));
+		p->has_ret = 1;
+	}
+	memcpy(p->ips, smp->kips, smp->nkips * sizeof(uint64_t));
+	memcpy(p->ips + smp->nkips, smp->uips, smp->nuips * sizeof(uint64_t));
+	q->len += need;
+	return 0;
+}
+
+/* Counts every waiting sample, in the order they came, and empties the queue. */
+static void pending_count(struct ft_session *s)
+{
+	struct ft_pending *q = &s->pending;
+	for (size_t off = 0; off < q->len;) {
+		const struct pending *p = (const struct pending *)(q->buf + off);
+		struct perfev_sample smp = {
+			.pid = p->pid, .tid = p->tid, .time = p->time, .cpu = p->cpu,
+			.kips = p->ips, .nkips = p->nk, .uips = p->ips + p->nk, .nuips = p->nu,
+			.ustack = p->has_ret ? (const uint8_t *)&p->entry_ret : NULL,
+			.ustack_size = p->has_ret ? sizeof(p->entry_ret) : 0,
+		};
+		count_now(s, &smp, p->event, p->weight);
+		off += sizeof(*p) + ((size_t)p->nk + p->nu) * sizeof(uint64_t);
+	}
+	free(q->buf);
+	*q = (struct ft_pending){ 0 };
+}
+
+/* Takes in what the load made; says once what it could not. */
+static void kernel_take(struct ft_session *s, int ret, struct sym_kernel *k,
+			const struct ft_kfilter *f)
+{
+	if (ret == -EPERM)
+		ft_warn("kernel addresses are hidden (kernel.kptr_restrict): kernel frames print "
+			"as [unknown]; run as root or set kernel.kptr_restrict=0");
+	else if (ret < 0)
+		ft_warn("cannot read %s: %s; kernel frames print as [unknown]", KALLSYMS,
+			strerror(-ret));
+	s->ksyms = k;
+	s->kfilter = *f;
+	ft_symcache_set_kernel(s->symcache, k);
+	s->kstate = FT_KSYMS_READY;
+}
+
+/* The first kernel stack: loading begins, in a thread when one can be made. */
+static void kernel_start(struct ft_session *s)
+{
+	int ret = ft_kload_start(KALLSYMS, s->plan.track_mmaps, &s->kload);
+	if (ret == 0) {
+		struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &s->kload };
+		/* unwatched, it is still waited for before anything is printed */
+		if (s->epfd >= 0)
+			epoll_ctl(s->epfd, EPOLL_CTL_ADD, ft_kload_fd(s->kload), &ev);
+		s->kstate = FT_KSYMS_LOADING;
+		ft_debug("loading %s in a thread; samples wait", KALLSYMS);
+		return;
+	}
+	struct sym_kernel *k = NULL;
+	struct ft_kfilter f;
+	ft_debug("no thread for %s (%s): loading it now", KALLSYMS, strerror(-ret));
+	ret = ft_kload_now(KALLSYMS, s->plan.track_mmaps, &k, &f);
+	kernel_take(s, ret, k, &f);
+}
+
+void ft_session_kernel_wait(struct ft_session *s)
+{
+	if (s->kstate != FT_KSYMS_LOADING)
+		return;
+	struct sym_kernel *k = NULL;
+	struct ft_kfilter f;
+	int ret = ft_kload_finish(s->kload, &k, &f);
+	s->kload = NULL;
+	kernel_take(s, ret, k, &f);
+	ft_debug("%s loaded; counting the %zu bytes of samples that waited", KALLSYMS,
+		 s->pending.len);
+	pending_count(s);
+}
+
+bool ft_session_kernel_owns(const struct ft_session *s, const void *cookie)
+{
+	return cookie == &s->kload;
+}
+
+void ft_session_kernel_abandon(struct ft_session *s)
+{
+	if (s->kstate == FT_KSYMS_LOADING) {
+		struct sym_kernel *k = NULL;
+		struct ft_kfilter f;
+		ft_kload_finish(s->kload, &k, &f);
+		s->kload = NULL;
+		sym_kernel_free(k);
+		ft_kfilter_free(&f);
+		s->kstate = FT_KSYMS_NONE;
+	}
+	free(s->pending.buf);
+	s->pending = (struct ft_pending){ 0 };
+}
+
+void ft_session_count(struct ft_session *s, const struct perfev_sample *smp, uint32_t event,
+		      uint64_t weight)
+{
+	if (smp->time > s->last_time)
+		s->last_time = smp->time;
+	if (s->kstate == FT_KSYMS_NONE && smp->nkips)
+		kernel_start(s);
+	if (s->kstate == FT_KSYMS_LOADING) {
+		/* its process is read now, while it most likely still runs */
+		ft_session_know_process(s, smp->pid, smp->time);
+		know_thread(s, smp->pid, smp->tid, smp->time);
+		if (pending_push(&s->pending, smp, event, weight) == 0)
+			return;
+		ft_session_kernel_wait(s); /* out of memory: wait for them instead */
+	}
+	count_now(s, smp, event, weight);
 }

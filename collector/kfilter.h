@@ -6,7 +6,8 @@
  *    (perf_event_mmap* while mmap tracking is on) are left out;
  *  - --through FUNC keeps only stacks through FUNC, cut there.
  * Ranges come from kallsyms once (the names: report_is_machinery(), the one
- * table saved text and live runs share); per record a few binary searches. */
+ * table saved text and live runs share), when the first kernel stack is
+ * counted, in a thread (kload.c); per record a few binary searches. */
 #ifndef FTSTACK_KFILTER_H
 #define FTSTACK_KFILTER_H
 
@@ -44,5 +45,20 @@ enum ft_kfilter_verdict ft_kfilter_apply(const struct ft_kfilter *f, const uint6
 					 uint32_t n, uint32_t *start);
 /* True when ADDR is inside one of the ranges. */
 bool ft_ranges_contain(const struct ft_ranges *r, uint64_t addr);
+
+/* ---- loading kallsyms and the filters (kload.c) ---- */
+struct ft_kload;
+/* Loads the kallsyms-format file PATH into *k and builds *f from it (the
+ * self ranges when TRACK_MMAPS). Returns 0, or -errno with *k NULL and *f
+ * empty (-EPERM: every address is zero, kptr_restrict). */
+int ft_kload_now(const char *path, bool track_mmaps, struct sym_kernel **k,
+		 struct ft_kfilter *f);
+/* The same in a thread of its own; ft_kload_fd becomes readable when it is
+ * done. Returns 0, or -errno when no thread could be made. */
+int ft_kload_start(const char *path, bool track_mmaps, struct ft_kload **out);
+int ft_kload_fd(const struct ft_kload *kl);
+/* Waits for the thread and hands over ft_kload_now's results (the caller
+ * owns them) and its return value; frees KL. */
+int ft_kload_finish(struct ft_kload *kl, struct sym_kernel **k, struct ft_kfilter *f);
 
 #endif

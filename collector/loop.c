@@ -156,6 +156,8 @@ int ft_loop_run(struct ft_session *s, int epfd)
 				ret = ft_perf_source_ready(s, c);
 			else if (ft_ftrace_source_owns(s, c))
 				ret = ft_ftrace_source_ready(s, c);
+			else if (ft_session_kernel_owns(s, c))
+				ft_session_kernel_wait(s); /* done: counts what waited */
 		}
 		if (ret < 0)
 			break;

@@ -144,6 +144,7 @@ int ft_print_result(struct ft_session *s, FILE *out)
 {
 	struct agg_named_stats st = { 0 };
 	s->out = out;
+	ft_session_kernel_wait(s); /* samples may wait for the kernel's symbols */
 	int ret = write_result(s, &st);
 	if (ret == 0 && fflush(out) != 0)
 		ret = -errno;
@@ -153,6 +154,7 @@ int ft_print_result(struct ft_session *s, FILE *out)
 
 int ft_print_interval(struct ft_session *s)
 {
+	ft_session_kernel_wait(s);
 	if (s->opt->timestamp) {
 		time_t now = time(NULL);
 		struct tm tm;

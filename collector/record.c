@@ -118,7 +118,9 @@ static void count_interval(void *ctx, const struct perfev_sample *smp, uint32_t 
 /* Plan and symbols: everything that can fail for bad input. Exit status. */
 static int prepare(struct ft_session *s)
 {
-	if (load_kallsyms(s) < 0)
+	/* else they are loaded when a kernel stack is first counted (count.c) */
+	bool kallsyms_first = ft_plan_wants_kallsyms(s->opt);
+	if (kallsyms_first && load_kallsyms(s) < 0)
 		return 1;
 	int ret = ft_plan_build(s->opt, &s->plan);
 	if (ret < 0)
@@ -140,8 +142,9 @@ static int prepare(struct ft_session *s)
 	}
 	if (s->opt->through && !s->plan.through_name)
 		s->plan.through_name = s->opt->through;
-	if (load_kernel_filters(s) < 0)
+	if (kallsyms_first && load_kernel_filters(s) < 0)
 		return 2;
+	s->kstate = kallsyms_first ? FT_KSYMS_READY : FT_KSYMS_NONE;
 	const struct ft_symcache_style style = { .offsets = s->opt->offsets,
 		.addresses = s->opt->addresses, .demangle = !s->opt->no_demangle };
 	struct agg_config ac = { .key_pid = s->key_pid, .key_tid = s->key_tid,
@@ -159,7 +162,7 @@ static int prepare(struct ft_session *s)
 
 int ft_cmd_record(const struct ft_options *o)
 {
-	struct ft_session s = { .opt = o };
+	struct ft_session s = { .opt = o, .epfd = -1 };
 	int epfd = -1, status = 1, ret;
 	struct ft_result res = { 0 };
 	FILE *out = NULL;
@@ -186,6 +189,7 @@ int ft_cmd_record(const struct ft_options *o)
 	out = s.out = res.f; /* -i prints there before the end */
 	if ((epfd = epoll_create1(EPOLL_CLOEXEC)) < 0)
 		goto cleanup;
+	s.epfd = epfd;
 	if (ft_plan_create(&s.plan) < 0)
 		goto cleanup;
 	if (s.plan.mechanism)
@@ -196,12 +200,14 @@ int ft_cmd_record(const struct ft_options *o)
 			goto cleanup;
 		}
 		s.have_child = true;
-		/* valid from the start: its exec comes later, in the records */
-		sym_procs_snapshot(s.procs, (uint32_t)s.child.pid, 0);
 	}
 	if (ft_source_open(&s, epfd) < 0 || ft_plan_report_refused(&s.plan) < 0 ||
 	    ft_source_enable(&s) < 0)
 		goto cleanup;
+	/* armed; the command still waits, so its maps are read now, after: valid
+	 * from the start (its exec comes later, in the records) */
+	if (s.have_child)
+		sym_procs_snapshot(s.procs, (uint32_t)s.child.pid, 0);
 	announce(&s);
 	if (s.have_child && (ret = ft_child_release(&s.child)) < 0) {
 		ft_error("cannot run %s: %s", o->command[0], strerror(-ret));
@@ -239,6 +245,7 @@ cleanup:
 	agg_table_destroy(s.agg);
 	sym_unwinder_free(s.unwinder);
 	sym_procs_free(s.procs);
+	ft_session_kernel_abandon(&s);
 	ft_kfilter_free(&s.kfilter);
 	sym_kernel_free(s.ksyms);
 	ft_plan_free(&s.plan);

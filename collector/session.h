@@ -27,6 +27,17 @@ struct ft_counters {
 	uint64_t stack_cut;      /* --call-graph copy: walks that reached the copy's end */
 };
 
+/* Samples counted while the kernel's symbols load wait here (count.c). */
+struct ft_pending {
+	unsigned char *buf;
+	size_t len, cap;
+};
+
+/* The kernel's symbols and filters: loaded before the plan when it needs
+ * them (kernel functions, --through), else when a kernel stack is first
+ * counted, in a thread, while the loop goes on reading the rings. */
+enum ft_ksyms_state { FT_KSYMS_NONE, FT_KSYMS_LOADING, FT_KSYMS_READY };
+
 struct ft_perf_source;
 struct ft_ftrace_source;
 struct ft_symcache;
@@ -39,6 +50,10 @@ struct ft_session {
 	struct sym_kernel *ksyms;
 	struct sym_procs *procs;
 	struct ft_kfilter kfilter;
+	enum ft_ksyms_state kstate;
+	struct ft_kload *kload;  /* the thread loading them (FT_KSYMS_LOADING) */
+	struct ft_pending pending;
+	int epfd;                /* the loop's, where kload's fd is watched */
 	struct ft_perf_source *perf;
 	struct ft_ftrace_source *ftrace; /* --backend ftrace */
 	struct ft_offcpu *offcpu;
@@ -75,6 +90,14 @@ void ft_session_count(struct ft_session *s, const struct perfev_sample *smp, uin
 /* A process seen for the first time that was not born under tracing: its
  * maps are read now, while it most likely still runs. */
 void ft_session_know_process(struct ft_session *s, uint32_t pid, uint64_t time);
+/* Waits for the kernel's symbols if they are loading, takes them in (saying
+ * once when they cannot be had) and counts the samples that waited. */
+void ft_session_kernel_wait(struct ft_session *s);
+/* True when COOKIE (from epoll) says the loading thread is done: then
+ * ft_session_kernel_wait does not block. */
+bool ft_session_kernel_owns(const struct ft_session *s, const void *cookie);
+/* Error paths: ends the loading thread and drops what waits, uncounted. */
+void ft_session_kernel_abandon(struct ft_session *s);
 
 /* Marks the online CPUs (sysfs "0-1,4"), restricted by -C, in online[0..max).
  * Returns the highest marked CPU + 1. */

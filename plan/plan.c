@@ -277,6 +277,20 @@ static int plan_specs(const struct ft_options *o, struct ft_plan *p)
 	return 0;
 }
 
+bool ft_plan_wants_kallsyms(const struct ft_options *o)
+{
+	if (o->through)
+		return true;
+	if (o->cmd != FT_COUNT)
+		return false;
+	for (int i = 0; i < o->nspecs; i++) {
+		struct ft_spec sp;
+		if (ft_spec_parse(o->specs[i], o->lib, &sp) == 0 && sp.kind == FT_SPEC_KFUNC)
+			return true;
+	}
+	return false;
+}
+
 int ft_plan_build(const struct ft_options *o, struct ft_plan *p)
 {
 	int ret = p->tracefs[0] ? 0 : tfs_find_root(p->tracefs, sizeof(p->tracefs));

@@ -93,6 +93,10 @@ bool ft_plan_refusal(int err);
  * every one was refused. */
 int ft_plan_report_refused(const struct ft_plan *p);
 
+/* Whether planning O needs the kernel's symbols before anything is opened:
+ * kernel functions are resolved against them and --through is checked.
+ * Other runs load them only when a kernel stack is first counted. */
+bool ft_plan_wants_kallsyms(const struct ft_options *o);
 /* Resolves o's event specs into plan events. Returns 0, or -errno after
  * printing one line (with suggestions) saying what is wrong. */
 int ft_plan_build(const struct ft_options *o, struct ft_plan *p);

@@ -46,6 +46,11 @@ int ft_symcache_create(const struct sym_kernel *k, struct sym_procs *procs,
 	return 0;
 }
 
+void ft_symcache_set_kernel(struct ft_symcache *c, const struct sym_kernel *k)
+{
+	c->k = k;
+}
+
 void ft_symcache_free(struct ft_symcache *c)
 {
 	if (!c)

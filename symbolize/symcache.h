@@ -19,6 +19,9 @@ struct ft_symcache_style {
 int ft_symcache_create(const struct sym_kernel *k, struct sym_procs *procs,
 		       const struct ft_symcache_style *style, struct ft_symcache **out);
 void ft_symcache_free(struct ft_symcache *c);
+/* Names kernel addresses through K from now on (the kernel's symbols are
+ * loaded when first needed, after the cache was made). */
+void ft_symcache_set_kernel(struct ft_symcache *c, const struct sym_kernel *k);
 /* Returns the frame name of ADDR: a kernel address when PID is 0, else a user
  * address of PID at TIME (LEAF: the sampled instruction itself, not a return
  * address). Never NULL; owned by the cache. */

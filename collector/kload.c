@@ -1,0 +1,91 @@
+/* The kernel's symbols and the kernel-stack filters, loaded by a thread of
+ * their own: reading /proc/kallsyms is ~20 ms of the kernel's time and
+ * parsing it and finding the machinery ranges ~15 ms more, which the event
+ * loop must not spend while the rings fill. See kfilter.h. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+#include "collector/kfilter.h"
+
+struct ft_kload {
+	pthread_t thread;
+	int efd;
+	char *path;
+	bool track_mmaps;
+	int err;              /* the load's: 0, or -errno */
+	struct sym_kernel *k; /* NULL when the load failed */
+	struct ft_kfilter f;
+};
+
+int ft_kload_now(const char *path, bool track_mmaps, struct sym_kernel **k,
+		 struct ft_kfilter *f)
+{
+	memset(f, 0, sizeof(*f));
+	*k = NULL;
+	int ret = sym_kernel_load(path, k);
+	if (ret < 0)
+		return ret;
+	if ((ret = ft_kfilter_init(f, *k, track_mmaps)) < 0) {
+		ft_kfilter_free(f);
+		sym_kernel_free(*k);
+		*k = NULL;
+	}
+	return ret;
+}
+
+static void *load_main(void *arg)
+{
+	struct ft_kload *kl = arg;
+	uint64_t one = 1;
+	kl->err = ft_kload_now(kl->path, kl->track_mmaps, &kl->k, &kl->f);
+	/* the wake-up only (pthread_join orders the results before their use;
+	 * without it the end of the run still joins) */
+	ssize_t w = write(kl->efd, &one, sizeof(one));
+	(void)w;
+	return NULL;
+}
+
+static void kload_free(struct ft_kload *kl)
+{
+	if (kl->efd >= 0)
+		close(kl->efd);
+	free(kl->path);
+	free(kl);
+}
+
+int ft_kload_start(const char *path, bool track_mmaps, struct ft_kload **out)
+{
+	struct ft_kload *kl = calloc(1, sizeof(*kl));
+	if (!kl)
+		return -ENOMEM;
+	kl->track_mmaps = track_mmaps;
+	kl->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	kl->path = strdup(path);
+	int ret = kl->efd < 0 ? -errno : kl->path ? 0 : -ENOMEM;
+	if (ret == 0)
+		ret = -pthread_create(&kl->thread, NULL, load_main, kl);
+	if (ret < 0) {
+		kload_free(kl);
+		return ret;
+	}
+	*out = kl;
+	return 0;
+}
+
+int ft_kload_fd(const struct ft_kload *kl)
+{
+	return kl->efd;
+}
+
+int ft_kload_finish(struct ft_kload *kl, struct sym_kernel **k, struct ft_kfilter *f)
+{
+	pthread_join(kl->thread, NULL);
+	int ret = kl->err;
+	*k = kl->k;
+	*f = kl->f;
+	kload_free(kl);
+	return ret;
+}
