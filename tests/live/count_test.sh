@@ -118,7 +118,7 @@ expect_eq "-p: caller_a:caller_b" "$(folded_count $TMP/o caller_a):$(folded_coun
 # ... and ends with SIGINT while it still runs, printing and exiting 0
 sleep 30 & spid=$!
 "$FTSTACK" -e $EV -f -p $spid >$TMP/o 2>$TMP/e & fpid=$!
-for i in $(seq 100); do grep -q Tracing $TMP/e 2>/dev/null && break; sleep 0.05; done
+wait_for 60 started $fpid
 kill -INT $fpid; wait $fpid; expect_eq "-p: SIGINT exits 0" $? 0
 check "-p: SIGINT prints the summary" grep -q '^ftstack: 0 events counted' $TMP/e
 kill $spid; wait $spid 2>/dev/null

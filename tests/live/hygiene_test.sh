@@ -19,7 +19,7 @@ check "user uprobe listed" grep -q "$UG/mine" $T/uprobe_events
 ARGS=(--backend ftrace -e t:syscalls:sys_enter_getppid -e "u:$W:do_getppid")
 
 # waits until ftstack PID has made its instance (the set-up is done)
-armed() { for i in $(seq 200); do [ -d $T/instances/ftstack_$1 ] && grep -q Tracing $TMP/e 2>/dev/null && return 0; sleep 0.05; done; return 1; }
+armed() { wait_for 60 eval "[ -d $T/instances/ftstack_$1 ] && grep -q Tracing $TMP/e || gone $1" && ! gone $1; }
 
 run_ft $TMP/o $TMP/e "${ARGS[@]}" -f -c "$W 1000"
 expect_eq "normal run: exit status" $? 0

@@ -30,6 +30,13 @@ tracefs_state() {
 }
 # mount tracefs the way ftstack would, so state can be compared
 [ -d $T/events ] || mount -t tracefs nodev $T 2>/dev/null
+# wait_for SECS CMD...: runs CMD every 50 ms until it succeeds (then 0) or
+# SECS have passed (then 1). The bounds are generous: a pass costs no time,
+# and a slow or busy host must not fail a test by its speed
+wait_for() { local end=$((SECONDS + $1)); shift; until "$@" 2>/dev/null; do [ $SECONDS -ge $end ] && return 1; sleep 0.05; done; }
+gone() { ! kill -0 "$1" 2>/dev/null; }
+# started PID: ftstack PID says it is tracing ($TMP/e), or has ended
+started() { grep -q Tracing $TMP/e 2>/dev/null || gone "$1"; }
 # run_ft OUT ERR ARGS...: runs ftstack, stdout to OUT, stderr to ERR; returns its status
 run_ft() { local o=$1 e=$2; shift 2; "$FTSTACK" "$@" >"$o" 2>"$e"; }
 # p_until_exit NAME N ARGS...: starts getppid_paths N waiting for a go,
@@ -41,10 +48,10 @@ p_until_exit() {
 	rm -f $TMP/go
 	"$BIN/getppid_paths" $n --wait $TMP/go & wpid=$!
 	"$FTSTACK" "$@" -p $wpid >$TMP/o 2>$TMP/e & fpid=$!
-	for i in $(seq 100); do grep -q Tracing $TMP/e 2>/dev/null && break; sleep 0.05; done
+	wait_for 60 started $fpid
 	touch $TMP/go; wait $wpid
-	for i in $(seq 100); do kill -0 $fpid 2>/dev/null || break; sleep 0.05; done
-	check "$name: ends when the process exits" bash -c "! kill -0 $fpid 2>/dev/null"
+	wait_for 30 gone $fpid
+	check "$name: ends when the process exits" gone $fpid
 	kill -INT $fpid 2>/dev/null; wait $fpid; expect_eq "$name: exit status" $? 0
 	check "$name: says why it ended" grep -q 'the traced processes exited' $TMP/e
 }

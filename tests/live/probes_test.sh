@@ -61,15 +61,18 @@ rm -f $TMP/go
 "$W" $n --wait $TMP/go & p1=$!
 "$W" $n --wait $TMP/go & p2=$!
 "$FTSTACK" -e "$W:do_getppid" -f -U -p $p1 >$TMP/o 2>$TMP/e & fpid=$!
-for i in $(seq 100); do grep -q Tracing $TMP/e 2>/dev/null && break; sleep 0.05; done
+wait_for 60 started $fpid
 touch $TMP/go; wait $p1 $p2
 kill -INT $fpid; wait $fpid
 expect_eq "uprobe -p: only the one process" "$(folded_count $TMP/o 'do_getppid [0-9]+$')" $n
 # bcc's -l c malloc with -p: libc as that process maps it; the process's
-# children are followed (ls, forked after tracing starts)
-sh -c 'sleep 0.5; ls / >/dev/null' & sp=$!
+# children are followed (ls, forked once tracing has started, however long
+# that takes)
+rm -f $TMP/go
+sh -c "while [ ! -e $TMP/go ]; do sleep 0.05; done; ls / >/dev/null" & sp=$!
 "$FTSTACK" -l c malloc -f -U -p $sp >$TMP/o 2>$TMP/e & fpid=$!
-for i in $(seq 100); do grep -q Tracing $TMP/e 2>/dev/null && break; sleep 0.05; done
+wait_for 60 started $fpid
+touch $TMP/go
 wait $sp; wait $fpid; st=$?
 expect_eq "-l c malloc -p: exit status" $st 0
 check "-l c malloc -p: the child's mallocs counted" awk '$0 ~ /^ls;.*;malloc [0-9]+$/ { n += $NF } END { exit !(n > 0) }' $TMP/o

@@ -3,7 +3,8 @@
 cd "$(dirname "$0")/../.." && . tests/live/lib.sh
 before=$(tracefs_state)
 
-# profile: func_b gets twice func_a's CPU for 3 s; at 499 Hz
+# profile: func_b gets twice func_a's CPU, 3 s of CPU time (not wall time:
+# the counts do not depend on how busy the host is); at 499 Hz
 run_ft $TMP/o $TMP/e profile -F 499 -f -U -c "$BIN/cpu_ab 3"; expect_eq "profile: exit status" $? 0
 fa=$(folded_count $TMP/o ';func_a;'); fb=$(folded_count $TMP/o ';func_b;')
 fa=${fa:-0}; fb=${fb:-0}
@@ -17,30 +18,48 @@ check "profile: comm is the root frame" grep -q '^cpu_ab;' $TMP/o
 # system-wide for 1 s: no idle stacks unless -I
 run_ft $TMP/o $TMP/e profile -F 199 -f -K 1
 check "profile: no swapper stacks without -I" bash -c "! grep -q '^swapper' $TMP/o"
-run_ft $TMP/o $TMP/e profile -F 199 -f -K -I 1
-check "profile -I: idle stacks kept" grep -q '^swapper' $TMP/o
+# ... which need idle time: on a host whose CPUs other jobs keep busy
+# there may be none in a second, so up to 5 tries; without idle stacks the
+# check fails when the CPUs were idle for half a second in all (measured
+# around each run, so a little more than the second sampled)
+idle_ms() { awk '/^cpu / { print $5 * 10 }' /proc/stat; }  # USER_HZ is 100
+idle=0
+for try in 1 2 3 4 5; do
+	i0=$(idle_ms)
+	run_ft $TMP/o $TMP/e profile -F 199 -f -K -I 1
+	idle=$((idle + $(idle_ms) - i0))
+	grep -q '^swapper' $TMP/o && break
+done
+if grep -q '^swapper' $TMP/o || [ $idle -ge 500 ]; then
+	check "profile -I: idle stacks kept (try $try, the CPUs idle for $idle ms)" grep -q '^swapper' $TMP/o
+else
+	ok "profile -I: not checked, the CPUs were idle for only $idle ms in 5 tries of 1 s"
+fi
 run_ft $TMP/o $TMP/e profile -F 99 -c "$BIN/cpu_ab 0.5"
 check "profile text: comm (pid) lines" grep -Eq '^    -                cpu_ab \([0-9]+\)$' $TMP/o
 
-# offcpu: nap_x 4 x 100 ms, nap_y 4 x 200 ms
+# offcpu: nap_x 4 x 100 ms, nap_y 4 x 200 ms. A nap is off the CPU for at
+# least its length, and longer by its wake-up's wait for a CPU, which is
+# the host's: 5% below (no nap lost) to 20% above (a nap counted twice
+# would be 25%), so the check is of every nap counted once
+NX='v >= 380000 && v <= 480000' NY='v >= 760000 && v <= 960000'
+naps_ok() { awk -v x="$1" -v y="$2" "BEGIN { v = x; if (!($NX)) exit 1; v = y; exit !($NY) }"; }
 run_ft $TMP/o $TMP/e offcpu -f -U -c "$BIN/naps"; expect_eq "offcpu: exit status" $? 0
 x=$(folded_count $TMP/o ';nap_x;'); y=$(folded_count $TMP/o ';nap_y;')
-check "offcpu: nap_x total $x us within 5% of 400000" awk -v v=$x 'BEGIN { exit !(v >= 380000 && v <= 420000) }'
-check "offcpu: nap_y total $y us within 5% of 800000" awk -v v=$y 'BEGIN { exit !(v >= 760000 && v <= 840000) }'
+check "offcpu: nap_x total $x us, 400000 -5% +20%" awk -v v=$x "BEGIN { exit !($NX) }"
+check "offcpu: nap_y total $y us, 800000 -5% +20%" awk -v v=$y "BEGIN { exit !($NY) }"
 # ... the same when every nap begins on one CPU and ends on the other (the
 # switch-out and its switch-in in different rings, read in either order)
 for st in "" "--state 1"; do
 	run_ft $TMP/o $TMP/e offcpu -f -U $st -c "$BIN/naps --hop"
 	x=$(folded_count $TMP/o ';nap_x;'); y=$(folded_count $TMP/o ';nap_y;')
-	check "offcpu $st, naps moved between CPUs: $x, $y us within 5% of 400000, 800000" \
-		awk -v x=$x -v y=$y 'BEGIN { exit !(x >= 380000 && x <= 420000 && y >= 760000 && y <= 840000) }'
+	check "offcpu $st, naps moved between CPUs: $x, $y us, 400000, 800000 -5% +20%" naps_ok $x $y
 done
 # ... and in a child the command forks (its samples may be read before
 # the fork record: they count all the same)
 run_ft $TMP/o $TMP/e offcpu -f -U -c "sh -c '$BIN/naps --hop; true'"
 x=$(folded_count $TMP/o '^naps;.*;nap_x;'); y=$(folded_count $TMP/o '^naps;.*;nap_y;')
-check "offcpu, naps a child of the command: $x, $y us within 5% of 400000, 800000" \
-	awk -v x=$x -v y=$y 'BEGIN { exit !(x >= 380000 && x <= 420000 && y >= 760000 && y <= 840000) }'
+check "offcpu, naps a child of the command: $x, $y us, 400000, 800000 -5% +20%" naps_ok $x $y
 # ... and with the user stacks walked in copies of the stack: the same
 # totals; dwarf's go on through libc's start-up code (no frame pointers,
 # which fp and copy stop at), and a copy too small to hold main's frame
@@ -49,19 +68,18 @@ for cg in "copy ^naps;__libc_start_call_main;main" "dwarf ^naps;_start;__libc_st
 	set -- $cg
 	run_ft $TMP/o $TMP/e offcpu -f --call-graph $1 -c "$BIN/naps"
 	x=$(folded_count $TMP/o "$2;nap_x;.*;schedule;"); y=$(folded_count $TMP/o "$2;nap_y;.*;schedule;")
-	check "offcpu --call-graph $1: $x, $y us within 5% of 400000, 800000" \
-		awk -v x=$x -v y=$y 'BEGIN { exit !(x >= 380000 && x <= 420000 && y >= 760000 && y <= 840000) }'
+	check "offcpu --call-graph $1: $x, $y us, 400000, 800000 -5% +20%" naps_ok $x $y
 done
 run_ft $TMP/o $TMP/e offcpu -f --call-graph copy,64 -c "$BIN/naps"
 cut=$(sed -n 's/^ftstack: \([0-9]*\) user stacks reached the end of the 64-byte stack copy.*/\1/p' $TMP/e)
 check "offcpu --call-graph copy,64: ${cut:-no} stacks cut, at least the 8 naps'" test "${cut:-0}" -ge 8
 run_ft $TMP/o $TMP/e offcpu -f -U -m 150000 -c "$BIN/naps"
 x=$(folded_count $TMP/o ';nap_x;'); y=$(folded_count $TMP/o ';nap_y;')
-check "offcpu -m 150000: only nap_y ($x, $y)" awk -v x=$x -v y=$y 'BEGIN { exit !(x == 0 && y >= 760000 && y <= 840000) }'
+check "offcpu -m 150000: only nap_y ($x, $y)" awk -v x=$x -v v=$y "BEGIN { exit !(x == 0 && $NY) }"
 # --state: the naps sleep interruptibly (1); none of them is uninterruptible (2)
 run_ft $TMP/o $TMP/e offcpu -f -U --state 1 -c "$BIN/naps"
 y=$(folded_count $TMP/o ';nap_y;')
-check "offcpu --state 1: nap_y $y us within 5% of 800000" awk -v v=$y 'BEGIN { exit !(v >= 760000 && v <= 840000) }'
+check "offcpu --state 1: nap_y $y us, 800000 -5% +20%" awk -v v=$y "BEGIN { exit !($NY) }"
 run_ft $TMP/o $TMP/e offcpu -f -U --state 2 -c "$BIN/naps"
 expect_eq "offcpu --state 2: no nap counted" "$(folded_count $TMP/o ';nap_[xy];')" 0
 # ... because they were seen and left out, not missed: at least the 8 naps
@@ -70,7 +88,7 @@ check "offcpu --state 2: the naps were filtered out (${f:-none})" test "${f:-0}"
 # -u keeps the naps (a user thread), -k leaves them out
 run_ft $TMP/o $TMP/e offcpu -f -U -u -c "$BIN/naps"
 y=$(folded_count $TMP/o ';nap_y;')
-check "offcpu -u: nap_y $y us within 5% of 800000" awk -v v=$y 'BEGIN { exit !(v >= 760000 && v <= 840000) }'
+check "offcpu -u: nap_y $y us, 800000 -5% +20%" awk -v v=$y "BEGIN { exit !($NY) }"
 run_ft $TMP/o $TMP/e offcpu -f -K -k -c "$BIN/naps"
 f=$(sed -n 's/^ftstack: \([0-9]*\) off-CPU intervals filtered out.*/\1/p' $TMP/e)
 check "offcpu -k: no user thread counted, the naps left out (${f:-none})" \

@@ -646,14 +646,23 @@ static void test_live_side_band(void)
 			close(fd);
 		return;
 	}
+	struct timespec cpu_start;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu_start);
+	uint64_t cpu0 = (uint64_t)cpu_start.tv_sec * 1000000000u + (uint64_t)cpu_start.tv_nsec;
 	perfev_enable(fd);
 	int bin = open("/bin/true", O_RDONLY);
 	void *m = bin >= 0 ? mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, bin, 0) : MAP_FAILED;
 	char old[16] = "";
 	prctl(PR_GET_NAME, old);
 	prctl(PR_SET_NAME, "pevtest");
-	for (uint64_t end = mono_ns() + 100000000; mono_ns() < end;)
-		;
+	/* 100 ms of this thread's CPU time (about 100 samples at 999 Hz),
+	 * however long a busy host takes to give it; 10 s at most */
+	struct timespec cpu;
+	uint64_t give_up = mono_ns() + 10000000000ull;
+	do
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu);
+	while ((uint64_t)cpu.tv_sec * 1000000000u + (uint64_t)cpu.tv_nsec < cpu0 + 100000000 &&
+	       mono_ns() < give_up);
 	perfev_disable(fd);
 	prctl(PR_SET_NAME, old);
 	struct tally sd = { .pid = 0 };

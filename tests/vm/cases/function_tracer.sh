@@ -25,7 +25,10 @@ expect_eq "function: only the functions asked for are patched while tracing" \
 check "function: the alias the tracer lists is said" \
 	grep -q 'knows __x64_sys_getppid as __do_sys_getppid' $TMP/e
 
-$FTSTACK -e __x64_sys_getppid --mechanism function -K -f -c "$W $n" >$TMP/o 2>$TMP/e
+# 16 MB buffers: the 20000 events fit whether or not ftstack, under TCG,
+# runs often enough to drain smaller ones (exact counts, not a race)
+B="--buffer-size 16384"
+$FTSTACK $B -e __x64_sys_getppid --mechanism function -K -f -c "$W $n" >$TMP/o 2>$TMP/e
 expect_eq "function: exit status" $? 0
 check "function: mechanism said" grep -q 'through: function tracer' $TMP/e
 check "function: backend switch said" grep -q 'read through --backend ftrace' $TMP/e
@@ -35,11 +38,11 @@ check "function: no trampoline or ftrace frames" sh -c "! grep -Eq '0x[0-9a-f]+|
 [ "$(fc $TMP/o '__x64_sys_getppid [0-9]+$')" = $n ] || info "function output: $(head -c 800 $TMP/o) / $(cat $TMP/e)"
 
 # the same stacks as the kprobe PMU
-$FTSTACK -e __x64_sys_getppid --mechanism kprobe-pmu -K -f -c "$W $n" >$TMP/o2 2>$TMP/e
+$FTSTACK $B -e __x64_sys_getppid --mechanism kprobe-pmu -K -f -c "$W $n" >$TMP/o2 2>$TMP/e
 expect_eq "function tracer and kprobe PMU agree (-K folded)" "$(cat $TMP/o)" "$(cat $TMP/o2)"
 
 # two functions in one run never merge; user stacks are not available
-$FTSTACK -e __x64_sys_getppid -e __x64_sys_getpid --mechanism function -f -c "$W $n" >$TMP/o 2>$TMP/e
+$FTSTACK $B -e __x64_sys_getppid -e __x64_sys_getpid --mechanism function -f -c "$W $n" >$TMP/o 2>$TMP/e
 expect_eq "two functions: exit status" $? 0
 expect_eq "two functions: getppid hits" "$(fc $TMP/o ';__x64_sys_getppid [0-9]+$')" $n
 check "two functions: user stacks said to be missing" grep -q 'records no user stacks' $TMP/e

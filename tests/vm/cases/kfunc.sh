@@ -8,8 +8,10 @@ fc() { awk -v re="$2" '$0 ~ re { s += $NF } END { print s + 0 }' "$1"; }
 state() { cat $T/kprobe_events; ls $T/instances; }
 before=$(state)
 
+# 16 MB rings: the 20000 samples fit whether or not ftstack, under TCG,
+# runs often enough to drain the default 4 MB (exact counts, not a race)
 for m in kprobe-pmu kprobe-events; do
-	$FTSTACK -e __x64_sys_getppid --mechanism $m -f -c "$W $n" >$TMP/o 2>$TMP/e
+	$FTSTACK --buffer-size 16384 -e __x64_sys_getppid --mechanism $m -f -c "$W $n" >$TMP/o 2>$TMP/e
 	expect_eq "$m: exit status" $? 0
 	expect_eq "$m: caller_a path" "$(fc $TMP/o 'caller_a;do_getppid;.*__x64_sys_getppid [0-9]+$')" $a
 	expect_eq "$m: caller_b path" "$(fc $TMP/o 'caller_b;do_getppid;.*__x64_sys_getppid [0-9]+$')" $b
@@ -42,7 +44,8 @@ check "tracepoint fallback: stacks end in __kmalloc" awk '{ sub(/ [0-9]+$/, "");
 # kill -9 leaves a kprobe_events group behind; ftstack cleanup removes it
 $FTSTACK -e __x64_sys_getppid --mechanism kprobe-events 30 >/dev/null 2>&1 &
 pid=$!
-i=0; while [ $i -lt 50 ] && ! grep -q "ftstack_$pid" $T/kprobe_events; do sleep 0.1; i=$((i + 1)); done
+# (up to 60 s: under TCG on a busy host the set-up may be slow; a pass costs nothing)
+i=0; while [ $i -lt 600 ] && ! grep -q "ftstack_$pid" $T/kprobe_events; do sleep 0.1; i=$((i + 1)); done
 check "kprobe_events group created" grep -q "ftstack_$pid" $T/kprobe_events
 kill -9 $pid; wait $pid 2>/dev/null
 echo 'p:mine/keep_me do_sys_openat2' >> $T/kprobe_events

@@ -28,8 +28,10 @@ grep 'ftstack: \(attach\|detach\|creat\|skipp\)' $TMP/e | sed 's/^/# stderr: /'
 # kprobes cannot trace some matches (blacklist): those are said and skipped
 m=$(sed -n "s/^ftstack: attached \([0-9]*\) of \([0-9]*\) kernel functions.*/\2/p" $TMP/e)
 check "$P: progress starts with the number of probes" grep -qx "ftstack: attaching ${m:-x} probes\.\.\." $TMP/e
+# at most one line a tenth of the way and a second: how many is the host's
+# speed (none when attaching takes under a second, as under KVM)
 p=$(grep -c "^ftstack: attaching [0-9]*/${m:-x} probes\.\.\.$" $TMP/e)
-check "$P: a few attaching N/$m lines ($p), not hundreds" [ "$p" -ge 1 -a "$p" -le 9 ]
+check "$P: at most 9 attaching N/$m lines ($p), not hundreds" [ "$p" -le 9 ]
 check "$P: final line: all attached ($m of $n matches)" grep -qx "ftstack: attached $m of $m kernel functions" $TMP/e
 check "$P: hundreds attached" [ "${m:-0}" -ge 200 ]
 check "$P: detaching progress" grep -qx "ftstack: detaching $m probes\.\.\." $TMP/e
@@ -41,7 +43,8 @@ ip link set lo up
 mkdir -p $TMP/www && echo hello > $TMP/www/index.html
 httpd -f -p 127.0.0.1:8080 -h $TMP/www &
 httpd=$!
-sleep 0.3
+# listening (0x1F90 = 8080 in /proc/net/tcp, state 0A), however long that takes
+i=0; while [ $i -lt 100 ] && ! grep -q ':1F90 00000000:0000 0A' /proc/net/tcp; do sleep 0.1; i=$((i + 1)); done
 $FTSTACK -e tcp_v4_connect -K -f \
 	-c "sh -c 'wget -q -O /dev/null http://127.0.0.1:8080/index.html'" >$TMP/o 2>$TMP/e
 expect_eq "-c that forks: exit status" $? 0
