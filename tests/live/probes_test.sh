@@ -67,13 +67,15 @@ kill -INT $fpid; wait $fpid
 expect_eq "uprobe -p: only the one process" "$(folded_count $TMP/o 'do_getppid [0-9]+$')" $n
 # bcc's -l c malloc with -p: libc as that process maps it; the process's
 # children are followed (ls, forked once tracing has started, however long
-# that takes)
-rm -f $TMP/go
-sh -c "while [ ! -e $TMP/go ]; do sleep 0.05; done; ls / >/dev/null" & sp=$!
+# that takes: the shell waits on a FIFO, forking nothing before)
+mkfifo $TMP/go.fifo
+sh -c "read x < $TMP/go.fifo; ls / >/dev/null" & sp=$!
 "$FTSTACK" -l c malloc -f -U -p $sp >$TMP/o 2>$TMP/e & fpid=$!
 wait_for 60 started $fpid
-touch $TMP/go
-wait $sp; wait $fpid; st=$?
+echo go > $TMP/go.fifo
+wait $sp; wait_for 30 gone $fpid
+check "-l c malloc -p: ends when the process exits" gone $fpid
+kill -INT $fpid 2>/dev/null; wait $fpid; st=$?
 expect_eq "-l c malloc -p: exit status" $st 0
 check "-l c malloc -p: the child's mallocs counted" awk '$0 ~ /^ls;.*;malloc [0-9]+$/ { n += $NF } END { exit !(n > 0) }' $TMP/o
 
