@@ -11,14 +11,14 @@
 
 CC      ?= cc
 # libunwind: the DWARF unwinder of user stacks (doc/ARCHITECTURE.md says why not libdw)
-PKGS    := libtracefs libtraceevent libelf libunwind-generic
+PKGS    := libtracefs libtraceevent libelf libunwind-generic libcurl
 BUILD   ?= build
 CFLAGS  ?= -O2 -g
 override CFLAGS += -std=gnu11 -Wall -Wextra -Werror -Wno-format-truncation -Wno-unknown-warning-option -MMD -MP -D_GNU_SOURCE \
            -I. $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 override LDLIBS += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -llzma -lz -lm -lstdc++ -lpthread
 
-MODULES := host tracefs perfev aggregate symbolize output report cli plan collector
+MODULES := host tracefs perfev aggregate symbolize output report fleet cli plan collector
 LIB_SRC := $(filter-out collector/main.c,$(wildcard $(addsuffix /*.c,$(MODULES))))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 MAIN_OBJ := $(BUILD)/collector/main.o

@@ -1,0 +1,212 @@
+/* fleet: ftstack's stacks in ClickHouse. The sink inserts each interval's
+ * (or the run's) symbolized aggregate over HTTP from a sender thread with a
+ * bounded queue and retries; the clickhouse:// report source has ClickHouse
+ * group the fleet's rows and hands back one row per distinct stack.
+ *
+ * Rows travel as RowBinary both ways, so names are bytes that need no
+ * escaping; the values that do go into SQL text (database and table names,
+ * filters) are quoted by fleet_sql_*. Never prints: errors come back as
+ * -errno with a message in a caller buffer, and no message ever holds the
+ * password.
+ */
+#ifndef FTSTACK_FLEET_H
+#define FTSTACK_FLEET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+#include "aggregate/aggregate.h"
+
+#define FLEET_DEFAULT_PORT 8123
+#define FLEET_DEFAULT_TABLE "ftstack_stacks"
+#define FLEET_PASSWORD_ENV "FTSTACK_CLICKHOUSE_PASSWORD"
+
+/* ---- URLs (url.c) ---- */
+
+/* clickhouse://[USER[:PASSWORD]@]HOST[:PORT]/DB[.TABLE][?since=&until=&host=&event=&mode=]
+ * (clickhouses:// for https, port 8443). USER, PASSWORD and the query's
+ * values may be percent-encoded. The query's filters are for report: they
+ * let the two sides of --diff differ. */
+struct fleet_url {
+	bool https;
+	char user[128];
+	char password[256];
+	char host[256];
+	unsigned port;
+	char db[128];
+	char table[128];
+	bool has_table;      /* the URL named the table */
+	char since[64], until[64]; /* report filters from the URL's query, "" = none */
+	char host_pattern[256], event[256], mode[32];
+};
+
+/* Returns true when S starts with a scheme ("word://"). */
+bool fleet_is_url(const char *s);
+/* Parses S into *u. ENV_PASSWORD (FTSTACK_CLICKHOUSE_PASSWORD, may be NULL)
+ * is taken when the URL has none. Returns 0, or -EINVAL with the reason in
+ * err (unknown scheme, no host, bad port, no database...). */
+int fleet_url_parse(const char *s, const char *env_password, struct fleet_url *u,
+		    char *err, size_t errlen);
+/* Writes "[https://]USER@HOST:PORT/DB.TABLE" into buf, never the password.
+ * Returns buf. */
+char *fleet_url_show(const struct fleet_url *u, char *buf, size_t len);
+
+/* ---- SQL (sql.c) ---- */
+
+/* A growing byte buffer. */
+struct fleet_buf {
+	char *data;
+	size_t len, cap;
+	bool failed;         /* an allocation failed: the content is incomplete */
+};
+void fleet_buf_free(struct fleet_buf *b);
+void fleet_buf_put(struct fleet_buf *b, const void *p, size_t n);
+void fleet_buf_str(struct fleet_buf *b, const char *s);
+
+/* Appends S as a ClickHouse string literal: quotes, backslashes and every
+ * byte outside printable ASCII escaped (\xHH), so any bytes round-trip. */
+void fleet_sql_string(struct fleet_buf *b, const char *s);
+/* Appends NAME as a back-quoted identifier. */
+void fleet_sql_ident(struct fleet_buf *b, const char *name);
+/* Appends S as a LIKE pattern literal: '*' and '?' of the glob become '%'
+ * and '_', and S's own '%', '_' and '\' match themselves. */
+void fleet_sql_like(struct fleet_buf *b, const char *glob);
+/* The CREATE TABLE IF NOT EXISTS statement of DB.TABLE. Returns 0 or -ENOMEM. */
+int fleet_sql_create(const struct fleet_url *u, struct fleet_buf *b);
+/* The INSERT ... FORMAT RowBinary statement of DB.TABLE. */
+int fleet_sql_insert(const struct fleet_url *u, struct fleet_buf *b);
+
+/* Parses a report time: seconds since the epoch, "YYYY-MM-DD", "YYYY-MM-DD
+ * HH:MM[:SS]" (or with a T; local time, or UTC with a trailing Z), "now",
+ * or "-N[smhd]" before NOW. Returns 0 or -EINVAL. */
+int fleet_time_parse(const char *s, time_t now, int64_t *out);
+
+/* What report asks of the table. Strings may be NULL (no filter). */
+struct fleet_query {
+	int64_t since, until;       /* [since, until), seconds; until 0 = none */
+	bool has_since;
+	const char *host_pattern;   /* glob */
+	const char *event;          /* glob */
+	const char *mode;           /* count, profile, offcpu */
+	bool by_comm;               /* group by comm (folded, -P) */
+	bool by_pid;                /* group by pid (-P) */
+};
+/* The SELECT that groups DB.TABLE's rows by stack. Returns 0 or -ENOMEM. */
+int fleet_sql_select(const struct fleet_url *u, const struct fleet_query *q,
+		     struct fleet_buf *b);
+
+/* ---- rows (rows.c): RowBinary ---- */
+
+/* What every row of one insert shares. */
+struct fleet_rows_meta {
+	uint32_t ts;                /* interval end, seconds since the epoch */
+	uint32_t duration_ms;
+	const char *host;
+	const char *mode;           /* "count", "profile", "offcpu" */
+	const char *const *events;  /* names indexed by agg_named_stack.event */
+	uint32_t nevents;
+	bool by_weight;             /* weight column = stack weight (offcpu us), else count */
+};
+/* Appends one row per stack to B (leaf-first frames become root-first
+ * arrays; a NULL comm is ""). Returns the weight added, and leaves
+ * b->failed set on -ENOMEM. */
+uint64_t fleet_rows_encode(struct fleet_buf *b, const struct fleet_rows_meta *m,
+			   const struct agg_named_stack *s, size_t n);
+
+/* One grouped row of report's SELECT. Frames root first, as stored. */
+struct fleet_row {
+	const char *event;
+	const char *comm;
+	uint32_t pid;
+	const char **kernel;
+	uint32_t nk;
+	const char **user;
+	uint32_t nu;
+	uint64_t weight;
+};
+typedef int (*fleet_row_fn)(void *ctx, const struct fleet_row *r);
+/* Decodes the SELECT's RowBinary answer, calling FN per row. Returns the
+ * number of rows, -EPROTO for a truncated or malformed answer, -ENOMEM, or
+ * what FN returned when it was not 0. */
+long fleet_rows_decode(const char *data, size_t len, fleet_row_fn fn, void *ctx);
+
+/* ---- HTTP (http.c): libcurl ---- */
+
+struct fleet_http;
+/* Returns 0 and a connection to U's server, or -ENOMEM. */
+int fleet_http_create(const struct fleet_url *u, struct fleet_http **out);
+void fleet_http_free(struct fleet_http *h);
+/* Runs QUERY (sent in the URL) with BODY (data for an INSERT, may be empty),
+ * the answer appended to RESP (may be NULL). Returns 0; -ECONNREFUSED,
+ * -EHOSTUNREACH, -ETIMEDOUT or -EIO when the server could not be reached
+ * or the transfer broke (worth retrying); -EACCES for refused credentials;
+ * -EINVAL when the server rejected the statement; -ENOMEM. err gets a
+ * one-line reason (the server's own message where it gave one). */
+int fleet_http_post(struct fleet_http *h, const char *query, const void *body, size_t len,
+		    struct fleet_buf *resp, char *err, size_t errlen);
+
+/* ---- the sink (sink.c): a sender thread behind a bounded queue ---- */
+
+/* How the sender delivers one batch; the real one is fleet_http_post, tests
+ * pass a fake. Same returns as fleet_http_post. */
+struct fleet_transport {
+	int (*post)(void *ctx, const char *query, const void *body, size_t len,
+		    char *err, size_t errlen);
+	void *ctx;
+};
+
+struct fleet_sink_config {
+	struct fleet_transport tr;
+	const char *insert;         /* the INSERT statement (copied) */
+	size_t buffer_bytes;        /* unsent batches kept at most (--sink-buffer) */
+	unsigned backoff_min_ms;    /* first retry delay, doubled up to ... */
+	unsigned backoff_max_ms;
+	unsigned flush_ms;          /* at close: how long unsent batches still get */
+};
+
+struct fleet_sink_stats {
+	uint64_t rows_sent, weight_sent, inserts;
+	uint64_t rows_pending, weight_pending;        /* unsent when close gave up */
+	uint64_t rows_dropped_full, weight_dropped_full; /* --sink-buffer full */
+	uint64_t rows_rejected, weight_rejected;      /* the server refused the insert */
+	uint64_t retries;                             /* failed attempts retried */
+	char last_error[256];                         /* the last failure's reason */
+};
+
+struct fleet_sink;
+/* Starts the sender thread. Returns 0, -ENOMEM or -errno of pthread_create. */
+int fleet_sink_start(const struct fleet_sink_config *c, struct fleet_sink **out);
+/* Queues a batch of ROWS rows with WEIGHT in all; the sink takes B's data
+ * (b is emptied). When the queue would exceed buffer_bytes, the oldest
+ * unsent batches are dropped (or this one, if it cannot fit) and counted.
+ * Never blocks on the network. Returns 0 or -ENOMEM. */
+int fleet_sink_push(struct fleet_sink *s, struct fleet_buf *b, uint64_t rows, uint64_t weight);
+/* A snapshot of the counts. */
+void fleet_sink_stats(struct fleet_sink *s, struct fleet_sink_stats *out);
+/* Gives unsent batches flush_ms more, stops the thread, fills *out and
+ * frees the sink. NULL is fine. */
+void fleet_sink_close(struct fleet_sink *s, struct fleet_sink_stats *out);
+
+/* ---- the pieces put together (fleet.c) ---- */
+
+struct fleet;
+/* Connects to URL's server and creates its table if absent (which proves
+ * address, credentials and database), then starts the sink. Returns 0,
+ * -EINVAL (bad URL), or the fleet_http_post errors; err says why. */
+int fleet_open(const char *url, const char *env_password, size_t buffer_bytes,
+	       struct fleet **out, char *err, size_t errlen);
+/* Queues one interval's stacks (all of them: -m/-t/-x are for display).
+ * Returns 0 or -ENOMEM. */
+int fleet_send(struct fleet *f, const struct fleet_rows_meta *m,
+	       const struct agg_named_stack *s, size_t n);
+/* Flushes, stops and frees; *out gets the counts. NULL is fine. */
+void fleet_close(struct fleet *f, struct fleet_sink_stats *out);
+
+/* Runs report's grouped SELECT on URL's table, FN once per distinct stack.
+ * The URL's own ?since=&until=&host=&event=&mode= override Q's. Returns the
+ * number of rows or -errno with err set. */
+long fleet_report(const char *url, const char *env_password, const struct fleet_query *q,
+		  fleet_row_fn fn, void *ctx, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,154 @@
+/* The SQL ftstack sends: every value quoted here, in the one form both
+ * ClickHouse 18.16 (Debian 12) and current releases read. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "fleet/fleet.h"
+
+void fleet_buf_free(struct fleet_buf *b)
+{
+	free(b->data);
+	*b = (struct fleet_buf){ 0 };
+}
+
+void fleet_buf_put(struct fleet_buf *b, const void *p, size_t n)
+{
+	if (b->failed)
+		return;
+	if (b->len + n + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap : 256;
+		while (cap < b->len + n + 1)
+			cap *= 2;
+		char *d = realloc(b->data, cap);
+		if (!d) {
+			b->failed = true;
+			return;
+		}
+		b->data = d;
+		b->cap = cap;
+	}
+	memcpy(b->data + b->len, p, n);
+	b->len += n;
+	b->data[b->len] = '\0'; /* SQL text stays a C string */
+}
+
+void fleet_buf_str(struct fleet_buf *b, const char *s)
+{
+	fleet_buf_put(b, s, strlen(s));
+}
+
+/* Appends S escaped for a quoted literal whose quote is Q. */
+static void escape(struct fleet_buf *b, const char *s, char q)
+{
+	char hex[5];
+	fleet_buf_put(b, &q, 1);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '\\' || *p == (unsigned char)q) {
+			fleet_buf_put(b, "\\", 1);
+			fleet_buf_put(b, p, 1);
+		} else if (*p < 0x20 || *p >= 0x7f) {
+			/* control bytes and every non-ASCII byte, valid UTF-8 or not */
+			snprintf(hex, sizeof(hex), "\\x%02X", *p);
+			fleet_buf_put(b, hex, 4);
+		} else {
+			fleet_buf_put(b, p, 1);
+		}
+	}
+	fleet_buf_put(b, &q, 1);
+}
+
+void fleet_sql_string(struct fleet_buf *b, const char *s)
+{
+	escape(b, s, '\'');
+}
+
+void fleet_sql_ident(struct fleet_buf *b, const char *name)
+{
+	escape(b, name, '`');
+}
+
+void fleet_sql_like(struct fleet_buf *b, const char *glob)
+{
+	struct fleet_buf pat = { 0 };
+	for (const char *p = glob; *p; p++) {
+		if (*p == '*')
+			fleet_buf_put(&pat, "%", 1);
+		else if (*p == '?')
+			fleet_buf_put(&pat, "_", 1);
+		else if (*p == '%' || *p == '_' || *p == '\\') {
+			fleet_buf_put(&pat, "\\", 1); /* LIKE's own escape, then the literal's */
+			fleet_buf_put(&pat, p, 1);
+		} else
+			fleet_buf_put(&pat, p, 1);
+	}
+	if (pat.failed)
+		b->failed = true;
+	fleet_sql_string(b, pat.data ? pat.data : "");
+	fleet_buf_free(&pat);
+}
+
+static void table_name(struct fleet_buf *b, const struct fleet_url *u)
+{
+	fleet_sql_ident(b, u->db);
+	fleet_buf_str(b, ".");
+	fleet_sql_ident(b, u->table);
+}
+
+/* Partitioned by day, ordered for the queries report runs (one host's or
+ * event's rows over a time range). PARTITION BY and ORDER BY clauses are the
+ * custom-partitioning syntax both 18.16 and current releases take. */
+int fleet_sql_create(const struct fleet_url *u, struct fleet_buf *b)
+{
+	fleet_buf_str(b, "CREATE TABLE IF NOT EXISTS ");
+	table_name(b, u);
+	fleet_buf_str(b, " (ts DateTime, duration_ms UInt32, host String, mode String, "
+		      "event String, comm String, pid UInt32, kernel Array(String), "
+		      "`user` Array(String), weight UInt64) ENGINE = MergeTree "
+		      "PARTITION BY toDate(ts) ORDER BY (host, event, ts)");
+	return b->failed ? -ENOMEM : 0;
+}
+
+int fleet_sql_insert(const struct fleet_url *u, struct fleet_buf *b)
+{
+	fleet_buf_str(b, "INSERT INTO ");
+	table_name(b, u);
+	fleet_buf_str(b, " (ts, duration_ms, host, mode, event, comm, pid, kernel, `user`, weight) "
+		      "FORMAT RowBinary");
+	return b->failed ? -ENOMEM : 0;
+}
+
+int fleet_sql_select(const struct fleet_url *u, const struct fleet_query *q, struct fleet_buf *b)
+{
+	char num[64];
+	fleet_buf_str(b, q->by_comm ? "SELECT event, comm, " : "SELECT event, '' AS c, ");
+	fleet_buf_str(b, q->by_pid ? "pid, " : "toUInt32(0) AS p, ");
+	fleet_buf_str(b, "kernel, `user`, sum(weight) AS w FROM ");
+	table_name(b, u);
+	fleet_buf_str(b, " WHERE 1");
+	if (q->has_since) {
+		snprintf(num, sizeof(num), " AND ts >= toDateTime(%" PRId64 ")", q->since);
+		fleet_buf_str(b, num);
+	}
+	if (q->until) {
+		snprintf(num, sizeof(num), " AND ts < toDateTime(%" PRId64 ")", q->until);
+		fleet_buf_str(b, num);
+	}
+	if (q->host_pattern) {
+		fleet_buf_str(b, " AND host LIKE ");
+		fleet_sql_like(b, q->host_pattern);
+	}
+	if (q->event) {
+		fleet_buf_str(b, " AND event LIKE ");
+		fleet_sql_like(b, q->event);
+	}
+	if (q->mode) {
+		fleet_buf_str(b, " AND mode = ");
+		fleet_sql_string(b, q->mode);
+	}
+	fleet_buf_str(b, q->by_comm ? " GROUP BY event, comm, " : " GROUP BY event, c, ");
+	fleet_buf_str(b, q->by_pid ? "pid, " : "p, ");
+	fleet_buf_str(b, "kernel, `user` FORMAT RowBinary");
+	return b->failed ? -ENOMEM : 0;
+}

@@ -1,0 +1,324 @@
+/* fleet/: URLs, SQL quoting, RowBinary both ways, and the sender's retry
+ * and bounded buffer against a fake transport. No server needed. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "fleet/fleet.h"
+#include "check.h"
+
+static void test_urls(void)
+{
+	struct fleet_url u;
+	char err[256], show[512];
+	CHECK(fleet_url_parse("clickhouse://h/db", NULL, &u, err, sizeof(err)) == 0, "minimal URL");
+	CHECK_STR(u.host, "h", "host");
+	CHECK_EQ_U64(u.port, 8123, "default port");
+	CHECK_STR(u.db, "db", "database");
+	CHECK_STR(u.table, "ftstack_stacks", "default table");
+	CHECK_STR(u.user, "default", "default user");
+	CHECK(!u.has_table && !u.https && !u.password[0], "no table, http, no password");
+
+	CHECK(fleet_url_parse("clickhouse://bob:p%40ss%3Aw@10.0.0.1:9123/prof.stacks", "envpw", &u,
+			      err, sizeof(err)) == 0, "full URL");
+	CHECK_STR(u.user, "bob", "user");
+	CHECK_STR(u.password, "p@ss:w", "percent-decoded password");
+	CHECK_EQ_U64(u.port, 9123, "port");
+	CHECK_STR(u.table, "stacks", "table");
+	CHECK_STR(fleet_url_show(&u, show, sizeof(show)), "clickhouse://bob@10.0.0.1:9123/prof.stacks",
+		  "shown without the password");
+
+	CHECK(fleet_url_parse("clickhouse://bob@h/db", "envpw", &u, err, sizeof(err)) == 0 &&
+	      strcmp(u.password, "envpw") == 0, "password from the environment");
+	CHECK(fleet_url_parse("clickhouses://[::1]/db.t", NULL, &u, err, sizeof(err)) == 0 &&
+	      u.https && u.port == 8443 && strcmp(u.host, "[::1]") == 0, "https, IPv6 literal");
+	CHECK(fleet_url_parse("clickhouse://h/db.t?since=-2h&host=web%2A&mode=profile", NULL, &u,
+			      err, sizeof(err)) == 0 && strcmp(u.since, "-2h") == 0 &&
+	      strcmp(u.host_pattern, "web*") == 0 && strcmp(u.mode, "profile") == 0, "query filters");
+
+	static const struct { const char *url, *why; } bad[] = {
+		{ "http://h/db", "unknown scheme 'http://'" },
+		{ "clickhouse://h", "no database" },
+		{ "clickhouse:///db", "no host name" },
+		{ "clickhouse://h:0/db", "the port must be" },
+		{ "clickhouse://h:99999/db", "the port must be" },
+		{ "clickhouse://h:x/db", "the port must be" },
+		{ "clickhouse://h/", "no database" },
+		{ "clickhouse://h/db.", "the table name" },
+		{ "clickhouse://h/d`b", "no database" },
+		{ "clickhouse://h/db?x=1", "unknown query parameter 'x'" },
+		{ "clickhouse://a%zz@h/db", "the user name" },
+		{ "h:8123/db", "not a URL" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err[0] = '\0';
+		int ret = fleet_url_parse(bad[i].url, NULL, &u, err, sizeof(err));
+		CHECK(ret == -EINVAL && strstr(err, bad[i].why), "%s refused: %s", bad[i].url, err);
+	}
+	CHECK(fleet_is_url("clickhouse://x") && fleet_is_url("ftp://x") && !fleet_is_url("/tmp/a://b") &&
+	      !fleet_is_url("out.folded"), "what looks like a URL");
+}
+
+static void test_sql(void)
+{
+	struct fleet_buf b = { 0 };
+	fleet_sql_string(&b, "a'b\\c\td\ne\xff\x01z");
+	CHECK_STR(b.data, "'a\\'b\\\\c\\x09d\\x0Ae\\xFF\\x01z'", "string literal escapes");
+	fleet_buf_free(&b);
+	fleet_sql_ident(&b, "we`ird");
+	CHECK_STR(b.data, "`we\\`ird`", "identifier escapes");
+	fleet_buf_free(&b);
+	fleet_sql_like(&b, "web-*_1?%\\");
+	CHECK_STR(b.data, "'web-%\\\\_1_\\\\%\\\\\\\\'", "glob to LIKE");
+	fleet_buf_free(&b);
+
+	struct fleet_url u;
+	char err[128];
+	fleet_url_parse("clickhouse://h/db.t", NULL, &u, err, sizeof(err));
+	CHECK(fleet_sql_create(&u, &b) == 0 && strstr(b.data, "CREATE TABLE IF NOT EXISTS `db`.`t` (") &&
+	      strstr(b.data, "PARTITION BY toDate(ts) ORDER BY (host, event, ts)"), "create: %s", b.data);
+	fleet_buf_free(&b);
+	CHECK(fleet_sql_insert(&u, &b) == 0 && strstr(b.data, "INSERT INTO `db`.`t` (ts,") &&
+	      strstr(b.data, "FORMAT RowBinary"), "insert");
+	fleet_buf_free(&b);
+	struct fleet_query q = { .has_since = true, .since = 100, .until = 200, .host_pattern = "h'1",
+				 .event = "t:*", .mode = "count", .by_comm = true };
+	CHECK(fleet_sql_select(&u, &q, &b) == 0, "select");
+	CHECK_STR(b.data, "SELECT event, comm, toUInt32(0) AS p, kernel, `user`, sum(weight) AS w "
+		  "FROM `db`.`t` WHERE 1 AND ts >= toDateTime(100) AND ts < toDateTime(200) AND "
+		  "host LIKE 'h\\'1' AND event LIKE 't:%' AND mode = 'count' GROUP BY event, comm, p, "
+		  "kernel, `user` FORMAT RowBinary", "the grouped select");
+	fleet_buf_free(&b);
+}
+
+static void test_time(void)
+{
+	int64_t t;
+	CHECK(fleet_time_parse("1700000000", 5, &t) == 0 && t == 1700000000, "epoch seconds");
+	CHECK(fleet_time_parse("-2h", 10000, &t) == 0 && t == 10000 - 7200, "relative hours");
+	CHECK(fleet_time_parse("-90s", 1000, &t) == 0 && t == 910, "relative seconds");
+	CHECK(fleet_time_parse("now", 42, &t) == 0 && t == 42, "now");
+	CHECK(fleet_time_parse("2023-11-14T22:13:20Z", 0, &t) == 0 && t == 1700000000, "ISO UTC");
+	CHECK(fleet_time_parse("2023-11-14 22:13Z", 0, &t) == 0 && t == 1699999980, "no seconds");
+	CHECK(fleet_time_parse("2023-11-14Z", 0, &t) == 0 && t == 1699920000, "a date");
+	const char *bad[] = { "", "yesterday", "-2x", "2023-13-01", "2023-11-14 25:00", "12:00", "-h" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		CHECK(fleet_time_parse(bad[i], 0, &t) == -EINVAL, "'%s' refused", bad[i]);
+}
+
+/* ---- RowBinary ---- */
+
+static const uint8_t insert_row[] = {
+	0x10, 0x27, 0, 0,          /* ts 10000 */
+	0xe8, 0x03, 0, 0,          /* duration 1000 */
+	1, 'h', 5, 'c', 'o', 'u', 'n', 't', 1, 'E', 1, 'c',
+	7, 0, 0, 0,                /* pid */
+	2, 2, 'k', '1', 2, 'k', '0', /* kernel root first */
+	1, 2, 'u', 0xff,           /* user */
+	9, 0, 0, 0, 0, 0, 0, 0,    /* weight: the count */
+};
+
+static void test_encode(void)
+{
+	const char *frames[] = { "k0", "k1", "u\xff" };
+	const char *events[] = { "E" };
+	struct agg_named_stack s = { .event = 0, .pid = 7, .comm = "c", .frames = frames,
+				     .nkframes = 2, .nuframes = 1, .count = 9, .weight = 900 };
+	struct fleet_rows_meta m = { .ts = 10000, .duration_ms = 1000, .host = "h", .mode = "count",
+				     .events = events, .nevents = 1 };
+	struct fleet_buf b = { 0 };
+	CHECK_EQ_U64(fleet_rows_encode(&b, &m, &s, 1), 9, "weight of the batch");
+	CHECK(b.len == sizeof(insert_row) && memcmp(b.data, insert_row, b.len) == 0,
+	      "one row, RowBinary, frames root first (%zu bytes)", b.len);
+	fleet_buf_free(&b);
+	m.by_weight = true;
+	CHECK_EQ_U64(fleet_rows_encode(&b, &m, &s, 1), 900, "offcpu: the weight column is the weight");
+	fleet_buf_free(&b);
+}
+
+struct seen {
+	int rows;
+	char text[512];
+};
+
+static int on_row(void *arg, const struct fleet_row *r)
+{
+	struct seen *s = arg;
+	size_t n = strlen(s->text);
+	n += (size_t)snprintf(s->text + n, sizeof(s->text) - n, "%s|%s|%u|", r->event, r->comm, r->pid);
+	for (uint32_t i = 0; i < r->nk; i++)
+		n += (size_t)snprintf(s->text + n, sizeof(s->text) - n, "%s;", r->kernel[i]);
+	n += (size_t)snprintf(s->text + n, sizeof(s->text) - n, "|");
+	for (uint32_t i = 0; i < r->nu; i++)
+		n += (size_t)snprintf(s->text + n, sizeof(s->text) - n, "%s;", r->user[i]);
+	snprintf(s->text + n, sizeof(s->text) - n, "|%llu\n", (unsigned long long)r->weight);
+	s->rows++;
+	return 0;
+}
+
+static void test_decode(void)
+{
+	static const uint8_t answer[] = {
+		1, 'E', 2, 'c', '\t', 3, 0, 0, 0, 2, 1, 'a', 3, 'b', '\n', 'c', 0, 5, 0, 0, 0, 0, 0, 0, 0,
+		1, 'F', 0, 0, 0, 0, 0, 0, 1, 2, '\'', 0xfe, 0x2c, 0x01, 0, 0, 0, 0, 0, 0,
+	};
+	struct seen s = { 0 };
+	CHECK(fleet_rows_decode((const char *)answer, sizeof(answer), on_row, &s) == 2, "two rows");
+	CHECK_STR(s.text, "E|c\t|3|a;b\nc;||5\nF||0||'\xfe;|300\n", "bytes as sent");
+	for (size_t cut = 1; cut < sizeof(answer); cut++) {
+		if (cut == 25)
+			continue; /* a whole first row */
+		memset(&s, 0, sizeof(s));
+		if (fleet_rows_decode((const char *)answer, cut, on_row, &s) != -EPROTO) {
+			CHECK(0, "an answer cut at %zu is refused", cut);
+			return;
+		}
+	}
+	CHECK(1, "every truncated answer is refused");
+	static const uint8_t nul[] = { 2, 'a', 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 };
+	CHECK(fleet_rows_decode((const char *)nul, sizeof(nul), on_row, &s) == -EPROTO, "a NUL in a name is refused");
+}
+
+/* ---- the sender against a fake transport ---- */
+
+struct fake {
+	pthread_mutex_t lock;
+	int fail;          /* the next FAIL posts fail with -ECONNREFUSED */
+	int reject;        /* the next REJECT posts fail with -EINVAL */
+	int posts;
+	bool hold;         /* posts wait while set: a batch stays in flight */
+	pthread_cond_t cond;
+	size_t bytes;      /* delivered */
+	char got[1024];    /* delivered bodies, concatenated */
+};
+
+static int fake_post(void *ctx, const char *query, const void *body, size_t len, char *err,
+		     size_t errlen)
+{
+	struct fake *f = ctx;
+	int ret = 0;
+	pthread_mutex_lock(&f->lock);
+	f->posts++;
+	pthread_cond_broadcast(&f->cond);
+	while (f->hold)
+		pthread_cond_wait(&f->cond, &f->lock);
+	if (strcmp(query, "INSERT X") != 0) {
+		ret = -EINVAL;
+	} else if (f->fail > 0) {
+		f->fail--;
+		snprintf(err, errlen, "cannot reach h:1: refused");
+		ret = -ECONNREFUSED;
+	} else if (f->reject > 0) {
+		f->reject--;
+		snprintf(err, errlen, "HTTP 400: bad");
+		ret = -EINVAL;
+	} else if (f->bytes + len < sizeof(f->got)) {
+		memcpy(f->got + f->bytes, body, len);
+		f->bytes += len;
+	}
+	pthread_mutex_unlock(&f->lock);
+	return ret;
+}
+
+static void push(struct fleet_sink *s, const char *text, uint64_t rows)
+{
+	struct fleet_buf b = { 0 };
+	fleet_buf_str(&b, text);
+	fleet_sink_push(s, &b, rows, rows * 10);
+}
+
+static struct fleet_sink *start(struct fake *f, size_t buffer, unsigned flush_ms)
+{
+	struct fleet_sink_config c = { .tr = { fake_post, f }, .insert = "INSERT X",
+				       .buffer_bytes = buffer, .backoff_min_ms = 5,
+				       .backoff_max_ms = 20, .flush_ms = flush_ms };
+	struct fleet_sink *s = NULL;
+	CHECK(fleet_sink_start(&c, &s) == 0, "sink started");
+	return s;
+}
+
+static void test_sink(void)
+{
+	struct fake f = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER,
+			  .fail = 3 };
+	struct fleet_sink_stats st;
+	struct fleet_sink *s = start(&f, 1024, 2000);
+	push(s, "aaaa", 1);
+	push(s, "bb", 2);
+	fleet_sink_close(s, &st);
+	CHECK_STR(f.got, "aaaabb", "delivered in order after three refusals");
+	CHECK(st.rows_sent == 3 && st.weight_sent == 30 && st.inserts == 2 && st.retries == 3 &&
+	      !st.rows_pending && !st.rows_dropped_full, "sent 3 rows in 2 inserts, 3 retries");
+	CHECK(strstr(st.last_error, "refused") != NULL, "the last error is kept: %s", st.last_error);
+
+	/* a server that stays away: 8 bytes of buffer hold two 4-byte batches;
+	 * the first is in flight (never dropped), the oldest queued go */
+	memset(&f, 0, sizeof(f));
+	pthread_mutex_init(&f.lock, NULL);
+	pthread_cond_init(&f.cond, NULL);
+	f.fail = 1000000;
+	f.hold = true;
+	s = start(&f, 8, 50);
+	push(s, "1111", 1);
+	pthread_mutex_lock(&f.lock);
+	while (!f.posts)
+		pthread_cond_wait(&f.cond, &f.lock);
+	pthread_mutex_unlock(&f.lock);
+	push(s, "2222", 2);
+	push(s, "3333", 4);      /* 2222 dropped: 1111 is in flight */
+	push(s, "555555555", 8); /* 3333 dropped, and still too big: itself dropped */
+	pthread_mutex_lock(&f.lock);
+	f.hold = false;
+	pthread_cond_broadcast(&f.cond);
+	pthread_mutex_unlock(&f.lock);
+	fleet_sink_close(s, &st);
+	CHECK(st.rows_dropped_full == 14 && st.weight_dropped_full == 140, "dropped: %llu rows",
+	      (unsigned long long)st.rows_dropped_full);
+	CHECK(st.rows_pending == 1 && st.weight_pending == 10 && st.rows_sent == 0,
+	      "pending at exit: %llu rows", (unsigned long long)st.rows_pending);
+
+	/* while the sender waits to retry, its batch is the oldest: dropped first */
+	memset(&f, 0, sizeof(f));
+	pthread_mutex_init(&f.lock, NULL);
+	pthread_cond_init(&f.cond, NULL);
+	f.fail = 1000000;
+	struct fleet_sink_config c = { .tr = { fake_post, &f }, .insert = "INSERT X",
+				       .buffer_bytes = 8, .backoff_min_ms = 60000,
+				       .backoff_max_ms = 60000, .flush_ms = 0 };
+	CHECK(fleet_sink_start(&c, &s) == 0, "sink started");
+	push(s, "1111", 1);
+	do {
+		usleep(1000);
+		fleet_sink_stats(s, &st);
+	} while (!st.retries);
+	push(s, "2222", 2);
+	push(s, "3333", 4);
+	fleet_sink_close(s, &st);
+	CHECK(st.rows_dropped_full == 1 && st.rows_pending == 6, "oldest dropped: %llu, pending %llu",
+	      (unsigned long long)st.rows_dropped_full, (unsigned long long)st.rows_pending);
+
+	/* a refused insert is not retried, and the next goes */
+	memset(&f, 0, sizeof(f));
+	pthread_mutex_init(&f.lock, NULL);
+	pthread_cond_init(&f.cond, NULL);
+	f.reject = 1;
+	s = start(&f, 1024, 1000);
+	push(s, "xx", 1);
+	push(s, "yy", 2);
+	push(s, "", 0);
+	fleet_sink_close(s, &st);
+	CHECK(st.rows_rejected == 1 && st.rows_sent == 2 && f.posts == 2 && strcmp(f.got, "yy") == 0,
+	      "rejected 1, sent 2, %d posts", f.posts);
+}
+
+int main(void)
+{
+	test_urls();
+	test_sql();
+	test_time();
+	test_encode();
+	test_decode();
+	test_sink();
+	CHECK_DONE();
+}
