@@ -78,6 +78,13 @@ struct ft_options {
 	 * (FT_WEIGHT_AUTO: by period where every sample of the event has one) */
 	enum ft_weight { FT_WEIGHT_AUTO, FT_WEIGHT_SAMPLES, FT_WEIGHT_PERIOD } weight;
 	const char *report_files[64];
+	const char *sink;          /* --sink clickhouse://... */
+	size_t sink_buffer;        /* --sink-buffer, bytes */
+	const char *host_name;     /* --host-name: the host column, default gethostname */
+	const char *since, *until; /* report --since/--until (clickhouse://) */
+	const char *host_pattern;  /* report --host PATTERN */
+	const char *event_filter;  /* report --event EVENT */
+	const char *mode_filter;   /* report --mode MODE */
 	void *owned[130];          /* what parsing allocated, for ft_options_free */
 	int nowned;
 	int nreport_files;

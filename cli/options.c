@@ -7,10 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include "cli/cli.h"
 #include "host/host.h"
 #include "report/report.h"
+#include "fleet/fleet.h"
 
 enum {
 	OPT_FORMAT = 256, OPT_BACKEND, OPT_CALL_GRAPH, OPT_BUFFER_SIZE, OPT_MAX_STACKS,
@@ -20,6 +22,8 @@ enum {
 	OPT_WEIGHT, /* report --weight */
 	OPT_KEEP_ROOT,
 	OPT_FORCE,
+	OPT_SINK, OPT_SINK_BUFFER, OPT_HOST_NAME, OPT_SINCE, OPT_UNTIL, OPT_HOST,
+	OPT_EVENT, OPT_MODE,
 };
 
 static const struct option long_opts[] = {
@@ -42,6 +46,14 @@ static const struct option long_opts[] = {
 	{ "min-total", required_argument, NULL, OPT_MIN_TOTAL },
 	{ "keep-root", no_argument, NULL, OPT_KEEP_ROOT },
 	{ "force", no_argument, NULL, OPT_FORCE },
+	{ "sink", required_argument, NULL, OPT_SINK },
+	{ "sink-buffer", required_argument, NULL, OPT_SINK_BUFFER },
+	{ "host-name", required_argument, NULL, OPT_HOST_NAME },
+	{ "since", required_argument, NULL, OPT_SINCE },
+	{ "until", required_argument, NULL, OPT_UNTIL },
+	{ "host", required_argument, NULL, OPT_HOST },
+	{ "event", required_argument, NULL, OPT_EVENT },
+	{ "mode", required_argument, NULL, OPT_MODE },
 	{ "help", no_argument, NULL, OPT_HELP },
 	/* report */
 	{ "weight", required_argument, NULL, OPT_WEIGHT },
@@ -219,8 +231,65 @@ static void set_defaults(struct ft_options *o)
 	o->state = -1;
 	o->min_block_us = 1;
 	o->backend = FT_BACKEND_PERF;
+	o->sink_buffer = 64u << 20;
 }
 
+
+/* --sink URL: refused here when malformed, so a typo exits 2 at once. */
+static int parse_sink(const char *arg, struct ft_options *o)
+{
+	struct fleet_url u;
+	char err[256];
+	int ret = fleet_url_parse(arg, NULL, &u, err, sizeof(err));
+	explicit_bzero(u.password, sizeof(u.password));
+	if (ret < 0)
+		return bad("--sink: %s%s", err, "");
+	o->sink = arg;
+	return 0;
+}
+
+static int parse_time(const char *opt, const char *arg, const char **out)
+{
+	int64_t t;
+	if (fleet_time_parse(arg, time(NULL), &t) < 0)
+		return bad("%s: '%s' is not a time (epoch seconds, YYYY-MM-DD[ HH:MM[:SS]][Z], now, -2h)",
+			   opt, arg);
+	*out = arg;
+	return 0;
+}
+
+/* The fleet options: the sink, and report's filters on a clickhouse:// source. */
+static int apply_fleet_option(int c, const char *arg, struct ft_options *o)
+{
+	switch (c) {
+	case OPT_SINK: return parse_sink(arg, o);
+	case OPT_SINK_BUFFER: {
+		char *end;
+		errno = 0;
+		double mb = strtod(arg, &end);
+		if (errno || *end || !(mb > 0) || mb > 1048576)
+			return bad("--sink-buffer needs megabytes above 0 (0.5, 64), got '%s'%s", arg, "");
+		o->sink_buffer = (size_t)(mb * 1048576.0);
+		return 0;
+	}
+	case OPT_HOST_NAME:
+		if (!*arg)
+			return bad("--host-name needs a name%s%s", "", "");
+		o->host_name = arg;
+		return 0;
+	case OPT_SINCE: return parse_time("--since", arg, &o->since);
+	case OPT_UNTIL: return parse_time("--until", arg, &o->until);
+	case OPT_HOST: o->host_pattern = arg; return 0;
+	case OPT_EVENT: o->event_filter = arg; return 0;
+	case OPT_MODE:
+		if (strcmp(arg, "count") != 0 && strcmp(arg, "profile") != 0 && strcmp(arg, "offcpu") != 0)
+			return bad("--mode takes count, profile or offcpu, got '%s'%s", arg, "");
+		o->mode_filter = arg;
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
 
 static int apply_option(int c, const char *arg, struct ft_options *o)
 {
@@ -375,7 +444,7 @@ static int apply_option(int c, const char *arg, struct ft_options *o)
 		o->mechanism = arg;
 		return 0;
 	default:
-		return -EINVAL;
+		return apply_fleet_option(c, arg, o);
 	}
 }
 
@@ -434,6 +503,12 @@ static int check_combinations(struct ft_options *o)
 		return bad("--diff and --input-format are for ftstack report%s%s", "", "");
 	if (o->weight != FT_WEIGHT_AUTO && o->cmd != FT_REPORT)
 		return bad("--weight is for ftstack report (a live run counts events)%s%s", "", "");
+	if (o->sink && (o->cmd == FT_REPORT || o->cmd == FT_CHECK || o->cmd == FT_CLEANUP))
+		return bad("--sink is for count, profile and offcpu%s%s", "", "");
+	if ((o->since || o->until || o->host_pattern || o->event_filter || o->mode_filter) &&
+	    o->cmd != FT_REPORT)
+		return bad("--since, --until, --host, --event and --mode are for ftstack report "
+			   "clickhouse://...%s%s", "", "");
 	if (o->freq && o->period_ns)
 		return bad("give -F or --period, not both%s%s", "", "");
 	if (o->call_graph_copy && o->backend == FT_BACKEND_FTRACE)

@@ -51,14 +51,13 @@ static bool format_shows_comm(enum out_format f)
 	return f != OUT_TEXT && f != OUT_TOP;
 }
 
-static int build_named(struct ft_session *s, struct agg_named *named)
+int ft_build_named(struct ft_session *s, struct agg_named *named, bool comm)
 {
 	const struct ft_options *o = s->opt;
 	const struct agg_entry *ents;
 	size_t n = agg_table_entries(s->agg, &ents);
 	const char **frames = malloc(2 * AGG_MAX_DEPTH * sizeof(*frames));
 	int ret = frames ? 0 : -ENOMEM;
-	bool comm = o->per_process || format_shows_comm(o->format);
 	for (size_t i = 0; i < n && ret == 0; i++) {
 		const struct agg_entry *e = &ents[i];
 		name_frames(s, e, frames);
@@ -113,7 +112,7 @@ static int write_result(struct ft_session *s, struct agg_named_stats *st)
 	const char *excl[65] = { NULL };
 	int ret = names && in_stack ? agg_named_create(&named) : -ENOMEM;
 	if (ret == 0)
-		ret = build_named(s, named);
+		ret = ft_build_named(s, named, o->per_process || format_shows_comm(o->format));
 	if (ret == 0) {
 		for (int i = 0; i < o->nexcludes; i++)
 			excl[i] = o->excludes[i];
@@ -145,6 +144,7 @@ int ft_print_result(struct ft_session *s, FILE *out)
 	struct agg_named_stats st = { 0 };
 	s->out = out;
 	ft_session_kernel_wait(s); /* samples may wait for the kernel's symbols */
+	ft_sink_interval(s);
 	int ret = write_result(s, &st);
 	if (ret == 0 && fflush(out) != 0)
 		ret = -errno;
@@ -163,6 +163,7 @@ int ft_print_interval(struct ft_session *s)
 		fprintf(s->out, "%s\n", buf);
 	}
 	struct agg_named_stats st = { 0 };
+	ft_sink_interval(s);
 	int ret = write_result(s, &st);
 	if (ret == 0)
 		ret = fflush(s->out) == 0 ? 0 : -errno;

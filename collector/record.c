@@ -42,7 +42,8 @@ static void configure(struct ft_session *s)
 	s->self = getpid();
 	s->want_user = !o->kernel_only;
 	s->want_kernel = !o->user_only;
-	bool comm = o->per_process || (o->format != OUT_TEXT && o->format != OUT_TOP);
+	/* the sink's rows carry the comm whatever the format */
+	bool comm = o->per_process || (o->format != OUT_TEXT && o->format != OUT_TOP) || o->sink;
 	s->need_procs = s->want_user || comm;
 	/* offcpu forgets threads that exit (they are not off CPU, they are gone) */
 	s->track = s->need_procs || o->cmd == FT_OFFCPU; /* offcpu: exits */
@@ -183,6 +184,10 @@ int ft_cmd_record(const struct ft_options *o)
 	}
 	if ((status = prepare(&s)) != 0)
 		goto cleanup;
+	if (ft_sink_open(&s) < 0) {
+		status = 2;
+		goto cleanup;
+	}
 	if ((status = ft_result_open(o, &res)) != 0)
 		goto cleanup;
 	status = 1;
@@ -238,6 +243,7 @@ cleanup:
 	if (s.have_child)
 		ft_child_stop(&s.child);
 	ft_source_close(&s);
+	ft_sink_close(&s);
 	if (epfd >= 0)
 		close(epfd);
 	ft_offcpu_free(s.offcpu);

@@ -11,6 +11,7 @@
 #include "collector/collector.h"
 #include "report/report.h"
 #include "collector/report_cmd.h"
+#include "fleet/fleet.h"
 
 
 /* Reads FILE ("-": standard input) whole. Returns its length or -errno. */
@@ -84,7 +85,7 @@ static bool shape(struct report_ctx *c, const struct report_stack *s, uint32_t *
 	return false;
 }
 
-static int on_stack(void *arg, const struct report_stack *s)
+int ft_report_on_stack(void *arg, const struct report_stack *s)
 {
 	struct report_ctx *c = arg;
 	uint32_t k0, nk, nu;
@@ -112,6 +113,8 @@ static int on_stack(void *arg, const struct report_stack *s)
 /* Parses one file into c->named. Returns 0, or 1 after saying why not. */
 int ft_report_parse_file(struct report_ctx *c, const char *file)
 {
+	if (fleet_is_url(file))
+		return ft_report_clickhouse(c, file);
 	char *buf = NULL;
 	long len = read_all(file, &buf);
 	if (len < 0) {
@@ -122,7 +125,7 @@ int ft_report_parse_file(struct report_ctx *c, const char *file)
 	if (c->o->input_format)
 		report_format_parse(c->o->input_format, &fmt);
 	struct report_stats st = { 0 };
-	int ret = report_parse(buf, (size_t)len, fmt, on_stack, c, &st);
+	int ret = report_parse(buf, (size_t)len, fmt, ft_report_on_stack, c, &st);
 	bool binary = ret < 0 && fmt == REPORT_AUTO && report_is_binary(buf, (size_t)len);
 	free(buf);
 	if (c->err) {

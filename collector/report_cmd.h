@@ -20,8 +20,16 @@ struct report_ctx {
 	bool ev_weighted[FT_MAX_EVENTS];
 };
 
-/* Parses FILE ("-" = stdin) into c->named. Returns 0, or 2 after saying why
- * not (a file that cannot be read, or is none of the formats). */
+/* Adds one parsed stack to c->named (-K/-U/--through applied). Returns 0
+ * or -ENOMEM. */
+int ft_report_on_stack(void *arg, const struct report_stack *s);
+/* Has ClickHouse group URL's table by stack into c->named. Returns 0, or
+ * the exit status (2: bad URL, unreachable, credentials) after saying why. */
+int ft_report_clickhouse(struct report_ctx *c, const char *url);
+/* Parses FILE ("-" = stdin; clickhouse://...: the fleet's table, grouped
+ * there) into c->named. Returns 0, or 2 after saying why not (a file that
+ * cannot be read, or is none of the formats; a bad, unreachable or refusing
+ * sink), or 1 (out of memory, a server failing mid-query). */
 int ft_report_parse_file(struct report_ctx *c, const char *file);
 /* Filters, orders and writes c->named in the -f/--format of c->o, with the
  * summary on stderr. Returns 0 or -errno. */

@@ -13,6 +13,8 @@
 #include "perfev/perfev.h"
 #include "symbolize/symbolize.h"
 
+struct fleet;
+
 /* Why records were not counted; all of it goes into the summary. */
 struct ft_counters {
 	uint64_t counted;        /* records given to the aggregator */
@@ -77,6 +79,10 @@ struct ft_session {
 	uint64_t walk_u[AGG_MAX_DEPTH];  /* --call-graph copy: the walked user frames */
 	struct ft_symcache *symcache; /* names of addresses, kept across -i intervals */
 	struct sym_unwinder *unwinder; /* --call-graph dwarf */
+	struct fleet *fleet;     /* --sink */
+	uint64_t sink_since;     /* ms (monotonic) the current batch began */
+	char sink_host[256];     /* the host column */
+	bool sink_lost;          /* a batch could not be built (memory) */
 };
 
 /* Handles one decoded perf record (sample or side band); EVENT is the plan
@@ -160,6 +166,19 @@ int ft_loop_run(struct ft_session *s, int epfd);
  * stderr. Returns 0, -EPIPE when the reader went away, or -errno. */
 int ft_print_result(struct ft_session *s, FILE *out);
 void ft_print_summary(struct ft_session *s, const struct agg_named_stats *ns);
+/* Names every counted stack into NAMED (comm included when COMM). Returns 0
+ * or -ENOMEM. */
+int ft_build_named(struct ft_session *s, struct agg_named *named, bool comm);
+
+/* ---- --sink (sink.c) ---- */
+/* Connects and creates the table. Returns 0, or -EINVAL after printing one
+ * line (exit 2: an unreachable sink is bad usage). */
+int ft_sink_open(struct ft_session *s);
+/* Queues what was counted since the last call as one batch. */
+void ft_sink_interval(struct ft_session *s);
+/* Flushes (bounded), stops the sender, prints the sink's summary line. */
+void ft_sink_close(struct ft_session *s);
+
 /* -i: prints what was counted since the last interval and starts afresh.
  * Returns 0 or -errno. */
 int ft_print_interval(struct ft_session *s);

@@ -1,0 +1,116 @@
+/* --sink: the run's stacks into ClickHouse through fleet/. Each -i interval
+ * (or the whole run) is named with its comm, handed to fleet's sender thread
+ * as one batch, and the loop goes back to its rings; the network is never
+ * waited on here, except for fleet's bounded flush at the very end. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "collector/session.h"
+#include "fleet/fleet.h"
+
+static uint64_t now_ms(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
+}
+
+int ft_sink_open(struct ft_session *s)
+{
+	const struct ft_options *o = s->opt;
+	char err[512];
+	if (!o->sink)
+		return 0;
+	if (o->host_name)
+		snprintf(s->sink_host, sizeof(s->sink_host), "%s", o->host_name);
+	else if (gethostname(s->sink_host, sizeof(s->sink_host) - 1) < 0)
+		strcpy(s->sink_host, "unknown");
+	struct fleet_url u;
+	char shown[600];
+	if (fleet_url_parse(o->sink, NULL, &u, err, sizeof(err)) == 0)
+		ft_debug("sink: %s, host %s, buffer %zu bytes", fleet_url_show(&u, shown, sizeof(shown)),
+			 s->sink_host, o->sink_buffer);
+	explicit_bzero(u.password, sizeof(u.password));
+	int ret = fleet_open(o->sink, getenv(FLEET_PASSWORD_ENV), o->sink_buffer, &s->fleet, err,
+			     sizeof(err));
+	if (ret < 0) {
+		fprintf(stderr, "ftstack: --sink %s: %s%s\n",
+			fleet_url_parse(o->sink, NULL, &u, shown, sizeof(shown)) == 0 ?
+			fleet_url_show(&u, shown, sizeof(shown)) : "URL", err,
+			ret == -EACCES ? " (check the user and password, or " FLEET_PASSWORD_ENV ")" :
+			ret == -ECONNREFUSED || ret == -EHOSTUNREACH || ret == -ETIMEDOUT ?
+			" (is clickhouse-server running there? its HTTP port is 8123 by default)" : "");
+		explicit_bzero(u.password, sizeof(u.password));
+		return -EINVAL;
+	}
+	s->sink_since = now_ms();
+	return 0;
+}
+
+static const char *mode_name(enum ft_cmd cmd)
+{
+	return cmd == FT_PROFILE ? "profile" : cmd == FT_OFFCPU ? "offcpu" : "count";
+}
+
+void ft_sink_interval(struct ft_session *s)
+{
+	if (!s->fleet)
+		return;
+	struct agg_named *named = NULL;
+	const char **names = calloc(s->plan.nevents + 1, sizeof(*names));
+	int ret = names ? agg_named_create(&named) : -ENOMEM;
+	if (ret == 0)
+		ret = ft_build_named(s, named, true);
+	if (ret == 0) {
+		for (int i = 0; i < s->plan.nevents; i++)
+			names[i] = s->plan.events[i].name;
+		const struct agg_named_stack *stacks;
+		size_t n = agg_named_finish(named, NULL, &stacks, NULL);
+		uint64_t now = now_ms();
+		struct fleet_rows_meta m = {
+			.ts = (uint32_t)time(NULL),
+			.duration_ms = (uint32_t)(now - s->sink_since),
+			.host = s->sink_host,
+			.mode = mode_name(s->opt->cmd),
+			.events = names,
+			.nevents = (uint32_t)s->plan.nevents,
+			.by_weight = s->opt->cmd == FT_OFFCPU,
+		};
+		s->sink_since = now;
+		ret = fleet_send(s->fleet, &m, stacks, n);
+	}
+	if (ret < 0)
+		s->sink_lost = true;
+	agg_named_destroy(named);
+	free(names);
+}
+
+void ft_sink_close(struct ft_session *s)
+{
+	if (!s->fleet)
+		return;
+	struct fleet_sink_stats st;
+	fleet_close(s->fleet, &st);
+	s->fleet = NULL;
+	fprintf(stderr, "ftstack: sink: %" PRIu64 " rows sent in %" PRIu64 " inserts, %" PRIu64
+		" pending at exit, %" PRIu64 " dropped", st.rows_sent, st.inserts, st.rows_pending,
+		st.rows_dropped_full + st.rows_rejected);
+	if (st.rows_dropped_full)
+		fprintf(stderr, "; %" PRIu64 " rows (weight %" PRIu64 ") dropped: --sink-buffer %.6g MB "
+			"full while the server was unreachable", st.rows_dropped_full,
+			st.weight_dropped_full, (double)s->opt->sink_buffer / 1048576.0);
+	if (st.rows_rejected)
+		fprintf(stderr, "; %" PRIu64 " rows (weight %" PRIu64 ") rejected by the server",
+			st.rows_rejected, st.weight_rejected);
+	if (st.rows_pending)
+		fprintf(stderr, "; %" PRIu64 " rows (weight %" PRIu64 ") still unsent after 10 s",
+			st.rows_pending, st.weight_pending);
+	if (s->sink_lost)
+		fprintf(stderr, "; out of memory building a batch");
+	if ((st.retries || st.rows_rejected) && st.last_error[0])
+		fprintf(stderr, " (%" PRIu64 " retries; last error: %s)", st.retries, st.last_error);
+	fputc('\n', stderr);
+}
