@@ -82,8 +82,10 @@ static int on_timer(struct ft_session *s, int tfd, bool print)
 	if (read(tfd, &n, sizeof(n)) < 0 && errno != EAGAIN)
 		return -errno;
 	int ret = drain_and_settle(s);
-	if (ret == 0 && print)
+	if (ret == 0 && print) {
+		ft_sink_interval(s); /* queued before the table is reset */
 		ret = ft_print_interval(s);
+	}
 	return ret;
 }
 

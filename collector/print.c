@@ -144,7 +144,6 @@ int ft_print_result(struct ft_session *s, FILE *out)
 	struct agg_named_stats st = { 0 };
 	s->out = out;
 	ft_session_kernel_wait(s); /* samples may wait for the kernel's symbols */
-	ft_sink_interval(s);
 	int ret = write_result(s, &st);
 	if (ret == 0 && fflush(out) != 0)
 		ret = -errno;
@@ -163,7 +162,6 @@ int ft_print_interval(struct ft_session *s)
 		fprintf(s->out, "%s\n", buf);
 	}
 	struct agg_named_stats st = { 0 };
-	ft_sink_interval(s);
 	int ret = write_result(s, &st);
 	if (ret == 0)
 		ret = fflush(s->out) == 0 ? 0 : -errno;

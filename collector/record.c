@@ -228,6 +228,7 @@ int ft_cmd_record(const struct ft_options *o)
 		ft_error("reading the ring buffers failed: %s", strerror(-ret));
 		goto cleanup;
 	}
+	ft_sink_interval(&s);
 	ret = ft_print_result(&s, out);
 	if (ret == 0)
 		fflush(out); /* the result is out before probes are detached, which takes a while */

@@ -56,7 +56,7 @@ int ft_report_clickhouse(struct report_ctx *c, const char *url)
 	struct fleet_ctx *f = calloc(1, sizeof(*f));
 	char err[512], shown[600];
 	if (!f) {
-		fprintf(stderr, "ftstack: out of memory\n");
+		ft_error("out of memory");
 		return 1;
 	}
 	f->c = c;
@@ -67,12 +67,12 @@ int ft_report_clickhouse(struct report_ctx *c, const char *url)
 		fleet_url_show(&u, shown, sizeof(shown));
 	explicit_bzero(u.password, sizeof(u.password));
 	if (ret < 0) {
-		fprintf(stderr, "ftstack: %s: %s\n", parsed ? shown : "report", c->err ? "out of memory" : err);
+		ft_error("%s: %s", parsed ? shown : "report", c->err ? "out of memory" : err);
 		free(f);
 		return ret == -EINVAL || ret == -EACCES || ret == -ECONNREFUSED ||
 		       ret == -EHOSTUNREACH ? 2 : 1;
 	}
-	fprintf(stderr, "ftstack: %s: %" PRIu64 " distinct stacks, weight %" PRIu64 "\n", shown,
+	ft_warn("%s: %" PRIu64 " distinct stacks, weight %" PRIu64, shown,
 		f->stacks, f->weight);
 	free(f);
 	return 0;

@@ -37,7 +37,7 @@ int ft_sink_open(struct ft_session *s)
 	int ret = fleet_open(o->sink, getenv(FLEET_PASSWORD_ENV), o->sink_buffer, &s->fleet, err,
 			     sizeof(err));
 	if (ret < 0) {
-		fprintf(stderr, "ftstack: --sink %s: %s%s\n",
+		ft_error("--sink %s: %s%s",
 			fleet_url_parse(o->sink, NULL, &u, shown, sizeof(shown)) == 0 ?
 			fleet_url_show(&u, shown, sizeof(shown)) : "URL", err,
 			ret == -EACCES ? " (check the user and password, or " FLEET_PASSWORD_ENV ")" :
@@ -59,6 +59,7 @@ void ft_sink_interval(struct ft_session *s)
 {
 	if (!s->fleet)
 		return;
+	ft_session_kernel_wait(s); /* samples may wait for the kernel's symbols */
 	struct agg_named *named = NULL;
 	const char **names = calloc(s->plan.nevents + 1, sizeof(*names));
 	int ret = names ? agg_named_create(&named) : -ENOMEM;
@@ -95,22 +96,26 @@ void ft_sink_close(struct ft_session *s)
 	struct fleet_sink_stats st;
 	fleet_close(s->fleet, &st);
 	s->fleet = NULL;
-	fprintf(stderr, "ftstack: sink: %" PRIu64 " rows sent in %" PRIu64 " inserts, %" PRIu64
-		" pending at exit, %" PRIu64 " dropped", st.rows_sent, st.inserts, st.rows_pending,
-		st.rows_dropped_full + st.rows_rejected);
+	char line[1024];
+	size_t n = 0;
+#define ADD(...) (n += (size_t)snprintf(line + n, n < sizeof(line) ? sizeof(line) - n : 0, __VA_ARGS__))
+	ADD("sink: %" PRIu64 " rows sent in %" PRIu64 " inserts, %" PRIu64 " pending at exit, %"
+	    PRIu64 " dropped", st.rows_sent, st.inserts, st.rows_pending,
+	    st.rows_dropped_full + st.rows_rejected);
 	if (st.rows_dropped_full)
-		fprintf(stderr, "; %" PRIu64 " rows (weight %" PRIu64 ") dropped: --sink-buffer %.6g MB "
-			"full while the server was unreachable", st.rows_dropped_full,
-			st.weight_dropped_full, (double)s->opt->sink_buffer / 1048576.0);
+		ADD("; %" PRIu64 " rows (weight %" PRIu64 ") dropped: --sink-buffer of %zu bytes full "
+		    "while the server was unreachable", st.rows_dropped_full, st.weight_dropped_full,
+		    s->opt->sink_buffer);
 	if (st.rows_rejected)
-		fprintf(stderr, "; %" PRIu64 " rows (weight %" PRIu64 ") rejected by the server",
-			st.rows_rejected, st.weight_rejected);
+		ADD("; %" PRIu64 " rows (weight %" PRIu64 ") rejected by the server",
+		    st.rows_rejected, st.weight_rejected);
 	if (st.rows_pending)
-		fprintf(stderr, "; %" PRIu64 " rows (weight %" PRIu64 ") still unsent after 10 s",
-			st.rows_pending, st.weight_pending);
+		ADD("; %" PRIu64 " rows (weight %" PRIu64 ") still unsent after 10 s",
+		    st.rows_pending, st.weight_pending);
 	if (s->sink_lost)
-		fprintf(stderr, "; out of memory building a batch");
+		ADD("; out of memory building a batch");
 	if ((st.retries || st.rows_rejected) && st.last_error[0])
-		fprintf(stderr, " (%" PRIu64 " retries; last error: %s)", st.retries, st.last_error);
-	fputc('\n', stderr);
+		ADD(" (%" PRIu64 " retries; last error: %s)", st.retries, st.last_error);
+#undef ADD
+	ft_warn("%s", line);
 }

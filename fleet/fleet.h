@@ -86,8 +86,8 @@ int fleet_time_parse(const char *s, time_t now, int64_t *out);
 struct fleet_query {
 	int64_t since, until;       /* [since, until), seconds; until 0 = none */
 	bool has_since;
-	const char *host_pattern;   /* glob */
-	const char *event;          /* glob */
+	const char *host_pattern;   /* glob; without * or ?, the name itself */
+	const char *event;          /* glob; likewise */
 	const char *mode;           /* count, profile, offcpu */
 	bool by_comm;               /* group by comm (folded, -P) */
 	bool by_pid;                /* group by pid (-P) */

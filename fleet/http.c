@@ -44,6 +44,10 @@ int fleet_http_create(const struct fleet_url *u, struct fleet_http **out)
 	curl_easy_setopt(c, CURLOPT_USERNAME, h->url.user);
 	curl_easy_setopt(c, CURLOPT_PASSWORD, h->url.password);
 	curl_easy_setopt(c, CURLOPT_POST, 1L);
+	/* one connection per insert: inserts come seconds or minutes apart, and
+	 * an idle connection held open delays a server's graceful restart (it
+	 * waits for its clients) */
+	curl_easy_setopt(c, CURLOPT_FORBID_REUSE, 1L);
 	*out = h;
 	return 0;
 }

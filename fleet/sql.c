@@ -119,6 +119,21 @@ int fleet_sql_insert(const struct fleet_url *u, struct fleet_buf *b)
 	return b->failed ? -ENOMEM : 0;
 }
 
+/* COLUMN = 'NAME', or COLUMN LIKE 'PATTERN' for a glob. A name is compared
+ * as bytes: LIKE goes through RE2, which refuses invalid UTF-8. */
+static void match(struct fleet_buf *b, const char *column, const char *glob)
+{
+	fleet_buf_str(b, " AND ");
+	fleet_buf_str(b, column);
+	if (strpbrk(glob, "*?")) {
+		fleet_buf_str(b, " LIKE ");
+		fleet_sql_like(b, glob);
+	} else {
+		fleet_buf_str(b, " = ");
+		fleet_sql_string(b, glob);
+	}
+}
+
 int fleet_sql_select(const struct fleet_url *u, const struct fleet_query *q, struct fleet_buf *b)
 {
 	char num[64];
@@ -135,14 +150,10 @@ int fleet_sql_select(const struct fleet_url *u, const struct fleet_query *q, str
 		snprintf(num, sizeof(num), " AND ts < toDateTime(%" PRId64 ")", q->until);
 		fleet_buf_str(b, num);
 	}
-	if (q->host_pattern) {
-		fleet_buf_str(b, " AND host LIKE ");
-		fleet_sql_like(b, q->host_pattern);
-	}
-	if (q->event) {
-		fleet_buf_str(b, " AND event LIKE ");
-		fleet_sql_like(b, q->event);
-	}
+	if (q->host_pattern)
+		match(b, "host", q->host_pattern);
+	if (q->event)
+		match(b, "event", q->event);
 	if (q->mode) {
 		fleet_buf_str(b, " AND mode = ");
 		fleet_sql_string(b, q->mode);

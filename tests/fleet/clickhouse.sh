@@ -28,6 +28,7 @@ ch_config() {
   <interserver_http_port>$((tcp + 9))</interserver_http_port>
   <interserver_http_host>127.0.0.1</interserver_http_host>
   <max_connections>64</max_connections>
+  <keep_alive_timeout>1</keep_alive_timeout>
   <mark_cache_size>67108864</mark_cache_size>
   <uncompressed_cache_size>67108864</uncompressed_cache_size>
   <path>$d/data/</path>
@@ -80,7 +81,9 @@ ch_stop() {
 	[ -n "$pid" ] || return 0
 	kill -TERM "$pid" 2>/dev/null
 	for i in $(seq 200); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
-	kill -KILL "$pid" 2>/dev/null
+	if kill -KILL "$pid" 2>/dev/null; then
+		echo "# clickhouse-server $name ignored SIGTERM for 10 s: killed" >&2
+	fi
 	wait "$pid" 2>/dev/null
 	CH_PID[$name]=
 }

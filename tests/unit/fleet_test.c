@@ -87,7 +87,7 @@ static void test_sql(void)
 	CHECK(fleet_sql_select(&u, &q, &b) == 0, "select");
 	CHECK_STR(b.data, "SELECT event, comm, toUInt32(0) AS p, kernel, `user`, sum(weight) AS w "
 		  "FROM `db`.`t` WHERE 1 AND ts >= toDateTime(100) AND ts < toDateTime(200) AND "
-		  "host LIKE 'h\\'1' AND event LIKE 't:%' AND mode = 'count' GROUP BY event, comm, p, "
+		  "host = 'h\\'1' AND event LIKE 't:%' AND mode = 'count' GROUP BY event, comm, p, "
 		  "kernel, `user` FORMAT RowBinary", "the grouped select");
 	fleet_buf_free(&b);
 }
@@ -312,6 +312,32 @@ static void test_sink(void)
 	      "rejected 1, sent 2, %d posts", f.posts);
 }
 
+static int never(void *ctx, const struct fleet_row *r)
+{
+	(void)ctx;
+	(void)r;
+	return -EIO;
+}
+
+/* fleet_open and fleet_report against a loopback port nothing listens on
+ * (1: privileged, unused here): refused at once, said with the address and
+ * never the password. */
+static void test_unreachable(void)
+{
+	struct fleet *f = NULL;
+	char err[512] = "";
+	int ret = fleet_open("clickhouse://u:pw0rd@127.0.0.1:1/db", NULL, 1 << 20, &f, err, sizeof(err));
+	CHECK(ret == -ECONNREFUSED && !f, "open: connection refused (%d)", ret);
+	CHECK(strstr(err, "cannot reach 127.0.0.1:1") && !strstr(err, "pw0rd"), "open: %s", err);
+	CHECK(fleet_open("clickhouse://127.0.0.1:1", NULL, 1, &f, err, sizeof(err)) == -EINVAL &&
+	      strstr(err, "no database"), "open: a bad URL: %s", err);
+	struct fleet_query q = { 0 };
+	long n = fleet_report("clickhouse://u:pw0rd@127.0.0.1:1/db.t", "x", &q, never, NULL, err, sizeof(err));
+	CHECK(n == -ECONNREFUSED && strstr(err, "cannot reach") && !strstr(err, "pw0rd"), "report: %s", err);
+	n = fleet_report("clickhouse://127.0.0.1:1/db.t?since=soon", NULL, &q, never, NULL, err, sizeof(err));
+	CHECK(n == -EINVAL && strstr(err, "since=soon: not a time"), "report: a bad since: %s", err);
+}
+
 int main(void)
 {
 	test_urls();
@@ -320,5 +346,6 @@ int main(void)
 	test_encode();
 	test_decode();
 	test_sink();
+	test_unreachable();
 	CHECK_DONE();
 }
