@@ -34,5 +34,5 @@ if [ -n "$missing" ]; then
 	rc=0
 	apt-get install -y -qq --no-install-recommends $missing || rc=$?
 	[ -z "$policy" ] || rm -f /usr/sbin/policy-rc.d
-	exit $rc
+	[ "$rc" -eq 0 ] || exit "$rc"
 fi
