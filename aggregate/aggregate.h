@@ -18,6 +18,78 @@
 
 #define AGG_MAX_DEPTH 512 /* frames kept per kernel or user stack */
 
+/* ---- the one hash index (index.c), under every table of ftstack ----
+ * It maps hashes to item numbers (never 0) of an array its user owns; the
+ * user compares the candidates. Lookup, then insert where the lookup ended:
+ *
+ *	struct agg_probe p;
+ *	if (agg_index_reserve(&x) < 0) return -ENOMEM;  // before a possible insert
+ *	for (uint32_t it = agg_index_first(&x, h, &p); it; it = agg_index_next(&x, &p))
+ *		if (equal(items[it], key)) return it;
+ *	agg_index_put(&x, &p, new_item);
+ */
+struct agg_index_slot {
+	uint32_t hash;       /* the hash's low 32 bits: where it goes, and a cheap compare */
+	uint32_t item;       /* 0: empty */
+};
+struct agg_index {
+	struct agg_index_slot *slots; /* NULL until the first reserve */
+	uint32_t mask;       /* slots - 1, a power of two minus one */
+	uint32_t used;
+};
+struct agg_probe {
+	uint32_t hash;
+	uint32_t pos;
+};
+
+/* Makes room for one more item (doubling when half full). Returns 0 or -ENOMEM;
+ * a failure leaves the index as it was. */
+int agg_index_reserve(struct agg_index *x);
+/* Puts ITEM where the probe P (which returned 0) ended. */
+void agg_index_put(struct agg_index *x, const struct agg_probe *p, uint32_t item);
+/* Frees the slots; the index is empty again. */
+void agg_index_clear(struct agg_index *x);
+
+/* The next item whose hash is P's, or 0 when there is none (P then points
+ * at the empty slot an insert takes). */
+static inline uint32_t agg_index_next(const struct agg_index *x, struct agg_probe *p)
+{
+	for (;;) {
+		p->pos = (p->pos + 1) & x->mask;
+		const struct agg_index_slot *s = &x->slots[p->pos];
+		if (!s->item)
+			return 0;
+		if (s->hash == p->hash)
+			return s->item;
+	}
+}
+/* The first item whose hash is H (0: none). An index never reserved is
+ * empty: 0, and nothing can be put. */
+static inline uint32_t agg_index_first(const struct agg_index *x, uint64_t h, struct agg_probe *p)
+{
+	p->hash = (uint32_t)h;
+	p->pos = (p->hash - 1) & x->mask; /* next() steps onto hash & mask first */
+	return x->slots ? agg_index_next(x, p) : 0;
+}
+
+/* The hashes the tables use: a word mixed in, the final avalanche, an
+ * array of words, a string. */
+static inline uint64_t agg_hash_mix(uint64_t h, uint64_t w)
+{
+	h ^= w;
+	h *= 0x9e3779b97f4a7c15ull;
+	return h ^ (h >> 29);
+}
+static inline uint64_t agg_hash_finish(uint64_t h)
+{
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
+	return h;
+}
+uint64_t agg_hash_words(uint64_t seed, const uint64_t *w, uint32_t n);
+uint64_t agg_hash_str(const char *s);
+
 /* One record crossing from a source to the aggregator. Addresses are
  * leaf first. Pointers are owned by the caller and only read during agg_add. */
 struct agg_record {

@@ -14,14 +14,8 @@ struct named_chunk {
 	_Alignas(8) char bytes[];
 };
 
-struct named_str {
-	const char *s;
-	uint64_t hash;
-};
-
 struct named_entry {
 	struct agg_named_stack s; /* comm and frames point at interned strings */
-	uint64_t hash;
 };
 
 /* Output arrays of earlier finish calls stay valid until destroy. */
@@ -30,41 +24,20 @@ struct named_out {
 	struct agg_named_stack stacks[];
 };
 
-/* Slot arrays hold index+1 into their item array, 0 meaning empty. */
+/* The indexes hold index+1 into their item array (items are never 0). */
 struct agg_named {
 	struct named_chunk *chunks;
-	struct named_str *strs;
+	const char **strs;
 	uint32_t nstrs, capstrs;
-	uint32_t *str_slots;
-	uint32_t nstr_slots;
+	struct agg_index str_index;
 	struct named_entry *stacks;
 	uint32_t nstacks, capstacks;
-	uint32_t *slots;
-	uint32_t nslots;
+	struct agg_index index;
 	struct named_out *outs;
 };
 
 #define CHUNK_BYTES (256 * 1024)
-#define MIN_SLOTS 256u
-
-static uint64_t mix(uint64_t h, uint64_t w)
-{
-	h ^= w;
-	h *= 0x9e3779b97f4a7c15ull;
-	return h ^ (h >> 29);
-}
-
-/* FNV-1a: strings are short symbol names, this is not the hot path. */
-static uint64_t hash_str(const char *s, size_t len)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-
-	for (size_t i = 0; i < len; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 0x100000001b3ull;
-	}
-	return h ^ (h >> 32);
-}
+#define MIN_ITEMS 256u
 
 /* Chunked bytes, 8-aligned: interned strings and frame arrays never move. */
 static void *arena_alloc(struct agg_named *n, size_t size)
@@ -87,34 +60,6 @@ static void *arena_alloc(struct agg_named *n, size_t size)
 	return c->bytes + c->used - size;
 }
 
-/* Rebuilds an index of slots (0 = empty, else index+1) from stored hashes. */
-static int rehash(uint32_t **slots, uint32_t *nslots, const void *items,
-		  size_t item_size, size_t hash_off, uint32_t count)
-{
-	uint32_t n = *nslots ? *nslots * 2 : MIN_SLOTS, mask = n - 1;
-	uint32_t *s;
-
-	if (n <= *nslots)
-		return -ENOMEM;
-	s = calloc(n, sizeof(*s));
-	if (!s)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < count; i++) {
-		uint64_t h;
-		uint32_t j;
-
-		memcpy(&h, (const char *)items + i * item_size + hash_off,
-		       sizeof(h));
-		for (j = (uint32_t)h & mask; s[j]; j = (j + 1) & mask)
-			;
-		s[j] = i + 1;
-	}
-	free(*slots);
-	*slots = s;
-	*nslots = n;
-	return 0;
-}
-
 static int grow_array(void **arr, uint32_t *cap, uint32_t count, size_t size)
 {
 	uint32_t ncap;
@@ -122,7 +67,7 @@ static int grow_array(void **arr, uint32_t *cap, uint32_t count, size_t size)
 
 	if (count < *cap)
 		return 0;
-	ncap = *cap ? *cap * 2 : MIN_SLOTS;
+	ncap = *cap ? *cap * 2 : MIN_ITEMS;
 	if (ncap <= *cap)
 		return -ENOMEM;
 	p = realloc(*arr, (size_t)ncap * size);
@@ -136,20 +81,15 @@ static int grow_array(void **arr, uint32_t *cap, uint32_t count, size_t size)
 static int intern(struct agg_named *n, const char *s, const char **out)
 {
 	size_t len = strlen(s);
-	uint64_t h = hash_str(s, len);
-	uint32_t mask, i;
+	struct agg_probe p;
 	char *copy;
 
-	if ((uint64_t)(n->nstrs + 1) * 2 > n->nstr_slots &&
-	    rehash(&n->str_slots, &n->nstr_slots, n->strs, sizeof(*n->strs),
-		   offsetof(struct named_str, hash), n->nstrs))
+	if (agg_index_reserve(&n->str_index))
 		return -ENOMEM;
-	mask = n->nstr_slots - 1;
-	for (i = (uint32_t)h & mask; n->str_slots[i]; i = (i + 1) & mask) {
-		const struct named_str *e = &n->strs[n->str_slots[i] - 1];
-
-		if (e->hash == h && strcmp(e->s, s) == 0) {
-			*out = e->s;
+	for (uint32_t i = agg_index_first(&n->str_index, agg_hash_str(s), &p); i;
+	     i = agg_index_next(&n->str_index, &p)) {
+		if (strcmp(n->strs[i - 1], s) == 0) {
+			*out = n->strs[i - 1];
 			return 0;
 		}
 	}
@@ -160,21 +100,21 @@ static int intern(struct agg_named *n, const char *s, const char **out)
 	if (!copy)
 		return -ENOMEM;
 	memcpy(copy, s, len + 1);
-	n->strs[n->nstrs++] = (struct named_str){ .s = copy, .hash = h };
-	n->str_slots[i] = n->nstrs;
+	n->strs[n->nstrs++] = copy;
+	agg_index_put(&n->str_index, &p, n->nstrs);
 	*out = copy;
 	return 0;
 }
 
 static uint64_t stack_hash(const struct agg_named_stack *s)
 {
-	uint64_t h = mix(0x452821e638d01377ull, (uint64_t)s->event << 32 | s->pid);
+	uint64_t h = agg_hash_mix(0x452821e638d01377ull, (uint64_t)s->event << 32 | s->pid);
 
-	h = mix(h, (uintptr_t)s->comm);
-	h = mix(h, (uint64_t)s->nkframes << 32 | s->nuframes);
+	h = agg_hash_mix(h, (uintptr_t)s->comm);
+	h = agg_hash_mix(h, (uint64_t)s->nkframes << 32 | s->nuframes);
 	for (uint32_t i = 0; i < s->nkframes + s->nuframes; i++)
-		h = mix(h, (uintptr_t)s->frames[i]);
-	return h ^ (h >> 32);
+		h = agg_hash_mix(h, (uintptr_t)s->frames[i]);
+	return agg_hash_finish(h);
 }
 
 /* Both stacks hold interned strings: pointer equality is string equality. */
@@ -211,9 +151,9 @@ void agg_named_destroy(struct agg_named *n)
 		free(o);
 	}
 	free(n->strs);
-	free(n->str_slots);
+	agg_index_clear(&n->str_index);
 	free(n->stacks);
-	free(n->slots);
+	agg_index_clear(&n->index);
 	free(n);
 }
 
@@ -234,7 +174,7 @@ static int make_key(struct agg_named *n, const struct agg_named_stack *s,
 	return 0;
 }
 
-static int insert_new(struct agg_named *n, struct named_entry *e, uint32_t slot)
+static int insert_new(struct agg_named *n, struct named_entry *e, const struct agg_probe *p)
 {
 	uint32_t nf = e->s.nkframes + e->s.nuframes;
 	const char **frames = NULL;
@@ -250,15 +190,16 @@ static int insert_new(struct agg_named *n, struct named_entry *e, uint32_t slot)
 	}
 	e->s.frames = frames;
 	n->stacks[n->nstacks++] = *e;
-	n->slots[slot] = n->nstacks;
+	agg_index_put(&n->index, p, n->nstacks);
 	return 0;
 }
 
 int agg_named_add(struct agg_named *n, const struct agg_named_stack *s)
 {
-	uint32_t nf = s->nkframes + s->nuframes, mask, i;
+	uint32_t nf = s->nkframes + s->nuframes;
 	const char *small[64], **tmp = small;
 	struct named_entry e;
+	struct agg_probe p;
 	int err = -ENOMEM;
 
 	if (nf < s->nkframes || (nf && !s->frames))
@@ -267,23 +208,20 @@ int agg_named_add(struct agg_named *n, const struct agg_named_stack *s)
 		return -ENOMEM;
 	if (make_key(n, s, &e.s, tmp))
 		goto out;
-	e.hash = stack_hash(&e.s);
-	if ((uint64_t)(n->nstacks + 1) * 2 > n->nslots &&
-	    rehash(&n->slots, &n->nslots, n->stacks, sizeof(*n->stacks),
-		   offsetof(struct named_entry, hash), n->nstacks))
+	if (agg_index_reserve(&n->index))
 		goto out;
-	mask = n->nslots - 1;
-	for (i = (uint32_t)e.hash & mask; n->slots[i]; i = (i + 1) & mask) {
-		struct named_entry *o = &n->stacks[n->slots[i] - 1];
+	for (uint32_t i = agg_index_first(&n->index, stack_hash(&e.s), &p); i;
+	     i = agg_index_next(&n->index, &p)) {
+		struct named_entry *o = &n->stacks[i - 1];
 
-		if (o->hash == e.hash && stack_equal(&o->s, &e.s)) {
+		if (stack_equal(&o->s, &e.s)) {
 			o->s.count += s->count;
 			o->s.weight += s->weight;
 			err = 0;
 			goto out;
 		}
 	}
-	err = insert_new(n, &e, i);
+	err = insert_new(n, &e, &p);
 out:
 	if (tmp != small)
 		free(tmp);

@@ -1,6 +1,7 @@
 /* agg_table: the hot path. Address stacks are interned (one copy per
- * distinct array) and counted under (event, pid, tid, kernel id, user id) in
- * open-addressing hash tables. Steady state (known keys) allocates nothing. */
+ * distinct array) and counted under (event, pid, tid, kernel id, user id),
+ * both through the module's hash index (index.c). Steady state (known keys)
+ * allocates nothing. */
 #include "aggregate/aggregate.h"
 
 #include <errno.h>
@@ -10,7 +11,7 @@
 
 #define NO_STACK 0u           /* id of the empty stack: never interned */
 #define CHUNK_WORDS (64 * 1024) /* arena chunk: 512 KiB of addresses */
-#define MIN_SLOTS 1024u
+#define MIN_ITEMS 1024u /* items allocated at first */
 
 /* Chunked arena: stack arrays never move, so entries can point into it. */
 struct chunk {
@@ -21,17 +22,15 @@ struct chunk {
 
 struct stack {
 	const uint64_t *addr;
-	uint64_t hash;
 	uint32_t n;
 };
 
-/* One set of interned stacks (kernel and user are kept apart). Slots hold
- * id (index into stacks[]), 0 meaning empty; stacks[0] is unused. */
+/* One set of interned stacks (kernel and user are kept apart); an id is
+ * an index into stacks[], whose [0] is unused (NO_STACK). */
 struct interner {
 	struct stack *stacks;
 	uint32_t nstacks, capstacks;
-	uint32_t *slots;
-	uint32_t nslots; /* power of two */
+	struct agg_index index;
 };
 
 struct key {
@@ -47,39 +46,17 @@ struct agg_table {
 	struct chunk *chunks;
 	struct interner kint, uint;
 	struct key *keys;
-	uint32_t nkeys, capkeys; /* keys[0] unused: slot value 0 means empty */
-	uint32_t *kslots;
-	uint32_t nkslots;
+	uint32_t nkeys, capkeys; /* keys[0] unused: item 0 means empty */
+	struct agg_index kindex;
 	struct agg_entry *entries; /* built lazily by agg_table_entries */
 	size_t nentries;
 	bool dirty;
 	uint64_t records, dropped, dropped_weight;
 };
 
-/* A cheap mix per word (multiply-xor); final avalanche so the low bits used
- * as slot index depend on every input bit. */
-static uint64_t mix_word(uint64_t h, uint64_t w)
-{
-	h ^= w;
-	h *= 0x9e3779b97f4a7c15ull;
-	return h ^ (h >> 29);
-}
-
-static uint64_t finish_hash(uint64_t h)
-{
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdull;
-	h ^= h >> 33;
-	return h;
-}
-
 static uint64_t hash_words(const uint64_t *w, uint32_t n)
 {
-	uint64_t h = 0x243f6a8885a308d3ull ^ n;
-
-	for (uint32_t i = 0; i < n; i++)
-		h = mix_word(h, w[i]);
-	return finish_hash(h);
+	return agg_hash_words(0x243f6a8885a308d3ull, w, n);
 }
 
 static uint64_t *arena_alloc(struct agg_table *t, uint32_t n)
@@ -104,70 +81,32 @@ static uint64_t *arena_alloc(struct agg_table *t, uint32_t n)
 static int interner_init(struct interner *in)
 {
 	memset(in, 0, sizeof(*in));
-	in->slots = calloc(MIN_SLOTS, sizeof(*in->slots));
-	in->stacks = malloc(MIN_SLOTS * sizeof(*in->stacks));
-	if (!in->slots || !in->stacks)
+	in->stacks = malloc(MIN_ITEMS * sizeof(*in->stacks));
+	if (!in->stacks || agg_index_reserve(&in->index) < 0)
 		return -ENOMEM;
-	in->nslots = MIN_SLOTS;
-	in->capstacks = MIN_SLOTS;
+	in->capstacks = MIN_ITEMS;
 	in->nstacks = 1; /* id 0 is NO_STACK */
 	return 0;
 }
 
 static void interner_free(struct interner *in)
 {
-	free(in->slots);
+	agg_index_clear(&in->index);
 	free(in->stacks);
 	memset(in, 0, sizeof(*in));
 }
 
-/* Returns the id of the stack, or 0 (empty slot at *slot) when absent. */
+/* Returns the id of the stack, or 0 (P then says where it goes) when absent. */
 static uint32_t interner_find(const struct interner *in, const uint64_t *a,
-			      uint32_t n, uint64_t h, uint32_t *slot)
+			      uint32_t n, uint64_t h, struct agg_probe *p)
 {
-	uint32_t mask = in->nslots - 1;
+	for (uint32_t id = agg_index_first(&in->index, h, p); id;
+	     id = agg_index_next(&in->index, p)) {
+		const struct stack *s = &in->stacks[id];
 
-	for (uint32_t i = (uint32_t)h & mask;; i = (i + 1) & mask) {
-		uint32_t id = in->slots[i];
-		const struct stack *s;
-
-		if (id == 0) {
-			*slot = i;
-			return 0;
-		}
-		s = &in->stacks[id];
-		if (s->hash == h && s->n == n &&
-		    memcmp(s->addr, a, n * sizeof(*a)) == 0)
+		if (s->n == n && memcmp(s->addr, a, n * sizeof(*a)) == 0)
 			return id;
 	}
-}
-
-/* Doubles a slot array (slot value = item index, 0 empty, items from 1);
- * rehashing uses the stored hashes, so addresses are not read again. */
-static int grow_slots(uint32_t **slots, uint32_t *nslots, const void *items,
-		      size_t item_size, size_t hash_off, uint32_t nitems)
-{
-	uint32_t n = *nslots * 2, mask = n - 1;
-	uint32_t *s;
-
-	if (n <= *nslots)
-		return -ENOMEM;
-	s = calloc(n, sizeof(*s));
-	if (!s)
-		return -ENOMEM;
-	for (uint32_t id = 1; id < nitems; id++) {
-		uint64_t h;
-		uint32_t i;
-
-		memcpy(&h, (const char *)items + id * item_size + hash_off,
-		       sizeof(h));
-		for (i = (uint32_t)h & mask; s[i]; i = (i + 1) & mask)
-			;
-		s[i] = id;
-	}
-	free(*slots);
-	*slots = s;
-	*nslots = n;
 	return 0;
 }
 
@@ -187,11 +126,7 @@ static int interner_reserve(struct interner *in)
 		in->stacks = s;
 		in->capstacks = cap;
 	}
-	if ((uint64_t)(in->nstacks + 1) * 2 > in->nslots)
-		return grow_slots(&in->slots, &in->nslots, in->stacks,
-				  sizeof(*in->stacks),
-				  offsetof(struct stack, hash), in->nstacks);
-	return 0;
+	return agg_index_reserve(&in->index);
 }
 
 /* Copies the array into the arena and gives it the next id. */
@@ -199,7 +134,7 @@ static int interner_insert(struct agg_table *t, struct interner *in,
 			   const uint64_t *a, uint32_t n, uint64_t h,
 			   uint32_t *id)
 {
-	uint32_t slot;
+	struct agg_probe p;
 	uint64_t *copy;
 	int err = interner_reserve(in);
 
@@ -209,45 +144,38 @@ static int interner_insert(struct agg_table *t, struct interner *in,
 	if (!copy)
 		return -ENOMEM;
 	memcpy(copy, a, n * sizeof(*a));
-	interner_find(in, a, n, h, &slot); /* slots may have moved */
+	interner_find(in, a, n, h, &p); /* slots may have moved */
 	*id = in->nstacks++;
-	in->stacks[*id] = (struct stack){ .addr = copy, .hash = h, .n = n };
-	in->slots[slot] = *id;
+	in->stacks[*id] = (struct stack){ .addr = copy, .n = n };
+	agg_index_put(&in->index, &p, *id);
 	return 0;
 }
 
 static uint64_t key_hash(const struct key *k)
 {
-	uint64_t h = mix_word(0x13198a2e03707344ull, (uint64_t)k->event << 32 | k->pid);
+	uint64_t h = agg_hash_mix(0x13198a2e03707344ull, (uint64_t)k->event << 32 | k->pid);
 
-	h = mix_word(h, k->tid);
-	return finish_hash(mix_word(h, (uint64_t)k->kid << 32 | k->uid));
+	h = agg_hash_mix(h, k->tid);
+	return agg_hash_finish(agg_hash_mix(h, (uint64_t)k->kid << 32 | k->uid));
 }
 
 static uint32_t key_find(const struct agg_table *t, const struct key *k,
-			 uint32_t *slot)
+			 struct agg_probe *p)
 {
-	uint32_t mask = t->nkslots - 1;
+	for (uint32_t idx = agg_index_first(&t->kindex, k->hash, p); idx;
+	     idx = agg_index_next(&t->kindex, p)) {
+		const struct key *e = &t->keys[idx];
 
-	for (uint32_t i = (uint32_t)k->hash & mask;; i = (i + 1) & mask) {
-		uint32_t idx = t->kslots[i];
-		const struct key *e;
-
-		if (idx == 0) {
-			*slot = i;
-			return 0;
-		}
-		e = &t->keys[idx];
-		if (e->hash == k->hash && e->event == k->event &&
-		    e->pid == k->pid && e->tid == k->tid && e->kid == k->kid &&
-		    e->uid == k->uid)
+		if (e->event == k->event && e->pid == k->pid && e->tid == k->tid &&
+		    e->kid == k->kid && e->uid == k->uid)
 			return idx;
 	}
+	return 0;
 }
 
 static int key_insert(struct agg_table *t, const struct key *k)
 {
-	uint32_t slot;
+	struct agg_probe p;
 
 	if (t->nkeys == t->capkeys) {
 		uint32_t cap = t->capkeys * 2;
@@ -261,17 +189,11 @@ static int key_insert(struct agg_table *t, const struct key *k)
 		t->keys = keys;
 		t->capkeys = cap;
 	}
-	if ((uint64_t)(t->nkeys + 1) * 2 > t->nkslots) {
-		int err = grow_slots(&t->kslots, &t->nkslots, t->keys,
-				     sizeof(*t->keys),
-				     offsetof(struct key, hash), t->nkeys);
-
-		if (err)
-			return err;
-	}
-	key_find(t, k, &slot);
+	if (agg_index_reserve(&t->kindex) < 0)
+		return -ENOMEM;
+	key_find(t, k, &p);
 	t->keys[t->nkeys] = *k;
-	t->kslots[slot] = t->nkeys++;
+	agg_index_put(&t->kindex, &p, t->nkeys++);
 	return 0;
 }
 
@@ -283,12 +205,10 @@ static int table_init(struct agg_table *t)
 		err = interner_init(&t->uint);
 	if (err)
 		return err;
-	t->kslots = calloc(MIN_SLOTS, sizeof(*t->kslots));
-	t->keys = malloc(MIN_SLOTS * sizeof(*t->keys));
-	if (!t->kslots || !t->keys)
+	t->keys = malloc(MIN_ITEMS * sizeof(*t->keys));
+	if (!t->keys || agg_index_reserve(&t->kindex) < 0)
 		return -ENOMEM;
-	t->nkslots = MIN_SLOTS;
-	t->capkeys = MIN_SLOTS;
+	t->capkeys = MIN_ITEMS;
 	t->nkeys = 1;
 	t->dirty = true;
 	return 0;
@@ -305,13 +225,12 @@ static void table_free(struct agg_table *t)
 	t->chunks = NULL;
 	interner_free(&t->kint);
 	interner_free(&t->uint);
-	free(t->kslots);
+	agg_index_clear(&t->kindex);
 	free(t->keys);
 	free(t->entries);
-	t->kslots = NULL;
 	t->keys = NULL;
 	t->entries = NULL;
-	t->nkeys = t->capkeys = t->nkslots = 0;
+	t->nkeys = t->capkeys = 0;
 	t->nentries = 0;
 	t->records = t->dropped = t->dropped_weight = 0;
 }
@@ -359,7 +278,7 @@ struct lookup {
 
 static void stack_lookup(const struct interner *in, struct lookup *l)
 {
-	uint32_t slot;
+	struct agg_probe p;
 
 	if (l->n > AGG_MAX_DEPTH)
 		l->n = AGG_MAX_DEPTH;
@@ -369,7 +288,7 @@ static void stack_lookup(const struct interner *in, struct lookup *l)
 		return;
 	}
 	l->h = hash_words(l->a, l->n);
-	l->id = interner_find(in, l->a, l->n, l->h, &slot);
+	l->id = interner_find(in, l->a, l->n, l->h, &p);
 }
 
 static int stack_admit(struct agg_table *t, struct interner *in,
@@ -394,10 +313,11 @@ int agg_add(struct agg_table *t, const struct agg_record *r)
 	struct lookup ul = { .a = r->ustack, .n = r->nustack };
 	struct key k = { .event = r->event, .first_time = r->time,
 			 .count = 1, .weight = r->weight };
-	uint32_t slot, idx;
+	struct agg_probe p;
+	uint32_t idx;
 	int err;
 
-	if (!t->kslots || !t->keys)
+	if (!t->kindex.slots || !t->keys)
 		return -ENOMEM; /* a reset could not allocate */
 	stack_lookup(&t->kint, &kl);
 	stack_lookup(&t->uint, &ul);
@@ -407,7 +327,7 @@ int agg_add(struct agg_table *t, const struct agg_record *r)
 	/* an unknown stack means an unknown key: skip the key probe */
 	if ((kl.n == 0 || kl.id) && (ul.n == 0 || ul.id)) {
 		set_key_ids(&k, &kl, &ul);
-		idx = key_find(t, &k, &slot);
+		idx = key_find(t, &k, &p);
 		if (idx) {
 			count_into(&t->keys[idx], r);
 			t->records++;

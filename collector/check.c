@@ -62,8 +62,18 @@ int ft_cmd_check(const struct ft_options *o)
 
 static void report_removed(void *ctx, const char *what)
 {
-	(void)ctx;
-	printf("removed %s\n", what);
+	fprintf(ctx, "removed %s\n", what);
+}
+
+int ft_cleanup_run(const char *tracefs, const char *proc_root, FILE *out)
+{
+	int ret = tfs_cleanup_stale(tracefs, proc_root, report_removed, out);
+	if (ret < 0) {
+		ft_error("cleanup failed: %s (are you root?)", strerror(-ret));
+		return 1;
+	}
+	fprintf(out, "%d object%s left by dead ftstack runs removed\n", ret, ret == 1 ? "" : "s");
+	return 0;
 }
 
 int ft_cmd_cleanup(const struct ft_options *o)
@@ -75,11 +85,5 @@ int ft_cmd_cleanup(const struct ft_options *o)
 		ft_error("no tracefs: %s", strerror(-ret));
 		return 1;
 	}
-	ret = tfs_cleanup_stale(root, "/proc", report_removed, NULL);
-	if (ret < 0) {
-		ft_error("cleanup failed: %s (are you root?)", strerror(-ret));
-		return 1;
-	}
-	printf("%d object%s left by dead ftstack runs removed\n", ret, ret == 1 ? "" : "s");
-	return 0;
+	return ft_cleanup_run(root, "/proc", stdout);
 }

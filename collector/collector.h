@@ -20,6 +20,9 @@ int ft_cmd_record(const struct ft_options *o);  /* count, profile, offcpu */
 int ft_cmd_check(const struct ft_options *o);
 int ft_cmd_cleanup(const struct ft_options *o);
 int ft_cmd_report(const struct ft_options *o);
+/* cleanup's work on the tracefs at TRACEFS, with PROC_ROOT saying which
+ * ftstack runs are alive; what it removed goes to OUT. Returns the exit status. */
+int ft_cleanup_run(const char *tracefs, const char *proc_root, FILE *out);
 
 /* ---- the result: stdout or -o FILE (result_file.c) ---- */
 struct ft_result {

@@ -10,7 +10,6 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include "collector/session.h"
-#include "symbolize/symcache.h"
 
 #define KALLSYMS "/proc/kallsyms"
 
@@ -163,7 +162,7 @@ static void kernel_take(struct ft_session *s, int ret, struct sym_kernel *k,
 			strerror(-ret));
 	s->ksyms = k;
 	s->kfilter = *f;
-	ft_symcache_set_kernel(s->symcache, k);
+	sym_cache_set_kernel(s->symcache, k);
 	s->kstate = FT_KSYMS_READY;
 }
 

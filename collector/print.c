@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "collector/result.h"
 #include "collector/session.h"
-#include "symbolize/symcache.h"
 
 static const char *entry_comm(struct ft_session *s, const struct agg_entry *e)
 {
@@ -39,10 +39,10 @@ static void name_kfunc_leaf(struct ft_session *s, const struct agg_entry *e, con
 static void name_frames(struct ft_session *s, const struct agg_entry *e, const char **frames)
 {
 	for (uint32_t i = 0; i < e->nkstack; i++)
-		frames[i] = ft_symcache_name(s->symcache, 0, e->first_time, e->kstack[i], true);
+		frames[i] = sym_cache_name(s->symcache, 0, e->first_time, e->kstack[i], true);
 	name_kfunc_leaf(s, e, frames);
 	for (uint32_t i = 0; i < e->nustack; i++)
-		frames[e->nkstack + i] = ft_symcache_name(s->symcache, e->pid, e->first_time,
+		frames[e->nkstack + i] = sym_cache_name(s->symcache, e->pid, e->first_time,
 							  e->ustack[i], i == 0);
 }
 
@@ -109,29 +109,15 @@ static int write_result(struct ft_session *s, struct agg_named_stats *st)
 	struct agg_named *named = NULL;
 	const char **names = calloc(s->plan.nevents + 1, sizeof(*names));
 	bool *in_stack = calloc(s->plan.nevents + 1, sizeof(*in_stack));
-	const char *excl[65] = { NULL };
 	int ret = names && in_stack ? agg_named_create(&named) : -ENOMEM;
 	if (ret == 0)
 		ret = ft_build_named(s, named, o->per_process || format_shows_comm(o->format));
 	if (ret == 0) {
-		for (int i = 0; i < o->nexcludes; i++)
-			excl[i] = o->excludes[i];
-		struct agg_filter f = {
-			.min_count = o->cmd == FT_OFFCPU ? 0 : o->min_count,
-			.min_weight = o->cmd == FT_OFFCPU ? o->min_total_us : 0,
-			.top = o->top,
-			.by_weight = o->cmd == FT_OFFCPU,
-			.exclude = excl,
-		};
-		const struct agg_named_stack *stacks;
-		size_t n = agg_named_finish(named, &f, &stacks, st);
 		struct out_options oo;
 		out_options_for(s, &oo, names, in_stack);
-		struct out_totals tot = {
-			.named = st,
-			.event_label = s->plan.nevents == 1 ? s->plan.events[0].label : "event",
-		};
-		ret = out_write(s->out, &oo, stacks, n, &tot);
+		ret = ft_result_write(named, s->opt, &oo, s->opt->cmd == FT_OFFCPU,
+				      s->plan.nevents == 1 ? s->plan.events[0].label : "event",
+				      s->out, st);
 	}
 	agg_named_destroy(named);
 	free(names);
@@ -188,47 +174,21 @@ static void debug_entry_callers(const struct ft_session *s)
 void ft_print_summary(struct ft_session *s, const struct agg_named_stats *ns)
 {
 	const struct ft_counters *c = &s->cnt;
+	const struct ft_options *o = s->opt;
 	struct ft_offcpu_stats os;
-	ft_offcpu_stats(s->offcpu, &os);
 	struct agg_stats as;
+	ft_offcpu_stats(s->offcpu, &os);
 	agg_table_stats(s->agg, &as);
-	ft_warn("%" PRIu64 " events counted in %zu distinct stacks (%zu printed), %" PRIu64
-		" lost%s", c->counted, ns->stacks_before, ns->stacks_after, c->lost,
-		c->lost ? " (ring buffer full: raise --buffer-size)" : "");
-	if (c->throttled)
-		ft_warn("the kernel throttled sampling %" PRIu64 " times "
-			"(kernel.perf_event_max_sample_rate)", c->throttled);
-	if (as.dropped)
-		ft_warn("%" PRIu64 " events not counted: --max-stacks %zu distinct "
-			"stacks reached", as.dropped, s->opt->max_stacks);
-	if (c->self_mmap || c->self_events)
-		ft_warn("left out %" PRIu64 " events caused by ftstack's mmap "
-			"tracking (perf_event_mmap) and %" PRIu64 " of ftstack itself",
-			c->self_mmap, c->self_events);
-	if (c->through_miss)
-		ft_warn("left out %" PRIu64 " events whose kernel stack does not "
-			"pass through %s", c->through_miss, s->plan.through_name);
-	if (c->idle)
-		ft_warn("left out %" PRIu64 " samples of the idle task (-I keeps "
-			"them)", c->idle);
-	if (c->empty_stacks)
-		ft_warn("%" PRIu64 " events had no stack the kernel could walk",
-			c->empty_stacks);
-	if (c->stack_cut)
-		ft_warn("%" PRIu64 " user stacks reached the end of the %u-byte "
-			"stack copy and may be cut (--call-graph %s,SIZE copies more%s)",
-			c->stack_cut, s->opt->copy_size, s->opt->call_graph_dwarf ? "dwarf" : "copy",
-			s->opt->call_graph_dwarf ? "" : "; fp walks them whole");
-	if (os.filtered)
-		ft_warn("%" PRIu64 " off-CPU intervals filtered out "
-			"(--state, --min-block, --max-block, -u/-k)", os.filtered);
-	if (os.open_at_end)
-		ft_warn("%" PRIu64 " threads were still off CPU at the end; "
-			"counted up to it", os.open_at_end);
-	uint64_t bad = s->perf ? ft_perf_source_bad_records(s) : 0;
-	if (bad)
-		ft_warn("%" PRIu64 " records could not be decoded", bad);
-	if (ns->excluded)
-		ft_warn("%zu stacks excluded by -x", ns->excluded);
+	struct ft_summary sm = {
+		.live = true, .counted = c->counted, .lost = c->lost, .throttled = c->throttled,
+		.dropped = as.dropped, .max_stacks = o->max_stacks,
+		.self_mmap = c->self_mmap, .self_events = c->self_events,
+		.through_miss = c->through_miss, .through = s->plan.through_name,
+		.idle = c->idle, .empty_stacks = c->empty_stacks,
+		.stack_cut = c->stack_cut, .copy_size = o->copy_size, .dwarf = o->call_graph_dwarf,
+		.filtered = os.filtered, .open_at_end = os.open_at_end,
+		.bad_records = s->perf ? ft_perf_source_bad_records(s) : 0,
+	};
+	ft_result_summary(&sm, ns);
 	debug_entry_callers(s);
 }

@@ -10,7 +10,6 @@
 #include <unistd.h>
 #include "collector/session.h"
 #include "host/host.h"
-#include "symbolize/symcache.h"
 
 /* Whether this process may open system-wide perf events and read tracefs:
  * root, or CAP_PERFMON (38) / CAP_SYS_ADMIN (21) with tracefs readable. */
@@ -23,9 +22,13 @@ static bool privileged(void)
 	return (eff & (1ull << HOST_CAP_SYS_ADMIN)) || (eff & (1ull << HOST_CAP_PERFMON));
 }
 
-static uint16_t max_stack(void)
+/* kernel.perf_event_max_stack under PROC_ROOT, at most AGG_MAX_DEPTH (127
+ * when unreadable, the kernel's default). */
+static uint16_t max_stack(const char *proc_root)
 {
-	FILE *f = fopen("/proc/sys/kernel/perf_event_max_stack", "r");
+	char path[512];
+	snprintf(path, sizeof(path), "%s/sys/kernel/perf_event_max_stack", proc_root);
+	FILE *f = fopen(path, "r");
 	unsigned v = 127;
 	if (f) {
 		if (fscanf(f, "%u", &v) != 1)
@@ -35,8 +38,7 @@ static uint16_t max_stack(void)
 	return (uint16_t)(v > AGG_MAX_DEPTH ? AGG_MAX_DEPTH : v);
 }
 
-/* What this run wants from the kernel and keeps per record. */
-static void configure(struct ft_session *s)
+void ft_session_configure(struct ft_session *s, const char *proc_root)
 {
 	const struct ft_options *o = s->opt;
 	s->self = getpid();
@@ -46,10 +48,10 @@ static void configure(struct ft_session *s)
 	bool comm = o->per_process || (o->format != OUT_TEXT && o->format != OUT_TOP) || o->sink;
 	s->need_procs = s->want_user || comm;
 	/* offcpu forgets threads that exit (they are not off CPU, they are gone) */
-	s->track = s->need_procs || o->cmd == FT_OFFCPU; /* offcpu: exits */
+	s->track = s->need_procs || o->cmd == FT_OFFCPU;
 	s->key_pid = comm;
 	s->key_tid = comm; /* the comm shown is the thread's, as bcc and perf show it */
-	s->max_stack = max_stack();
+	s->max_stack = max_stack(proc_root);
 	s->plan.track_mmaps = s->track && s->want_user;
 }
 
@@ -126,7 +128,7 @@ static int prepare(struct ft_session *s)
 	int ret = ft_plan_build(s->opt, &s->plan);
 	if (ret < 0)
 		return ret == -EINVAL ? 2 : 1;
-	configure(s);
+	ft_session_configure(s, "/proc");
 	struct ft_offcpu_config oc = { .opt = s->opt, .self = s->self, .proc_root = "/proc",
 		.any_task = s->opt->command != NULL, .count = count_interval, .ctx = s };
 	if (s->opt->cmd == FT_OFFCPU &&
@@ -146,13 +148,13 @@ static int prepare(struct ft_session *s)
 	if (kallsyms_first && load_kernel_filters(s) < 0)
 		return 2;
 	s->kstate = kallsyms_first ? FT_KSYMS_READY : FT_KSYMS_NONE;
-	const struct ft_symcache_style style = { .offsets = s->opt->offsets,
+	const struct sym_cache_style style = { .offsets = s->opt->offsets,
 		.addresses = s->opt->addresses, .demangle = !s->opt->no_demangle };
 	struct agg_config ac = { .key_pid = s->key_pid, .key_tid = s->key_tid,
 				  .max_stacks = s->opt->max_stacks };
 	if (sym_procs_create("/proc", "/usr/lib/debug", &s->procs) < 0 ||
 	    agg_table_create(&ac, &s->agg) < 0 ||
-	    ft_symcache_create(s->ksyms, s->procs, &style,
+	    sym_cache_create(s->ksyms, s->procs, &style,
 			       &s->symcache) < 0 ||
 	    (s->opt->call_graph_dwarf && sym_unwinder_create(s->procs, &s->unwinder) < 0)) {
 		ft_error("out of memory");
@@ -248,7 +250,7 @@ cleanup:
 	if (epfd >= 0)
 		close(epfd);
 	ft_offcpu_free(s.offcpu);
-	ft_symcache_free(s.symcache);
+	sym_cache_free(s.symcache);
 	agg_table_destroy(s.agg);
 	sym_unwinder_free(s.unwinder);
 	sym_procs_free(s.procs);

@@ -1,172 +1,26 @@
-/* ftstack report: aggregate saved stack text (ftrace trace/trace_pipe,
- * perf script, hist triggers, folded) with the count-mode options and
- * formats; --diff A B prints each stack's count in A and in B. Returns the
- * exit status. */
+/* ftstack report: saved stack text (report_parse.c) written with the
+ * count-mode options and formats through the result writer; --diff A B
+ * (report_diff.c) prints each stack's count in A and in B. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include "collector/collector.h"
-#include "report/report.h"
 #include "collector/report_cmd.h"
-#include "fleet/fleet.h"
-
-
-/* Reads FILE ("-": standard input) whole. Returns its length or -errno. */
-static long read_all(const char *file, char **out)
-{
-	FILE *f = strcmp(file, "-") == 0 ? stdin : fopen(file, "rb");
-	size_t len = 0, cap = 1 << 16;
-	char *buf = malloc(cap);
-	struct stat st;
-	if (!f || !buf || (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode))) {
-		int e = !f ? errno : !buf ? ENOMEM : EISDIR;
-		free(buf);
-		if (f && f != stdin)
-			fclose(f);
-		return -e;
-	}
-	size_t n;
-	while ((n = fread(buf + len, 1, cap - len, f)) > 0) {
-		len += n;
-		if (len == cap) {
-			char *nb = realloc(buf, cap *= 2);
-			if (!nb) {
-				free(buf);
-				len = 0;
-				buf = NULL;
-				break;
-			}
-			buf = nb;
-		}
-	}
-	bool bad = ferror(f);
-	if (f != stdin)
-		fclose(f);
-	if (!buf || bad) {
-		free(buf);
-		return buf ? -EIO : -ENOMEM;
-	}
-	*out = buf;
-	return (long)len;
-}
-
-/* Parses one file into c->named. Returns 0, or 1 after saying why not. */
-int ft_report_parse_file(struct report_ctx *c, const char *file)
-{
-	if (fleet_is_url(file))
-		return ft_report_clickhouse(c, file);
-	char *buf = NULL;
-	long len = read_all(file, &buf);
-	if (len < 0) {
-		ft_error("cannot read %s: %s", file, strerror((int)-len));
-		return 2;
-	}
-	enum report_format fmt = REPORT_AUTO;
-	if (c->o->input_format)
-		report_format_parse(c->o->input_format, &fmt);
-	struct report_stats st = { 0 };
-	int ret = report_parse(buf, (size_t)len, fmt, ft_report_on_stack, c, &st);
-	bool binary = ret < 0 && fmt == REPORT_AUTO && report_is_binary(buf, (size_t)len);
-	free(buf);
-	if (c->err) {
-		ft_error("out of memory reading %s", file);
-		return 1;
-	}
-	if (ret < 0) {
-		ft_error("%s: no stack traces found (%snot ftrace text, perf script, "
-			"hist trigger or folded output; --input-format forces one)", file,
-			binary ? "binary data, " : "");
-		return 2;
-	}
-	if (st.orphans)
-		ft_warn("warning: %s: %" PRIu64 " frame lines follow a blank line "
-			"without a sample header: ignored, as stackcollapse-perf.pl does", file,
-			st.orphans);
-	if (st.malformed || st.truncated)
-		ft_warn("warning: %s: %" PRIu64 " lines could not be parsed%s; "
-			"the result is partial", file, st.malformed,
-			st.truncated ? " and the input ends inside a stack" : "");
-	ft_warn("%s: %s, %" PRIu64 " stacks, %" PRIu64 " events, %" PRIu64
-		" tracing-machinery frames dropped", file, report_format_name(st.format),
-		st.stacks, st.events, st.machinery);
-	return 0;
-}
-
-/* Which events print summed periods (c->ev_weighted), said on stderr.
- * Returns true when any does. */
-static bool weigh_events(struct report_ctx *c)
-{
-	bool any = false;
-	for (int i = 0; i < c->nevents; i++) {
-		const char *name = *c->events[i] ? c->events[i] : "samples";
-		uint64_t n = c->ev_samples[i], p = c->ev_periods[i];
-		bool w = c->o->weight == FT_WEIGHT_PERIOD ? p > 0 :
-			 c->o->weight == FT_WEIGHT_AUTO && p > 0 && p == n;
-		c->ev_weighted[i] = w;
-		any |= w;
-		if (w)
-			ft_warn("%s: %" PRIu64 " samples weighted by their period",
-				name, n);
-		if (w && p < n)
-			ft_warn("%s: %" PRIu64 " samples show no period: "
-				"counted 1 each", name, n - p);
-		if (!w && p && c->o->weight == FT_WEIGHT_AUTO)
-			ft_warn("%s: only %" PRIu64 " of %" PRIu64 " samples show a "
-				"period: samples counted (--weight period sums periods)",
-				name, p, n);
-	}
-	return any;
-}
-
-static void filter_for(const struct ft_options *o, struct agg_filter *f, const char **excl)
-{
-	for (int i = 0; i < o->nexcludes; i++)
-		excl[i] = o->excludes[i];
-	*f = (struct agg_filter){ .min_count = o->min_count, .top = o->top, .exclude = excl };
-}
+#include "collector/result.h"
 
 int ft_report_write(struct report_ctx *c, FILE *out)
 {
-	const struct ft_options *o = c->o;
-	const char *excl[65] = { NULL };
-	struct agg_filter f;
 	struct agg_named_stats st;
-	const struct agg_named_stack *stacks;
-	bool any_weighted = weigh_events(c);
-	filter_for(o, &f, excl);
-	f.by_weight = any_weighted;
-	size_t n = agg_named_finish(c->named, &f, &stacks, &st);
-	struct out_options oo = {
-		.format = o->format, .delimiter = o->delimiter, .annotate = o->annotate,
-		.per_process = o->per_process, .comm_pid = o->pid_frame,
-		.show_comm = c->have_comm && o->format != OUT_TEXT && o->format != OUT_TOP,
-		.event_names = (const char *const *)c->events, .nevents = (uint32_t)c->nevents,
-		.event_frame = c->nevents > 1, .title = "ftstack report",
-		.event_weighted = c->ev_weighted,
-		.weight_type = c->nevents == 1 ? c->events[0] : "event",
-	};
-	struct out_totals tot = { .named = &st,
-				  .event_label = c->nevents == 1 ? c->events[0] : "event" };
-	int ret = out_write(out, &oo, stacks, n, &tot);
-	ft_warn("%" PRIu64 " events in %zu distinct stacks (%zu printed)",
-		st.count_before, st.stacks_before, st.stacks_after);
-	if (any_weighted)
-		ft_warn("weighted by period: %" PRIu64 " in all (--weight samples "
-			"counts samples instead)", st.weight_before);
-	if (c->through_miss)
-		ft_warn("left out %" PRIu64 " events whose kernel stack does not "
-			"pass through %s", c->through_miss, o->through);
+	struct out_options oo;
+	bool any_weighted = ft_report_weigh(c);
+	ft_report_out_options(c, &oo);
+	int ret = ft_result_write(c->named, c->o, &oo, any_weighted,
+				  c->nevents == 1 ? c->events[0] : "event", out, &st);
+	struct ft_summary sm = { .weighted = any_weighted, .through_miss = c->through_miss,
+				 .through = c->o->through };
+	ft_result_summary(&sm, &st);
 	return ret;
-}
-
-void ft_report_ctx_free(struct report_ctx *c)
-{
-	agg_named_destroy(c->named);
-	for (int i = 0; i < c->nevents; i++)
-		free(c->events[i]);
 }
 
 int ft_cmd_report(const struct ft_options *o)

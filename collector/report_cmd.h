@@ -1,4 +1,5 @@
-/* ftstack report internals shared by report_cmd.c and report_diff.c. */
+/* ftstack report internals shared by report_cmd.c, report_parse.c,
+ * report_stack.c and report_diff.c. */
 #ifndef FTSTACK_REPORT_CMD_H
 #define FTSTACK_REPORT_CMD_H
 
@@ -31,6 +32,11 @@ int ft_report_clickhouse(struct report_ctx *c, const char *url);
  * cannot be read, or is none of the formats; a bad, unreachable or refusing
  * sink), or 1 (out of memory, a server failing mid-query). */
 int ft_report_parse_file(struct report_ctx *c, const char *file);
+/* Decides which events print summed periods (c->ev_weighted) and says so on
+ * stderr. Returns true when any does. */
+bool ft_report_weigh(struct report_ctx *c);
+/* The output options for c's stacks in c->o's format. */
+void ft_report_out_options(const struct report_ctx *c, struct out_options *oo);
 /* Filters, orders and writes c->named in the -f/--format of c->o, with the
  * summary on stderr. Returns 0 or -errno. */
 int ft_report_write(struct report_ctx *c, FILE *out);

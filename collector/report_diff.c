@@ -1,103 +1,94 @@
-/* ftstack report --diff A B: every stack with its count in A and in B, in
- * difffolded.pl's "stack countA countB" form (a stack missing from one side
- * counts 0 there), sorted by stack. Stacks are named exactly as the folded
- * format names them, so -d, -a, -K, -U, --through and -x apply. */
+/* ftstack report --diff A B: each file is parsed into its own merge by name
+ * (and weighed by periods as `report` would print it); then both are merged
+ * by name into one more, A's values in each stack's count and B's in its
+ * weight, and written in difffolded.pl's "stack countA countB" form
+ * (output/diff.c). Stacks are named exactly as the folded format names
+ * them, so -d, -a, -K, -U, --through and -x apply; -m and -t do not (a diff
+ * keeps every stack). */
 #include <errno.h>
-#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include "collector/report_cmd.h"
 
-struct diff_line {
-	char *stack;
-	uint64_t count[2];
-};
-
-struct diff {
-	struct diff_line *l;
-	size_t n, cap;
-};
-
-/* Folds FILE (as `report -f` would print it) into D under side SIDE. */
-static int fold_side(const struct ft_options *o, const char *file, int side, struct diff *d)
+/* The index of event NAME in the merged table's names, added if new. */
+static int merged_event(char **names, int *n, const char *name)
 {
-	struct ft_options one = *o;
-	one.format = OUT_FOLDED;
-	one.min_count = 0;
-	one.top = 0;
-	struct report_ctx c = { .o = &one };
-	char *text = NULL;
-	size_t len = 0;
-	FILE *mem = open_memstream(&text, &len);
-	int ret = mem && agg_named_create(&c.named) == 0 ? 0 : -ENOMEM;
-	if (ret == 0 && ft_report_parse_file(&c, file) != 0)
-		ret = -EINVAL;
-	if (ret == 0)
-		ret = ft_report_write(&c, mem);
-	if (mem)
-		fclose(mem);
-	ft_report_ctx_free(&c);
-	for (char *save = NULL, *line = ret == 0 && text ? strtok_r(text, "\n", &save) : NULL;
-	     line && ret == 0; line = strtok_r(NULL, "\n", &save)) {
-		char *sp = strrchr(line, ' ');
-		if (!sp)
-			continue;
-		*sp = '\0';
-		if (d->n == d->cap) {
-			size_t cap = d->cap ? d->cap * 2 : 256;
-			struct diff_line *nl = realloc(d->l, cap * sizeof(*nl));
-			if (!nl) {
-				ret = -ENOMEM;
-				break;
-			}
-			d->l = nl;
-			d->cap = cap;
-		}
-		struct diff_line *l = &d->l[d->n];
-		memset(l, 0, sizeof(*l));
-		if (!(l->stack = strdup(line))) {
-			ret = -ENOMEM;
-			break;
-		}
-		l->count[side] = strtoull(sp + 1, NULL, 10);
-		d->n++;
-	}
-	free(text);
-	return ret;
+	for (int i = 0; i < *n; i++)
+		if (strcmp(names[i], name) == 0)
+			return i;
+	if (*n == FT_MAX_EVENTS || !(names[*n] = strdup(name)))
+		return -1;
+	return (*n)++;
 }
 
-static int line_cmp(const void *a, const void *b)
+/* Adds side SIDE's stacks (as its folded output would count them) to M. */
+static int merge_side(struct report_ctx *c, int side, struct agg_named *m, char **names, int *n)
 {
-	return strcmp(((const struct diff_line *)a)->stack, ((const struct diff_line *)b)->stack);
+	const char *excl[65] = { NULL };
+	for (int i = 0; i < c->o->nexcludes && i < 64; i++)
+		excl[i] = c->o->excludes[i];
+	struct agg_filter f = { .exclude = excl };
+	struct agg_named_stats st;
+	const struct agg_named_stack *stacks;
+	ft_report_weigh(c);
+	size_t ns = agg_named_finish(c->named, &f, &stacks, &st);
+	for (size_t i = 0; i < ns; i++) {
+		struct agg_named_stack s = stacks[i];
+		int ev = merged_event(names, n, c->events[s.event]);
+		if (ev < 0)
+			return -ENOMEM;
+		/* what `report -f` prints for it: summed periods where weighted */
+		uint64_t v = c->ev_weighted[stacks[i].event] ? stacks[i].weight : stacks[i].count;
+		s.event = (uint32_t)ev;
+		s.count = side == 0 ? v : 0;
+		s.weight = side == 0 ? 0 : v;
+		int ret = agg_named_add(m, &s);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
 }
 
 int ft_cmd_report_diff(const struct ft_options *o, FILE *out)
 {
-	struct diff d = { 0 };
-	int status = 1;
-	int ret = fold_side(o, o->report_files[0], 0, &d);
-	if (ret == 0)
-		ret = fold_side(o, o->report_files[1], 1, &d);
-	if (ret < 0) {
-		status = ret == -EINVAL ? 2 : 1; /* bad input, as in report */
+	struct ft_options one = *o;
+	one.format = OUT_FOLDED;
+	struct report_ctx c[2] = { { .o = &one }, { .o = &one } };
+	struct agg_named *m = NULL;
+	char *names[FT_MAX_EVENTS];
+	int n = 0, status = 1, ret = 0;
+	if (agg_named_create(&c[0].named) < 0 || agg_named_create(&c[1].named) < 0 ||
+	    agg_named_create(&m) < 0)
 		goto cleanup;
-	}
-	qsort(d.l, d.n, sizeof(*d.l), line_cmp);
-	for (size_t i = 0; i < d.n;) {
-		size_t j = i + 1;
-		uint64_t a = d.l[i].count[0], b = d.l[i].count[1];
-		for (; j < d.n && strcmp(d.l[j].stack, d.l[i].stack) == 0; j++) {
-			a += d.l[j].count[0];
-			b += d.l[j].count[1];
-		}
-		if (fprintf(out, "%s %" PRIu64 " %" PRIu64 "\n", d.l[i].stack, a, b) < 0)
-			break;
-		i = j;
-	}
-	status = fflush(out) == 0 || errno == EPIPE ? 0 : 1;
+	for (int side = 0; side < 2; side++)
+		if ((status = ft_report_parse_file(&c[side], o->report_files[side])) != 0)
+			goto cleanup;
+	status = 1;
+	for (int side = 0; side < 2 && ret == 0; side++)
+		ret = merge_side(&c[side], side, m, names, &n);
+	if (ret < 0)
+		goto cleanup;
+	struct agg_filter f = { 0 };
+	struct agg_named_stats st;
+	const struct agg_named_stack *stacks;
+	size_t ns = agg_named_finish(m, &f, &stacks, &st);
+	struct out_options oo;
+	ft_report_out_options(&c[0], &oo);
+	oo.show_comm = c[0].have_comm || c[1].have_comm;
+	oo.event_names = (const char *const *)names;
+	oo.nevents = (uint32_t)n;
+	oo.event_frame = n > 1;
+	oo.event_weighted = NULL;
+	ret = out_write_diff(out, &oo, stacks, ns);
+	if (ret < 0 && ret != -EPIPE)
+		ft_error("writing the result failed: %s", strerror(-ret));
+	else
+		status = 0;
 cleanup:
-	for (size_t i = 0; i < d.n; i++)
-		free(d.l[i].stack);
-	free(d.l);
+	agg_named_destroy(m);
+	for (int i = 0; i < n; i++)
+		free(names[i]);
+	ft_report_ctx_free(&c[0]);
+	ft_report_ctx_free(&c[1]);
 	return status;
 }

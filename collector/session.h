@@ -42,7 +42,7 @@ enum ft_ksyms_state { FT_KSYMS_NONE, FT_KSYMS_LOADING, FT_KSYMS_READY };
 
 struct ft_perf_source;
 struct ft_ftrace_source;
-struct ft_symcache;
+struct sym_cache;
 struct sym_unwinder;
 
 struct ft_session {
@@ -77,13 +77,18 @@ struct ft_session {
 	FILE *out;               /* stdout or -o FILE */
 	uint64_t scratch_u[AGG_MAX_DEPTH + 1];
 	uint64_t walk_u[AGG_MAX_DEPTH];  /* --call-graph copy: the walked user frames */
-	struct ft_symcache *symcache; /* names of addresses, kept across -i intervals */
+	struct sym_cache *symcache; /* names of addresses, kept across -i intervals */
 	struct sym_unwinder *unwinder; /* --call-graph dwarf */
 	struct fleet *fleet;     /* --sink */
 	uint64_t sink_since;     /* ms (monotonic) the current batch began */
 	char sink_host[256];     /* the host column */
 	bool sink_lost;          /* a batch could not be built (memory) */
 };
+
+/* record.c: what this run wants from the kernel and keeps per record
+ * (want_user/kernel, need_procs, track, key_pid/tid, max_stack, the plan's
+ * track_mmaps), from s->opt and PROC_ROOT's kernel.perf_event_max_stack. */
+void ft_session_configure(struct ft_session *s, const char *proc_root);
 
 /* Handles one decoded perf record (sample or side band); EVENT is the plan
  * index of a sample's event, -1 when it is none of the plan's. Returns 0. */

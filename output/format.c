@@ -204,54 +204,28 @@ void out_names_free(char **names, size_t n, enum out_kind *kind)
 	free(kind);
 }
 
-/* FNV-1a: fast and good enough for symbol names. */
-static size_t str_hash(const char *s)
-{
-	uint64_t h = 1469598103934665603ULL;
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-	return (size_t)h;
-}
-
-static int strtab_grow(struct out_strtab *t)
-{
-	size_t nslot = t->nslot ? t->nslot * 2 : 64;
-	size_t *slot = calloc(nslot, sizeof(*slot));
-	char **str = realloc(t->str, nslot / 2 * sizeof(*str));
-	if (!slot || !str) {
-		free(slot);
-		if (str)
-			t->str = str;
-		return -ENOMEM;
-	}
-	t->str = str;
-	t->cap = nslot / 2;
-	for (size_t i = 0; i < t->n; i++) {
-		size_t j = str_hash(t->str[i]) & (nslot - 1);
-		while (slot[j])
-			j = (j + 1) & (nslot - 1);
-		slot[j] = i + 1;
-	}
-	free(t->slot);
-	t->slot = slot;
-	t->nslot = nslot;
-	return 0;
-}
-
 long out_strtab_intern(struct out_strtab *t, const char *s)
 {
-	if (t->n >= t->cap && strtab_grow(t))
+	struct agg_probe p;
+	if (agg_index_reserve(&t->index) < 0)
 		return -1;
-	size_t j = str_hash(s) & (t->nslot - 1);
-	for (; t->slot[j]; j = (j + 1) & (t->nslot - 1)) {
-		if (strcmp(t->str[t->slot[j] - 1], s) == 0)
-			return (long)(t->slot[j] - 1);
+	for (uint32_t i = agg_index_first(&t->index, agg_hash_str(s), &p); i;
+	     i = agg_index_next(&t->index, &p))
+		if (strcmp(t->str[i - 1], s) == 0)
+			return (long)(i - 1);
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 32;
+		char **str = cap < UINT32_MAX ? realloc(t->str, cap * sizeof(*str)) : NULL;
+		if (!str)
+			return -1;
+		t->str = str;
+		t->cap = cap;
 	}
 	char *copy = strdup(s);
 	if (!copy)
 		return -1;
-	t->str[t->n] = copy;
-	t->slot[j] = ++t->n;
+	t->str[t->n++] = copy;
+	agg_index_put(&t->index, &p, (uint32_t)t->n);
 	return (long)(t->n - 1);
 }
 
@@ -260,7 +234,7 @@ void out_strtab_free(struct out_strtab *t)
 	for (size_t i = 0; i < t->n; i++)
 		free(t->str[i]);
 	free(t->str);
-	free(t->slot);
+	agg_index_clear(&t->index);
 	*t = (struct out_strtab){ 0 };
 }
 

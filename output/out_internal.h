@@ -56,8 +56,7 @@ void out_names_free(char **names, size_t n, enum out_kind *kind);
 struct out_strtab {
 	char **str;
 	size_t n, cap;
-	size_t *slot; /* open addressing: index+1, 0 = empty */
-	size_t nslot;
+	struct agg_index index; /* items: index+1 into str */
 };
 /* Returns the index of S (copied on first sight) or -1 on -ENOMEM. */
 long out_strtab_intern(struct out_strtab *t, const char *s);

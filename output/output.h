@@ -44,6 +44,11 @@ struct out_totals {
 int out_write(FILE *f, const struct out_options *o, const struct agg_named_stack *stacks,
 	      size_t n, const struct out_totals *totals);
 
+/* report --diff: STACKS[0..n) as "folded-stack COUNT_A COUNT_B" lines sorted
+ * by stack (A's counts in .count, B's in .weight). Returns as out_write. */
+int out_write_diff(FILE *f, const struct out_options *o, const struct agg_named_stack *stacks,
+		   size_t n);
+
 /* Parses a --format name. Returns 0 or -EINVAL. */
 int out_format_parse(const char *name, enum out_format *out);
 

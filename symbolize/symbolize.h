@@ -195,4 +195,30 @@ struct sym_usdt {
  * in *out (caller frees), or -errno (-ENOEXEC for a file that is not ELF). */
 int sym_usdt_list(const char *path, struct sym_usdt **out);
 
+/* ---- the name cache (symcache.c): address -> frame name, each distinct
+ * address resolved once; names live as long as the cache ---- */
+struct sym_cache;
+
+/* How names are written: -s, -v, and user names demangled unless
+ * --no-demangle. */
+struct sym_cache_style {
+	bool offsets, addresses, demangle;
+};
+
+/* Returns 0 and a cache naming kernel addresses through K and user addresses
+ * through PROCS (either may be NULL: names are then "[unknown]"), or -ENOMEM. */
+int sym_cache_create(const struct sym_kernel *k, struct sym_procs *procs,
+		       const struct sym_cache_style *style, struct sym_cache **out);
+void sym_cache_free(struct sym_cache *c);
+/* Names kernel addresses through K from now on (the kernel's symbols are
+ * loaded when first needed, after the cache was made). */
+void sym_cache_set_kernel(struct sym_cache *c, const struct sym_kernel *k);
+/* Returns the frame name of ADDR: a kernel address when PID is 0, else a user
+ * address of PID at TIME (LEAF: the sampled instruction itself, not a return
+ * address). Never NULL; owned by the cache. */
+const char *sym_cache_name(struct sym_cache *c, uint32_t pid, uint64_t time, uint64_t addr,
+			     bool leaf);
+/* Returns how many distinct addresses were resolved. */
+uint64_t sym_cache_resolved(const struct sym_cache *c);
+
 #endif

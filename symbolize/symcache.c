@@ -7,38 +7,34 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "symbolize/symcache.h"
+#include "aggregate/aggregate.h"
+#include "symbolize/symbolize.h"
 
-struct slot {
-	uint64_t addr;
+struct entry {
+	uint64_t addr;    /* with bit 63 set for a user return address */
 	uint32_t pid;     /* 0 for kernel addresses */
-	uint32_t used;
 	const char *name;
 };
 
-struct ft_symcache {
-	struct slot *slots;
-	size_t cap, n;
+struct sym_cache {
+	struct entry *entries; /* [0] unused: index items start at 1 */
+	uint32_t n, cap;
+	struct agg_index index;
 	char **names;     /* every string made, for freeing */
 	size_t nnames, capnames;
-	struct ft_symcache_style style;
+	struct sym_cache_style style;
 	const struct sym_kernel *k;
 	struct sym_procs *procs;
 	uint64_t resolved;
 };
 
-int ft_symcache_create(const struct sym_kernel *k, struct sym_procs *procs,
-		       const struct ft_symcache_style *style, struct ft_symcache **out)
+int sym_cache_create(const struct sym_kernel *k, struct sym_procs *procs,
+		       const struct sym_cache_style *style, struct sym_cache **out)
 {
-	struct ft_symcache *c = calloc(1, sizeof(*c));
+	struct sym_cache *c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
-	c->cap = 4096;
-	c->slots = calloc(c->cap, sizeof(*c->slots));
-	if (!c->slots) {
-		free(c);
-		return -ENOMEM;
-	}
+	c->n = 1;
 	c->k = k;
 	c->procs = procs;
 	c->style = *style;
@@ -46,49 +42,38 @@ int ft_symcache_create(const struct sym_kernel *k, struct sym_procs *procs,
 	return 0;
 }
 
-void ft_symcache_set_kernel(struct ft_symcache *c, const struct sym_kernel *k)
+void sym_cache_set_kernel(struct sym_cache *c, const struct sym_kernel *k)
 {
 	c->k = k;
 }
 
-void ft_symcache_free(struct ft_symcache *c)
+void sym_cache_free(struct sym_cache *c)
 {
 	if (!c)
 		return;
 	for (size_t i = 0; i < c->nnames; i++)
 		free(c->names[i]);
 	free(c->names);
-	free(c->slots);
+	free(c->entries);
+	agg_index_clear(&c->index);
 	free(c);
 }
 
-static size_t slot_hash(uint64_t addr, uint32_t pid)
+/* Room for one more entry. Returns 0 or -ENOMEM. */
+static int reserve(struct sym_cache *c)
 {
-	uint64_t h = (addr ^ ((uint64_t)pid << 32)) * 0x9e3779b97f4a7c15ull;
-	return (size_t)(h ^ (h >> 29));
-}
-
-static int grow(struct ft_symcache *c)
-{
-	size_t cap = c->cap * 2;
-	struct slot *n = calloc(cap, sizeof(*n));
-	if (!n)
-		return -ENOMEM;
-	for (size_t i = 0; i < c->cap; i++) {
-		if (!c->slots[i].used)
-			continue;
-		size_t j = slot_hash(c->slots[i].addr, c->slots[i].pid) & (cap - 1);
-		while (n[j].used)
-			j = (j + 1) & (cap - 1);
-		n[j] = c->slots[i];
+	if (c->n >= c->cap) {
+		uint32_t cap = c->cap ? c->cap * 2 : 4096;
+		struct entry *e = cap > c->cap ? realloc(c->entries, cap * sizeof(*e)) : NULL;
+		if (!e)
+			return -ENOMEM;
+		c->entries = e;
+		c->cap = cap;
 	}
-	free(c->slots);
-	c->slots = n;
-	c->cap = cap;
-	return 0;
+	return agg_index_reserve(&c->index);
 }
 
-static const char *keep(struct ft_symcache *c, char *s)
+static const char *keep(struct sym_cache *c, char *s)
 {
 	if (!s)
 		return NULL;
@@ -107,7 +92,7 @@ static const char *keep(struct ft_symcache *c, char *s)
 }
 
 /* Formats a frame as -s / -v ask: "name", "name+0x1a", "0xaddr name". */
-static char *format(const struct ft_symcache *c, uint64_t addr, const char *name, uint64_t off)
+static char *format(const struct sym_cache *c, uint64_t addr, const char *name, uint64_t off)
 {
 	char *s = NULL;
 	char addrbuf[24] = "";
@@ -123,7 +108,7 @@ static char *format(const struct ft_symcache *c, uint64_t addr, const char *name
 	return r < 0 ? NULL : s;
 }
 
-static char *resolve(struct ft_symcache *c, uint32_t pid, uint64_t time, uint64_t addr, bool leaf)
+static char *resolve(struct sym_cache *c, uint32_t pid, uint64_t time, uint64_t addr, bool leaf)
 {
 	uint64_t off = 0;
 	c->resolved++;
@@ -154,27 +139,28 @@ static char *resolve(struct ft_symcache *c, uint32_t pid, uint64_t time, uint64_
 	return s;
 }
 
-const char *ft_symcache_name(struct ft_symcache *c, uint32_t pid, uint64_t time, uint64_t addr,
+const char *sym_cache_name(struct sym_cache *c, uint32_t pid, uint64_t time, uint64_t addr,
 			     bool leaf)
 {
 	/* leaf and non-leaf lookups of one user address may differ: key apart */
 	uint64_t key = pid && !leaf ? addr | (1ull << 63) : addr;
-	size_t i = slot_hash(key, pid) & (c->cap - 1);
-	while (c->slots[i].used) {
-		if (c->slots[i].addr == key && c->slots[i].pid == pid)
-			return c->slots[i].name;
-		i = (i + 1) & (c->cap - 1);
-	}
+	struct agg_probe p;
+	bool room = reserve(c) == 0;
+	for (uint32_t i = agg_index_first(&c->index, agg_hash_finish(agg_hash_mix(key, pid)), &p); i;
+	     i = agg_index_next(&c->index, &p))
+		if (c->entries[i].addr == key && c->entries[i].pid == pid)
+			return c->entries[i].name;
 	const char *name = keep(c, resolve(c, pid, time, addr, leaf));
 	if (!name)
 		return "[unknown]";
-	c->slots[i] = (struct slot){ .addr = key, .pid = pid, .used = 1, .name = name };
-	if (++c->n * 2 > c->cap && grow(c) < 0)
-		c->n--; /* stays usable, just fuller */
+	if (room) { /* else named again next time */
+		c->entries[c->n] = (struct entry){ .addr = key, .pid = pid, .name = name };
+		agg_index_put(&c->index, &p, c->n++);
+	}
 	return name;
 }
 
-uint64_t ft_symcache_resolved(const struct ft_symcache *c)
+uint64_t sym_cache_resolved(const struct sym_cache *c)
 {
 	return c->resolved;
 }

@@ -7,7 +7,7 @@ pkgs="build-essential pkg-config libtracefs-dev libtraceevent-dev libelf-dev
       linux-perf cppcheck systemtap-sdt-dev busybox-static cpio qemu-system-x86
       golang-go libxml2-utils firefox-esr
       libcap2-bin valgrind
-      libcurl4-openssl-dev clickhouse-server"
+      libcurl4-openssl-dev clickhouse-server python3"
 # report_formats_test: node and npm fetch speedscope's schema (a nodejs that
 # already brings npm, e.g. NodeSource's, is kept)
 command -v npm >/dev/null || pkgs="$pkgs npm"

@@ -9,7 +9,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "symbolize/symbolize.h"
-#include "symbolize/symcache.h"
 #include "tests/unit/check.h"
 
 __attribute__((noinline)) int symbolize_test_target(int x)
@@ -567,8 +566,8 @@ static void test_unwind(void) { CHECK(1, "skipped: DWARF registers are taken on 
 static void test_symcache_unknown(void)
 {
 	struct sym_procs *p = NULL;
-	struct ft_symcache *c = NULL;
-	struct ft_symcache_style style = { .offsets = true };
+	struct sym_cache *c = NULL;
+	struct sym_cache_style style = { .offsets = true };
 	char dir[] = "/tmp/ftstack-symcache.XXXXXX", path[64];
 
 	CHECK(mkdtemp(dir) != NULL, "symcache: temp dir");
@@ -580,12 +579,12 @@ static void test_symcache_unknown(void)
 	}
 	CHECK(sym_procs_create(dir, NULL, &p) == 0, "symcache: procs");
 	sym_procs_mmap(p, 4242, 10, 0x400000, 0x1000, 0, true, path);
-	CHECK(ft_symcache_create(NULL, p, &style, &c) == 0, "symcache: create");
-	CHECK_STR(ft_symcache_name(c, 4242, 20, 0x400010, true), "[libblob.so.1]",
+	CHECK(sym_cache_create(NULL, p, &style, &c) == 0, "symcache: create");
+	CHECK_STR(sym_cache_name(c, 4242, 20, 0x400010, true), "[libblob.so.1]",
 		  "symcache: no symbol in a known file (no offset added with -s)");
-	CHECK_STR(ft_symcache_name(c, 4242, 20, 0x900010, true), "[unknown]",
+	CHECK_STR(sym_cache_name(c, 4242, 20, 0x900010, true), "[unknown]",
 		  "symcache: an address in no mapping");
-	ft_symcache_free(c);
+	sym_cache_free(c);
 	sym_procs_free(p);
 	unlink(path);
 	rmdir(dir);

@@ -1,0 +1,41 @@
+/* The one result writer, shared by live runs (print.c) and `ftstack report`
+ * (report_cmd.c): named stacks filtered (-x, -m, -t; offcpu's --min-total),
+ * ordered and written in the --format asked, then the summary on stderr. */
+#ifndef FTSTACK_RESULT_H
+#define FTSTACK_RESULT_H
+
+#include <stdio.h>
+#include "aggregate/aggregate.h"
+#include "cli/cli.h"
+#include "output/output.h"
+
+/* Filters and orders NAMED as O asks and writes it to OUT with OO; ST gets
+ * the filter's numbers. BY_WEIGHT ranks by summed weights (offcpu's time,
+ * report's periods) instead of counts; EVENT_LABEL names the events in
+ * `top`'s totals. Returns 0, -EPIPE when the reader went away, or -errno. */
+int ft_result_write(struct agg_named *named, const struct ft_options *o,
+		    const struct out_options *oo, bool by_weight, const char *event_label,
+		    FILE *out, struct agg_named_stats *st);
+
+/* What the summary says besides the filter's numbers; zeros print nothing. */
+struct ft_summary {
+	bool live;               /* a run: "N events counted ..., M lost"; report: "N events in ..." */
+	uint64_t counted, lost, throttled;
+	uint64_t dropped;        /* --max-stacks reached */
+	size_t max_stacks;
+	uint64_t self_mmap, self_events;
+	uint64_t through_miss;
+	const char *through;
+	uint64_t idle, empty_stacks;
+	uint64_t stack_cut;      /* --call-graph copy/dwarf walks that reached the copy's end */
+	uint32_t copy_size;
+	bool dwarf;
+	uint64_t filtered, open_at_end; /* offcpu */
+	uint64_t bad_records;
+	bool weighted;           /* report: some event printed summed periods */
+};
+
+/* The summary lines on stderr, through the messages module. */
+void ft_result_summary(const struct ft_summary *sm, const struct agg_named_stats *st);
+
+#endif

@@ -1,0 +1,411 @@
+/* collector/: the run's parts that need no kernel, on fixtures and
+ * synthetic records: kernel-stack filters (kfilter) on a kallsyms fixture,
+ * the name cache, records through the session and counting into the
+ * aggregator, the result written by print.c, the loop's duration timer, the
+ * -c child, -p targets that are gone, and the messages module. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "cli/progress.h"
+#include "collector/session.h"
+#include "tests/unit/check.h"
+
+#define KALLSYMS "tests/unit/fixtures/kallsyms_kfilter.txt"
+
+static struct sym_kernel *k;
+
+/* Text of a file written by the code under test (static buffer). */
+static const char *slurp(FILE *f)
+{
+	static char buf[8192];
+	fflush(f);
+	rewind(f);
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	return buf;
+}
+
+static void test_kfilter(void)
+{
+	struct ft_kfilter f;
+	uint32_t start = 99;
+	const uint64_t kmalloc[] = { 0xffffffff81010010ull /* perf_trace_kmalloc */,
+				     0xffffffff81010410ull /* perf_trace_buf_alloc */,
+				     0xffffffff81021020ull /* __kmalloc_noprof */,
+				     0xffffffff81022008ull /* do_syscall_64 */ };
+	const uint64_t mmap[] = { 0xffffffff81021020ull, 0xffffffff81020810ull /* perf_event_mmap_output */,
+				  0xffffffff81022008ull };
+	CHECK(ft_kfilter_init(&f, k, false) == 0 && f.machinery.n == 2 && f.self.n == 0,
+	      "machinery ranges from kallsyms: perf_trace_* (%zu), no self ranges without mmap tracking",
+	      f.machinery.n);
+	CHECK(ft_kfilter_apply(&f, kmalloc, 4, &start) == FT_KEEP && start == 2,
+	      "the tracing machinery at the leaf is cut: the stack starts at __kmalloc_noprof (%u)", start);
+	CHECK(ft_kfilter_apply(&f, mmap, 3, &start) == FT_KEEP && start == 0,
+	      "without mmap tracking, perf_event_mmap frames are kept");
+	CHECK(ft_kfilter_add_through(&f, k, "do_syscall_64") == 0, "--through do_syscall_64");
+	CHECK(ft_kfilter_apply(&f, kmalloc, 4, &start) == FT_KEEP && start == 3,
+	      "--through cuts the stack at the function (%u)", start);
+	const uint64_t other[] = { 0xffffffff81021820ull /* kmalloc_trace */ };
+	CHECK(ft_kfilter_apply(&f, other, 1, &start) == FT_DROP_THROUGH,
+	      "a stack not through it is dropped");
+	CHECK(ft_kfilter_add_through(&f, k, "no_such_function") == -ENOENT,
+	      "--through of a name kallsyms lacks: -ENOENT");
+	ft_kfilter_free(&f);
+	CHECK(ft_kfilter_init(&f, k, true) == 0 && f.self.n == 2,
+	      "with mmap tracking: perf_event_mmap and its helpers are ftstack's own (%zu)", f.self.n);
+	CHECK(ft_kfilter_apply(&f, mmap, 3, &start) == FT_DROP_SELF, "a stack through them is left out");
+	ft_kfilter_free(&f);
+	CHECK(ft_kfilter_add_through(&f, k, "helper_static") == 0 && f.through.n == 2,
+	      "two statics of one name: two --through ranges");
+	ft_kfilter_free(&f);
+}
+
+static void test_symcache(void)
+{
+	struct sym_cache *c;
+	struct sym_cache_style plain = { .demangle = true }, offs = { .offsets = true };
+	CHECK(sym_cache_create(k, NULL, &plain, &c) == 0, "name cache");
+	CHECK_STR(sym_cache_name(c, 0, 0, 0xffffffff81021020ull, true), "__kmalloc_noprof",
+		  "a kernel address is named by kallsyms");
+	CHECK_STR(sym_cache_name(c, 0, 0, 0xffffffff81021030ull, true), "__kmalloc_noprof",
+		  "another address in it");
+	const char *a = sym_cache_name(c, 0, 0, 0xffffffff81021020ull, true);
+	CHECK_EQ_U64(sym_cache_resolved(c), 2, "each distinct address is resolved once");
+	CHECK(a == sym_cache_name(c, 0, 0, 0xffffffff81021020ull, false), "the same name, not a copy");
+	CHECK_STR(sym_cache_name(c, 4242, 0, 0x401000, true), "[unknown]",
+		  "a user address without process history");
+	for (uint64_t i = 0; i < 20000; i++) /* grows past the first allocation */
+		sym_cache_name(c, 0, 0, 0xffffffff81000000ull + i, true);
+	CHECK_EQ_U64(sym_cache_resolved(c), 3 + 20000, "20000 more addresses, each resolved once");
+	CHECK_STR(sym_cache_name(c, 0, 0, 0xffffffff81021020ull, true), "__kmalloc_noprof",
+		  "still found after growing");
+	sym_cache_free(c);
+	CHECK(sym_cache_create(k, NULL, &offs, &c) == 0, "name cache with -s");
+	CHECK_STR(sym_cache_name(c, 0, 0, 0xffffffff81021020ull, true), "__kmalloc_noprof+0x20",
+		  "-s: the offset");
+	sym_cache_free(c);
+}
+
+static struct ft_options opt;
+static struct ft_event ev = { .kind = FT_EV_TRACEPOINT, .name = "t:kmem:kmalloc", .label = "kmalloc" };
+
+/* A session counting kernel stacks of one tracepoint, names per process. */
+static int session(struct ft_session *s, const char *proc_root)
+{
+	memset(s, 0, sizeof(*s));
+	memset(&opt, 0, sizeof(opt));
+	opt.cmd = FT_COUNT;
+	opt.format = OUT_FOLDED;
+	opt.kernel_only = true;
+	opt.state = -1;
+	s->opt = &opt;
+	s->plan.events = &ev;
+	s->plan.nevents = 1;
+	s->ksyms = k;
+	s->kstate = FT_KSYMS_READY; /* given, not loaded on first need */
+	s->self = 777;
+	s->want_kernel = true;
+	s->need_procs = s->key_pid = s->key_tid = true;
+	struct agg_config ac = { .key_pid = true, .key_tid = true };
+	struct sym_cache_style st = { .demangle = true };
+	if (ft_kfilter_init(&s->kfilter, k, false) < 0 || agg_table_create(&ac, &s->agg) < 0 ||
+	    sym_procs_create(proc_root, "/nonexistent", &s->procs) < 0 ||
+	    sym_cache_create(k, s->procs, &st, &s->symcache) < 0)
+		return -1;
+	return 0;
+}
+
+static void session_free(struct ft_session *s)
+{
+	ft_kfilter_free(&s->kfilter);
+	agg_table_destroy(s->agg);
+	sym_cache_free(s->symcache);
+	sym_procs_free(s->procs);
+}
+
+static void sample(struct ft_session *s, uint32_t pid, const uint64_t *ips, uint32_t n, uint64_t t)
+{
+	struct perfev_record r = { .kind = PERFEV_SAMPLE, .pid = pid, .tid = pid, .time = t };
+	r.sample = (struct perfev_sample){ .pid = pid, .tid = pid, .time = t, .kips = ips, .nkips = n };
+	ft_session_record(s, &r, 0);
+}
+
+static void test_session_print(const char *proc_root)
+{
+	struct ft_session s;
+	CHECK(session(&s, proc_root) == 0, "a session on fixtures");
+	const uint64_t a[] = { 0xffffffff81010010ull, 0xffffffff81021020ull, 0xffffffff81022008ull,
+			       0xffffffff81022410ull };
+	const uint64_t b[] = { 0xffffffff81021830ull, 0xffffffff81022010ull };
+	for (int i = 0; i < 3; i++)
+		sample(&s, 4242, a, 4, 1000 + i);
+	sample(&s, 4242, b, 2, 2000);
+	sample(&s, 777, a, 4, 2100); /* ftstack itself */
+	struct perfev_record lost = { .kind = PERFEV_LOST, .time = 3000 };
+	lost.lost.lost = 5;
+	ft_session_record(&s, &lost, 0);
+	struct perfev_record thr = { .kind = PERFEV_THROTTLE, .time = 3100 };
+	ft_session_record(&s, &thr, 0);
+	struct perfev_record none = { .kind = PERFEV_SAMPLE, .pid = 4242, .tid = 4242 };
+	none.sample = (struct perfev_sample){ .pid = 4242, .tid = 4242, .kips = a, .nkips = 4 };
+	ft_session_record(&s, &none, -1); /* not an event of the plan */
+	CHECK_EQ_U64(s.cnt.counted, 4, "four samples counted");
+	CHECK_EQ_U64(s.cnt.self_events, 1, "ftstack's own sample left out");
+	CHECK_EQ_U64(s.cnt.lost, 5, "lost records added up");
+	CHECK_EQ_U64(s.cnt.throttled, 1, "a throttle record");
+	CHECK_EQ_U64(s.last_time, 3100, "the newest record time is the end");
+	FILE *out = tmpfile();
+	CHECK(out && ft_print_result(&s, out) == 0, "the result is written");
+	CHECK_STR(out ? slurp(out) : NULL,
+		  "worker;do_syscall_64;kmalloc_trace 1\n"
+		  "worker;entry_SYSCALL_64;do_syscall_64;__kmalloc_noprof 3\n",
+		  "folded: machinery cut, comm from the process, least frequent first");
+	if (out)
+		fclose(out);
+
+	/* --through: only stacks through do_syscall_64's caller, cut there */
+	agg_table_reset(s.agg);
+	s.cnt = (struct ft_counters){ 0 };
+	ft_kfilter_add_through(&s.kfilter, k, "entry_SYSCALL_64");
+	s.plan.through_name = "entry_SYSCALL_64";
+	for (int i = 0; i < 3; i++)
+		sample(&s, 4242, a, 4, 4000 + i);
+	sample(&s, 4242, b, 2, 5000);
+	CHECK(s.cnt.counted == 3 && s.cnt.through_miss == 1, "--through: 3 kept, 1 left out");
+	opt.top = 1;
+	out = tmpfile();
+	CHECK(out && ft_print_result(&s, out) == 0, "written again");
+	CHECK_STR(out ? slurp(out) : NULL, "worker;entry_SYSCALL_64 3\n", "cut at the --through function");
+	if (out)
+		fclose(out);
+	session_free(&s);
+}
+
+static void test_loop(void)
+{
+	struct ft_session s = { 0 };
+	struct ft_options o = { .duration = 0.2, .state = -1 };
+	s.opt = &o;
+	int epfd = epoll_create1(EPOLL_CLOEXEC);
+	struct timespec a, b;
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	int ret = ft_loop_run(&s, epfd);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	double secs = (double)(b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) / 1e9;
+	CHECK(ret == 0 && secs >= 0.19 && secs < 10, "the loop ends when the duration does (%.2f s)", secs);
+	close(epfd);
+
+	/* -p of a process that is gone, no ring: found on a poll timeout */
+	pid_t child = fork();
+	if (child == 0)
+		_exit(0);
+	waitpid(child, NULL, 0);
+	struct ft_options p = { .npids = 1, .state = -1 };
+	p.pids[0] = child;
+	s = (struct ft_session){ .opt = &p };
+	CHECK(ft_perf_source_targets_gone(&s), "-p of a reaped process: the targets are gone");
+	p.pids[0] = getpid();
+	CHECK(!ft_perf_source_targets_gone(&s), "-p of this process: still there");
+	p.pids[0] = child;
+	epfd = epoll_create1(EPOLL_CLOEXEC);
+	CHECK(ft_loop_run(&s, epfd) == 0, "the loop ends when the -p process is gone");
+	close(epfd);
+}
+
+static void test_child(void)
+{
+	struct ft_child c = { 0 };
+	char *t[] = { "true", NULL }, *f[] = { "sh", "-c", "exit 3", NULL };
+	char *missing[] = { "/nonexistent/ftstack-no-such-command", NULL };
+	sigset_t mask;
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	CHECK(ft_child_start(t, true, &c) == 0 && ft_child_release(&c) == 0, "-c true: started and released");
+	for (int i = 0; i < 500 && !ft_child_reap(&c); i++)
+		usleep(10000);
+	CHECK(!c.running && WIFEXITED(c.status) && WEXITSTATUS(c.status) == 0, "true exits 0");
+	ft_child_stop(&c);
+	c = (struct ft_child){ 0 };
+	CHECK(ft_child_start(f, true, &c) == 0 && ft_child_release(&c) == 0, "-c 'sh -c \"exit 3\"'");
+	for (int i = 0; i < 500 && !ft_child_reap(&c); i++)
+		usleep(10000);
+	CHECK(WIFEXITED(c.status) && WEXITSTATUS(c.status) == 3, "its exit status is kept (3)");
+	ft_child_stop(&c);
+	c = (struct ft_child){ 0 };
+	CHECK(ft_child_start(missing, true, &c) == -EINVAL, "a command that does not exist: -EINVAL");
+	char **argv = NULL;
+	CHECK(ft_command_split("make -j2 'a b'", &argv) == 0 && argv && strcmp(argv[2], "a b") == 0 &&
+	      argv[3] == NULL, "-c splitting: quotes group words");
+	if (argv) {
+		free(argv[0]);
+		free(argv);
+	}
+	CHECK(ft_command_split("a | b", &argv) == 0 && strcmp(argv[0], "/bin/sh") == 0,
+	      "-c with a pipe runs through /bin/sh -c");
+	if (argv) {
+		free(argv[2]);
+		free(argv);
+	}
+	CHECK(ft_command_split("echo 'open", &argv) == -EINVAL, "an unbalanced quote is refused");
+}
+
+static void test_configure(const char *proc_root)
+{
+	struct ft_session s = { 0 };
+	struct ft_options o = { .cmd = FT_COUNT, .format = OUT_TEXT, .kernel_only = true, .state = -1 };
+	char path[160];
+	s.opt = &o;
+	ft_session_configure(&s, "/nonexistent");
+	CHECK(!s.want_user && s.want_kernel && !s.need_procs && !s.track && !s.key_tid &&
+	      !s.plan.track_mmaps, "-K, text: kernel stacks only, no processes followed");
+	CHECK_EQ_U64(s.max_stack, 127, "kernel.perf_event_max_stack unreadable: the default 127");
+	o.format = OUT_FOLDED;
+	ft_session_configure(&s, "/nonexistent");
+	CHECK(s.need_procs && s.track && s.key_pid && s.key_tid && !s.plan.track_mmaps,
+	      "-K -f: comm shown, so processes (not their mmaps) are followed");
+	o.kernel_only = false;
+	o.format = OUT_TEXT;
+	ft_session_configure(&s, "/nonexistent");
+	CHECK(s.want_user && s.need_procs && s.track && !s.key_pid && s.plan.track_mmaps,
+	      "user stacks, text: mmaps followed, processes merged by name");
+	o.cmd = FT_OFFCPU;
+	o.kernel_only = true;
+	ft_session_configure(&s, "/nonexistent");
+	CHECK(s.track && !s.need_procs, "offcpu -K: the side band for exits only");
+	snprintf(path, sizeof(path), "%s/sys", proc_root);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/sys/kernel", proc_root);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/sys/kernel/perf_event_max_stack", proc_root);
+	FILE *f = fopen(path, "w");
+	if (f) {
+		fputs("64\n", f);
+		fclose(f);
+	}
+	ft_session_configure(&s, proc_root);
+	CHECK_EQ_U64(s.max_stack, 64, "kernel.perf_event_max_stack read under the proc root");
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/sys/kernel", proc_root);
+	rmdir(path);
+	snprintf(path, sizeof(path), "%s/sys", proc_root);
+	rmdir(path);
+}
+
+/* ftstack cleanup on a tracefs tree: a dead run's instance goes, a live
+ * run's (its pid is an ftstack process in the proc root) stays. */
+static void test_cleanup(const char *proc_root)
+{
+	char tfs[] = "/tmp/ftstack-collector-tfs.XXXXXX", path[160];
+	if (!mkdtemp(tfs))
+		return;
+	snprintf(path, sizeof(path), "%s/instances", tfs);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/instances/ftstack_999999", tfs);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/instances/ftstack_4243", tfs);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/4243", proc_root);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/4243/comm", proc_root);
+	FILE *f = fopen(path, "w");
+	if (f) {
+		fputs("ftstack\n", f);
+		fclose(f);
+	}
+	FILE *out = tmpfile();
+	CHECK(out && ft_cleanup_run(tfs, proc_root, out) == 0, "cleanup on a fixture tree: exit 0");
+	const char *text = out ? slurp(out) : "";
+	CHECK(strstr(text, "ftstack_999999") && !strstr(text, "ftstack_4243") &&
+	      strstr(text, "1 object left by dead ftstack runs removed\n"),
+	      "the dead run's instance removed, the live one's kept: %s", text);
+	snprintf(path, sizeof(path), "%s/instances/ftstack_999999", tfs);
+	struct stat st;
+	CHECK(stat(path, &st) != 0, "its directory is gone");
+	if (out)
+		fclose(out);
+	snprintf(path, sizeof(path), "%s/4243/comm", proc_root);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/4243", proc_root);
+	rmdir(path);
+	snprintf(path, sizeof(path), "%s/instances/ftstack_4243", tfs);
+	rmdir(path);
+	snprintf(path, sizeof(path), "%s/instances", tfs);
+	rmdir(path);
+	rmdir(tfs);
+}
+
+/* What the messages module writes: stderr redirected to a file. */
+static void test_messages(void)
+{
+	FILE *f = tmpfile();
+	int saved = dup(STDERR_FILENO);
+	if (!f || saved < 0)
+		return;
+	fflush(stderr);
+	dup2(fileno(f), STDERR_FILENO);
+	ft_warn("%d stacks", 3);
+	ft_error("cannot %s", "write");
+	ft_debug("not shown");
+	ft_debug_on = true;
+	ft_debug("shown %s", "now");
+	ft_debug_on = false;
+	ft_note("Tracing %s.", "x");
+	struct ft_progress p;
+	ft_progress_start(&p, "attaching", "probes", 100); /* not a terminal: plain lines */
+	for (int i = 0; i < 100; i++)
+		ft_progress_step(&p);
+	ft_progress_end(&p);
+	ft_progress_start(&p, "attaching", "probes", 5); /* too few for progress */
+	ft_progress_end(&p);
+	fflush(stderr);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	CHECK_STR(slurp(f), "ftstack: 3 stacks\nftstack: cannot write\nftstack: debug: shown now\n"
+		  "Tracing x.\nftstack: attaching 100 probes...\n",
+		  "warn, error, debug only with --debug, the opening line, progress");
+	fclose(f);
+}
+
+int main(void)
+{
+	char proc[] = "/tmp/ftstack-collector-proc.XXXXXX", path[128];
+	if (!mkdtemp(proc))
+		return 1;
+	snprintf(path, sizeof(path), "%s/4242", proc);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/4242/maps", proc);
+	FILE *f = fopen(path, "w");
+	if (f)
+		fclose(f);
+	snprintf(path, sizeof(path), "%s/4242/comm", proc);
+	f = fopen(path, "w");
+	if (f) {
+		fputs("worker\n", f);
+		fclose(f);
+	}
+	CHECK(sym_kernel_load(KALLSYMS, &k) == 0, "kallsyms fixture");
+	test_kfilter();
+	test_symcache();
+	test_session_print(proc);
+	test_loop();
+	test_child();
+	test_messages();
+	test_configure(proc);
+	test_cleanup(proc);
+	sym_kernel_free(k);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/4242/maps", proc);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/4242", proc);
+	rmdir(path);
+	rmdir(proc);
+	CHECK_DONE();
+}
