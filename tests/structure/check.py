@@ -9,7 +9,8 @@
     output report) none of the three;
   - no top-level folder holds more than a third of the code (.c and .h lines);
   - every .c outside collector/main.c links into some unit test (one of its
-    global functions is in a BUILD/tests/*_test binary).
+    global functions or data is in a BUILD/tests/*_test binary);
+  - doc/ARCHITECTURE.md's table has a row for every folder.
 Prints ok/not ok lines (tests/run counts them).
 Usage: tests/structure/check.py [BUILD]   (default: build)
 """
@@ -162,6 +163,10 @@ report(lines[worst] * 3 <= total,
        "no folder holds more than a third of the code (largest: %s, %d of %d lines)"
        % (worst, lines[worst], total),
        ["%s %d" % (m, n) for m, n in sorted(lines.items(), key=lambda x: -x[1])])
+
+arch = open("doc/ARCHITECTURE.md", errors="replace").read()
+missing = [m for m in MODULES if os.path.isdir(m) and ("| `%s/` |" % m) not in arch]
+report(not missing, "doc/ARCHITECTURE.md's table has a row for every folder", missing)
 
 tests_dir = os.path.join(build, "tests")
 linked = set()
