@@ -103,6 +103,9 @@ bench: ftstack tests-bin $(BUILD)/bench/floor
 soak: ftstack tests-bin
 	tests/soak/run
 
+valgrind: ftstack tests-bin
+	tests/valgrind/run
+
 cppcheck:
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
 	    --inline-suppr --suppress=missingIncludeSystem -I. $(MODULES)

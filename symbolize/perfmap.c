@@ -82,7 +82,8 @@ int sym_perfmap_load(const char *path, struct sym_perfmap **out)
 		sym_perfmap_free(m);
 		return ret;
 	}
-	qsort(m->syms, m->n, sizeof(*m->syms), by_addr);
+	if (m->n) /* an empty map has no array: qsort(NULL, 0) is undefined */
+		qsort(m->syms, m->n, sizeof(*m->syms), by_addr);
 	*out = m;
 	return 0;
 }
