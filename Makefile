@@ -97,7 +97,12 @@ $(BUILD)/bench/floor: bench/floor.c $(BUILD)/libftstack.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libftstack.a $(LDFLAGS) $(LDLIBS)
 
-bench: ftstack tests-bin $(BUILD)/bench/floor
+# the sink's insert of N distinct stacks, timed (bench/run's fleet section)
+$(BUILD)/bench/fleet_insert: bench/fleet_insert.c $(BUILD)/libftstack.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libftstack.a $(LDFLAGS) $(LDLIBS)
+
+bench: ftstack tests-bin $(BUILD)/bench/floor $(BUILD)/bench/fleet_insert
 	bench/run
 
 soak: ftstack tests-bin
