@@ -46,12 +46,12 @@ expect_eq "report folded from stdin: sums duplicates" "$(cat $TMP/o)" "$(printf 
 printf 'x;a;b 3\nx;a;c 1\n' > $TMP/A; printf 'x;a;b 5\nx;d 2\n' > $TMP/B
 run_ft $TMP/o $TMP/e report --diff $TMP/A $TMP/B
 expect_eq "report --diff" "$(cat $TMP/o)" "$(printf 'x;a;b 3 5\nx;a;c 1 0\nx;d 0 2')"
-# garbage: a clear error, exit 1, no crash
+# garbage: a clear error, exit 2 (bad input), no crash
 for junk in "head -c 4096 /dev/urandom" "head -c 4096 $FTSTACK"; do
 	$junk > $TMP/junk
 	"$FTSTACK" report $TMP/junk >$TMP/o 2>$TMP/e; st=$?
-	check "report on binary junk ($junk): exit 1 with a message ($st)" \
-		bash -c "[ $st -eq 1 ] && grep -q 'no stack traces found (binary data' $TMP/e"
+	check "report on binary junk ($junk): exit 2 with a message ($st)" \
+		bash -c "[ $st -eq 2 ] && grep -q 'no stack traces found (binary data' $TMP/e"
 done
 
 # -p with no perf ring at all (-K: no side band): the run still ends once
