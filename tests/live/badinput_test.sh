@@ -100,6 +100,13 @@ bad "report --force without -o" report --force $TMP/in.folded
 bad "report --format unknown" report --format xml $TMP/in.folded
 bad "report --weight unknown" report --weight bytes $TMP/in.folded
 bad "--weight outside report" -e $EV --weight period 1
+# the ClickHouse sink's options (fleet/)
+bad "--sink with another scheme" -e $EV --sink http://x/db 1
+bad "--sink without a database" -e $EV --sink clickhouse:// 1
+bad "--sink-buffer 0" -e $EV --sink-buffer 0 1
+bad "--sink-buffer not a number" -e $EV --sink-buffer abc 1
+bad "--host-name empty" -e $EV --host-name "" 1
+bad "report --sink" report --sink clickhouse://h/db $TMP/in.folded
 if id nobody >/dev/null 2>&1; then
 	chmod 711 $TMP; chmod 600 $TMP/in.folded
 	st=0; setpriv --reuid=nobody --regid=nogroup --clear-groups "$FTSTACK" report $TMP/in.folded \
