@@ -153,7 +153,7 @@ int out_file_open(const char *path, bool force, struct out_file **out, FILE **f)
 			if (fd >= 0)
 				close(fd);
 		}
-	} else if (exists && access(target, W_OK) < 0) {
+	} else if (exists && faccessat(AT_FDCWD, target, W_OK, AT_EACCESS) < 0) {
 		ret = -errno; /* what it could not write before, it does not replace */
 	} else if ((ret = open_dir(target, of)) == 0) {
 		ret = create_tmp(of, exists ? &st : NULL);
