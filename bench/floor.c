@@ -142,7 +142,7 @@ int main(int argc, char **argv)
 	int sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = NULL };
 	if (epfd < 0 || sfd < 0 || epoll_ctl(epfd, EPOLL_CTL_ADD, sfd, &ev) < 0 ||
-	    ft_child_start(cmd, &child) < 0)
+	    ft_child_start(cmd, false, &child) < 0) /* as ftstack -c does: root stays root */
 		return 1;
 	int n = open_rings(child.pid, rings, epfd);
 	if (n >= 0)
