@@ -1,5 +1,6 @@
-/* The plan's list of events: adding to it, which refusals of the kernel
- * skip an event rather than fail the run, and saying what was refused. */
+/* The plan's list of events: adding to it, tracefs events by name (one id
+ * read, or the listing for patterns), which refusals of the kernel skip an
+ * event rather than fail the run, and saying what was refused. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,4 +86,27 @@ int ft_plan_report_refused(const struct ft_plan *p)
 		return 0;
 	ft_error("nothing left to trace");
 	return -ENOENT;
+}
+
+static bool is_glob(const char *s)
+{
+	return strpbrk(s, "*?[\\") != NULL;
+}
+
+int ft_plan_match_events(const char *root, const char *system, const char *name, bool regex,
+			 struct tfs_event **out)
+{
+	struct tfs_event ev = { .id = 0 };
+	*out = NULL;
+	/* a miss or anything odd takes the listing, which says why */
+	if (regex || is_glob(system) || is_glob(name) || system[0] == '.' || name[0] == '.' ||
+	    strchr(system, '/') || strchr(name, '/') || strlen(system) >= sizeof(ev.system) ||
+	    strlen(name) >= sizeof(ev.name) || tfs_event_id(root, system, name, &ev.id) < 0)
+		return tfs_events_match(root, system, name, regex, out);
+	if (!(*out = malloc(sizeof(**out))))
+		return -ENOMEM;
+	strcpy(ev.system, system);
+	strcpy(ev.name, name);
+	**out = ev;
+	return 1;
 }

@@ -27,29 +27,6 @@ static int syscall_nr(const char *name)
 }
 
 
-static bool is_glob(const char *s)
-{
-	return strpbrk(s, "*?[\\") != NULL;
-}
-
-int ft_plan_match_events(const char *root, const char *system, const char *name, bool regex,
-			 struct tfs_event **out)
-{
-	struct tfs_event ev = { .id = 0 };
-	*out = NULL;
-	/* a miss or anything odd takes the listing, which says why */
-	if (regex || is_glob(system) || is_glob(name) || system[0] == '.' || name[0] == '.' ||
-	    strchr(system, '/') || strchr(name, '/') || strlen(system) >= sizeof(ev.system) ||
-	    strlen(name) >= sizeof(ev.name) || tfs_event_id(root, system, name, &ev.id) < 0)
-		return tfs_events_match(root, system, name, regex, out);
-	if (!(*out = malloc(sizeof(**out))))
-		return -ENOMEM;
-	strcpy(ev.system, system);
-	strcpy(ev.name, name);
-	**out = ev;
-	return 1;
-}
-
 /* syscalls:sys_enter_X / sys_exit_X have no kernel stack under perf (their
  * perf handler passes the user registers), so they are opened as
  * raw_syscalls:sys_enter/sys_exit filtered on the syscall number: same
