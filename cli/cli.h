@@ -80,6 +80,7 @@ struct ft_options {
 	const char *report_files[64];
 	const char *sink;          /* --sink clickhouse://... */
 	size_t sink_buffer;        /* --sink-buffer, bytes */
+	bool sink_buffer_given;    /* --sink-buffer was given (it needs --sink) */
 	const char *host_name;     /* --host-name: the host column, default gethostname */
 	const char *since, *until; /* report --since/--until (clickhouse://) */
 	const char *host_pattern;  /* report --host PATTERN */

@@ -270,6 +270,7 @@ static int apply_fleet_option(int c, const char *arg, struct ft_options *o)
 		if (errno || *end || !(mb > 0) || mb > 1048576)
 			return bad("--sink-buffer needs megabytes above 0 (0.5, 64), got '%s'%s", arg, "");
 		o->sink_buffer = (size_t)(mb * 1048576.0);
+		o->sink_buffer_given = true;
 		return 0;
 	}
 	case OPT_HOST_NAME:
@@ -505,6 +506,9 @@ static int check_combinations(struct ft_options *o)
 		return bad("--weight is for ftstack report (a live run counts events)%s%s", "", "");
 	if (o->sink && (o->cmd == FT_REPORT || o->cmd == FT_CHECK || o->cmd == FT_CLEANUP))
 		return bad("--sink is for count, profile and offcpu%s%s", "", "");
+	if ((o->sink_buffer_given || o->host_name) && !o->sink)
+		return bad("%s is for --sink clickhouse://HOST/DB (it sets how the rows are sent)%s",
+			   o->host_name ? "--host-name" : "--sink-buffer", "");
 	if ((o->since || o->until || o->host_pattern || o->event_filter || o->mode_filter) &&
 	    o->cmd != FT_REPORT)
 		return bad("--since, --until, --host, --event and --mode are for ftstack report "

@@ -106,6 +106,9 @@ bad "--sink without a database" -e $EV --sink clickhouse:// 1
 bad "--sink-buffer 0" -e $EV --sink-buffer 0 1
 bad "--sink-buffer not a number" -e $EV --sink-buffer abc 1
 bad "--host-name empty" -e $EV --host-name "" 1
+bad "--sink-buffer without --sink" -e $EV --sink-buffer 8 1
+bad "--host-name without --sink" -e $EV --host-name web1 1
+bad "profile --host-name without --sink" profile --host-name web1 1
 bad "report --sink" report --sink clickhouse://h/db $TMP/in.folded
 if id nobody >/dev/null 2>&1; then
 	chmod 711 $TMP; chmod 600 $TMP/in.folded

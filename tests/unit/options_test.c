@@ -89,6 +89,11 @@ static void test_errors(void)
 	CHECK(PARSE("report", "f") == 0 && o.weight == FT_WEIGHT_AUTO, "report weighs by default");
 	CHECK(PARSE("report", "--weight", "cycles", "f") == -EINVAL, "--weight cycles is refused");
 	CHECK(PARSE("-e", "x", "--weight", "period") == -EINVAL, "--weight is report's");
+	CHECK(PARSE("-e", "x", "--sink-buffer", "8") == -EINVAL, "--sink-buffer needs --sink");
+	CHECK(PARSE("-e", "x", "--host-name", "web1") == -EINVAL, "--host-name needs --sink");
+	CHECK(PARSE("-e", "x", "--sink", "clickhouse://h/db", "--sink-buffer", "8", "--host-name",
+		    "web1") == 0 && o.sink_buffer == 8u << 20 && !strcmp(o.host_name, "web1"),
+	      "--sink-buffer and --host-name with --sink");
 }
 
 static void test_call_graph(void)
