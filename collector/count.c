@@ -125,8 +125,10 @@ static int pending_push(struct ft_pending *q, const struct perfev_sample *smp, u
 		memcpy(&p->entry_ret, smp->ustack, sizeof(p->entry_ret));
 		p->has_ret = 1;
 	}
-	memcpy(p->ips, smp->kips, smp->nkips * sizeof(uint64_t));
-	memcpy(p->ips + smp->nkips, smp->uips, smp->nuips * sizeof(uint64_t));
+	if (smp->nkips) /* -K: no user addresses at all (NULL), -U: no kernel ones */
+		memcpy(p->ips, smp->kips, smp->nkips * sizeof(uint64_t));
+	if (smp->nuips)
+		memcpy(p->ips + smp->nkips, smp->uips, smp->nuips * sizeof(uint64_t));
 	q->len += need;
 	return 0;
 }
