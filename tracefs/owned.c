@@ -304,11 +304,28 @@ static int remove_unlisted(const char *root, const char *proc_root, struct seen 
 	return removed;
 }
 
+/* Whether the places stale objects are listed from can be read: a user who
+ * may not list them must hear "not allowed", not "nothing left behind".
+ * Returns 0 or -EACCES. */
+static int listable(const char *root)
+{
+	static const char *const dirs[] = { "instances", "events" };
+	char path[512];
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
+		if (tfs_join(path, sizeof(path), root, dirs[i]) == 0 && access(path, F_OK) == 0 &&
+		    access(path, R_OK | X_OK) != 0)
+			return -EACCES;
+	return 0;
+}
+
 int tfs_cleanup_stale(const char *root, const char *proc_root,
 		      void (*report)(void *ctx, const char *what), void *ctx)
 {
 	int first_err = 0;
 	int ret = tfs_use_root(root);
+	if (ret < 0)
+		return ret;
+	ret = listable(root);
 	if (ret < 0)
 		return ret;
 	/* instances first: one may still have the stale events enabled */

@@ -150,7 +150,8 @@ void tfs_owned_name(pid_t pid, char *buf, size_t len);
  * report(ctx, description): "instance ftstack_12" or "FILE ftstack_12/EVENT".
  * Returns the number removed, or the first -errno when a stale object could
  * not be removed (the others are still removed and reported). proc_root is
- * normally "/proc". */
+ * normally "/proc". Returns -EACCES when ROOT's instances or events cannot
+ * be listed (a user without access to tracefs). */
 int tfs_cleanup_stale(const char *root, const char *proc_root,
 		      void (*report)(void *ctx, const char *what), void *ctx);
 
