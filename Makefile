@@ -62,6 +62,12 @@ $(BUILD)/tests/%: tests/lib/%.c
 	$(CC) -O1 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -fno-inline -fno-optimize-sibling-calls \
 	    -Wall -Wextra -Werror -o $@ $< -lpthread
 
+# ... and leaf_ab, whose leaf gcc must leave frameless (the default's CFI repair)
+$(BUILD)/tests/leaf_ab: tests/lib/leaf_ab.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -g -fno-omit-frame-pointer -momit-leaf-frame-pointer -fno-inline \
+	    -Wall -Wextra -Werror -o $@ $<
+
 # ... but one: --call-graph dwarf's test needs callers without frame pointers
 $(BUILD)/tests/nofp_paths: tests/lib/nofp_paths.c
 	@mkdir -p $(dir $@)

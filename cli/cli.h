@@ -19,6 +19,9 @@
 /* --call-graph dwarf: perf's default; code without frame pointers keeps
  * its frames deeper in the stack */
 #define FT_DWARF_SIZE_DEFAULT 8192
+/* --call-graph fp: the top of the stack copied with each sample, where the
+ * CFI finds the callers of functions that keep no frame pointer */
+#define FT_FIX_SIZE_DEFAULT 1024
 #define FT_ENTRY_RA "ftstack_ra" /* uprobe_events field: the return address at entry */
 #define FT_MAX_CPUS 1024
 
@@ -62,6 +65,7 @@ struct ft_options {
 	uint64_t min_block_us, max_block_us, min_total_us;
 	long state;              /* --state, -1 = any */
 	enum ft_backend backend;
+	bool call_graph_set;     /* --call-graph given; else the host's cheaper of fp and copy */
 	bool call_graph_copy;    /* --call-graph copy or dwarf: walk a copied user stack */
 	bool call_graph_dwarf;   /* --call-graph dwarf: with DWARF CFI, not frame pointers */
 	uint32_t copy_size;      /* bytes of user stack copied per sample */

@@ -167,6 +167,7 @@ static int parse_copy_mode(const char *s, const char *mode, uint32_t dflt, struc
 static int parse_call_graph(const char *s, struct ft_options *o)
 {
 	o->call_graph_copy = o->call_graph_dwarf = false;
+	o->call_graph_set = true;
 	if (strcmp(s, "fp") == 0)
 		return 0;
 	if (strncmp(s, "copy", 4) == 0 && (s[4] == '\0' || s[4] == ','))

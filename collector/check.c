@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "collector/collector.h"
+#include "collector/session.h"
 #include "perfev/perfev.h"
 #include "tracefs/tracefs.h"
 
@@ -47,8 +48,10 @@ int ft_cmd_check(const struct ft_options *o)
 	struct tfs_check_item items[32];
 	if (tfs_find_root(root, sizeof(root)) < 0)
 		root[0] = '\0';
-	int n = tfs_check(root[0] ? root : NULL, "/proc", items, 31);
+	int n = tfs_check(root[0] ? root : NULL, "/proc", items, 30);
 	if (n >= 0 && root[0] && check_user_stacks(root, &items[n]) == 0)
+		n++;
+	if (n >= 0 && n < 32 && root[0] && ft_ustack_check(root, &items[n]) == 0)
 		n++;
 	int width = 0;
 	for (int i = 0; i < n; i++)

@@ -128,8 +128,8 @@ static void attr_for(const struct ft_session *s, const struct ft_event *e, struc
 	po->sample_freq = e->sample_freq;
 	po->freq = e->sample_freq != 0;
 	po->raw = e->raw;
-	/* --call-graph copy: the user frames come from the copy, not the kernel */
-	po->exclude_user_chain = !s->want_user || o->call_graph_copy;
+	/* copy and dwarf: the user frames come from the copy, not the kernel */
+	po->exclude_user_chain = !s->want_user || s->ustack != FT_USTACK_FP;
 	/* --through reads the kernel stack even when only user stacks are shown */
 	po->exclude_kernel_chain = !s->want_kernel && !s->kfilter.through.n;
 	po->disabled = true;
@@ -140,7 +140,7 @@ static void attr_for(const struct ft_session *s, const struct ft_event *e, struc
 	po->max_stack = s->max_stack;
 	/* uprobes at a function's entry need [sp], the caller the walk skips */
 	po->user_stack = s->perf->regs_mask != 0;
-	po->stack_dump = o->call_graph_copy ? o->copy_size : 8;
+	po->stack_dump = s->ucopy_size ? s->ucopy_size : 8;
 }
 
 /* Opens event E for (pid, cpu); the first fd on a CPU owns its ring, the
@@ -326,7 +326,7 @@ static int open_events(struct ft_session *s, int epfd, struct ft_event *events, 
 	ps->nevents = nevents;
 	ps->ncpus = ft_online_cpus(s->opt, online, FT_MAX_CPUS);
 	ps->ring_kb = s->opt->buffer_set ? s->opt->buffer_kb :
-		      default_ring_kb(online, ps->ncpus, s->opt->call_graph_copy && s->want_user);
+		      default_ring_kb(online, ps->ncpus, s->ucopy_size && s->want_user);
 	if (events == &sideband_event)
 		ps->ring_kb = 512; /* comm/mmap/fork/exit only; --buffer-size sizes the instance */
 	ps->rings = calloc(ps->ncpus, sizeof(*ps->rings));
@@ -335,7 +335,7 @@ static int open_events(struct ft_session *s, int epfd, struct ft_event *events, 
 	bool entry_fix = false;
 	for (int e = 0; e < nevents; e++)
 		entry_fix |= events[e].entry_fix;
-	if ((s->opt->call_graph_copy || entry_fix) && s->want_user) {
+	if ((s->ucopy_size || entry_fix) && s->want_user) {
 		ps->sample_type |= PERF_SAMPLE_STACK_USER | PERF_SAMPLE_REGS_USER;
 		ps->regs_mask = perfev_user_regs_mask();
 	}

@@ -129,6 +129,8 @@ static int prepare(struct ft_session *s)
 	if (ret < 0)
 		return ret == -EINVAL ? 2 : 1;
 	ft_session_configure(s, "/proc");
+	if (s->want_user && s->plan.backend != FT_BACKEND_FTRACE)
+		ft_ustack_choose(s, s->plan.tracefs);
 	struct ft_offcpu_config oc = { .opt = s->opt, .self = s->self, .proc_root = "/proc",
 		.any_task = s->opt->command != NULL, .count = count_interval, .ctx = s };
 	if (s->opt->cmd == FT_OFFCPU &&
@@ -156,7 +158,7 @@ static int prepare(struct ft_session *s)
 	    agg_table_create(&ac, &s->agg) < 0 ||
 	    sym_cache_create(s->ksyms, s->procs, &style,
 			       &s->symcache) < 0 ||
-	    (s->opt->call_graph_dwarf && sym_unwinder_create(s->procs, &s->unwinder) < 0)) {
+	    (s->ucopy_size && sym_unwinder_create(s->procs, &s->unwinder) < 0)) {
 		ft_error("out of memory");
 		return 1;
 	}

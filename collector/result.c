@@ -1,5 +1,6 @@
 /* The one result writer: see result.h. */
 #include <inttypes.h>
+#include <string.h>
 #include "collector/result.h"
 
 int ft_result_write(struct agg_named *named, const struct ft_options *o,
@@ -56,9 +57,12 @@ void ft_result_summary(const struct ft_summary *c, const struct agg_named_stats 
 			c->empty_stacks);
 	if (c->stack_cut)
 		ft_warn("%" PRIu64 " user stacks reached the end of the %u-byte "
-			"stack copy and may be cut (--call-graph %s,SIZE copies more%s)",
-			c->stack_cut, c->copy_size, c->dwarf ? "dwarf" : "copy",
-			c->dwarf ? "" : "; fp walks them whole");
+			"stack copy and may be cut (user stacks: %s; %s)",
+			c->stack_cut, c->copy_size, c->ustack ? c->ustack : "?",
+			!c->ustack || strcmp(c->ustack, "fp") == 0 ?
+			"their top frames need more stack than was copied" :
+			strcmp(c->ustack, "dwarf") == 0 ? "--call-graph dwarf,SIZE copies more" :
+			"--call-graph copy,SIZE copies more; fp walks them whole");
 	if (c->filtered)
 		ft_warn("%" PRIu64 " off-CPU intervals filtered out "
 			"(--state, --min-block, --max-block, -u/-k)", c->filtered);

@@ -29,7 +29,7 @@ struct ft_summary {
 	uint64_t idle, empty_stacks;
 	uint64_t stack_cut;      /* --call-graph copy/dwarf walks that reached the copy's end */
 	uint32_t copy_size;
-	bool dwarf;
+	const char *ustack;      /* the user-stack method: fp, copy or dwarf */
 	uint64_t filtered, open_at_end; /* offcpu */
 	uint64_t bad_records;
 	bool weighted;           /* report: some event printed summed periods */

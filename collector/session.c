@@ -7,43 +7,10 @@
 #include "collector/session.h"
 #include "host/host.h"
 
-/* --call-graph dwarf: SMP's copied stack unwound into s->walk_u with the
- * CFI of the files its process maps. Returns the number of frames, 0 for a
- * kernel thread (no user registers). */
-static uint32_t unwind_copied_stack(struct ft_session *s, const struct perfev_sample *smp,
-				    uint32_t max, bool *cut)
-{
-	struct sym_ustack us = { .pid = smp->pid, .tid = smp->tid, .time = smp->time,
-				 .stack = smp->ustack, .size = smp->ustack ? smp->ustack_size : 0 };
-	if (!smp->pid || perfev_ustack_dwarf_regs(smp, perfev_user_regs_mask(), us.regs) < 0)
-		return 0;
-	ft_session_know_process(s, smp->pid, smp->time); /* its mappings, before the walk */
-	return sym_unwind(s->unwinder, &us, s->walk_u, max, cut);
-}
-
-/* --call-graph copy and dwarf: the sample's user frames, walked here from
- * the copied stack (frame pointers, or DWARF CFI), replace the (absent)
- * kernel-walked ones in a copy of the sample. */
-static const struct perfev_sample *walk_copied_stack(struct ft_session *s,
-						     const struct perfev_sample *smp,
-						     struct perfev_sample *tmp)
-{
-	if (!s->opt->call_graph_copy || !s->want_user || smp->pid == (uint32_t)s->self)
-		return smp; /* ftstack's own samples are dropped unwalked */
-	bool cut = false;
-	uint32_t max = s->max_stack && s->max_stack < AGG_MAX_DEPTH ? s->max_stack : AGG_MAX_DEPTH;
-	*tmp = *smp;
-	tmp->uips = s->walk_u;
-	tmp->nuips = s->unwinder ? unwind_copied_stack(s, smp, max, &cut) :
-		     perfev_ustack_walk(smp, perfev_user_regs_mask(), s->walk_u, max, &cut);
-	s->cnt.stack_cut += cut;
-	return tmp;
-}
-
 static void on_sample(struct ft_session *s, const struct perfev_record *rec, int ev)
 {
 	struct perfev_sample walked;
-	const struct perfev_sample *smp = walk_copied_stack(s, &rec->sample, &walked);
+	const struct perfev_sample *smp = ft_ustack_walk(s, &rec->sample, &walked);
 	if (s->offcpu) {
 		/* every switch matters: it may switch a traced thread back in */
 		if (ev >= 0)

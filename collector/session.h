@@ -26,7 +26,7 @@ struct ft_counters {
 	uint64_t idle;           /* profile: idle task samples left out */
 	uint64_t empty_stacks;   /* no frame could be walked */
 	uint64_t entry_callers;  /* uprobe entry: callers added from [sp] */
-	uint64_t stack_cut;      /* --call-graph copy: walks that reached the copy's end */
+	uint64_t stack_cut;      /* user stacks cut at the copy's end */
 };
 
 /* Samples counted while the kernel's symbols load wait here (count.c). */
@@ -39,6 +39,8 @@ struct ft_pending {
  * them (kernel functions, --through), else when a kernel stack is first
  * counted, in a thread, while the loop goes on reading the rings. */
 enum ft_ksyms_state { FT_KSYMS_NONE, FT_KSYMS_LOADING, FT_KSYMS_READY };
+
+enum ft_ustack_method { FT_USTACK_FP, FT_USTACK_COPY, FT_USTACK_DWARF };
 
 struct ft_perf_source;
 struct ft_ftrace_source;
@@ -76,13 +78,21 @@ struct ft_session {
 	const char *title;       /* svg/speedscope title */
 	FILE *out;               /* stdout or -o FILE */
 	uint64_t scratch_u[AGG_MAX_DEPTH + 1];
-	uint64_t walk_u[AGG_MAX_DEPTH];  /* --call-graph copy: the walked user frames */
 	struct sym_cache *symcache; /* names of addresses, kept across -i intervals */
-	struct sym_unwinder *unwinder; /* --call-graph dwarf */
 	struct fleet *fleet;     /* --sink */
 	uint64_t sink_since;     /* ms (monotonic) the current batch began */
 	char sink_host[256];     /* the host column */
 	bool sink_lost;          /* a batch could not be built (memory) */
+
+	uint64_t walk_u[AGG_MAX_DEPTH];  /* the user frames walked here */
+	uint64_t chain_u[AGG_MAX_DEPTH]; /* copy: the frame-pointer walk of the copy */
+	/* how user stacks are taken (ustack.c): the kernel's walk (fp) or
+	 * ftstack's of a copy (copy), both repaired with CFI, or CFI alone
+	 * (dwarf); ucopy_size bytes of stack copied per sample (0: none) */
+	enum ft_ustack_method ustack;
+	uint32_t ucopy_size;
+	char ustack_why[160];    /* why this method (chosen for the host, or asked) */
+	struct sym_unwinder *unwinder; /* CFI of the mapped files, for user stacks */
 };
 
 /* record.c: what this run wants from the kernel and keeps per record
@@ -160,6 +170,28 @@ int ft_source_enable(struct ft_session *s);
 void ft_source_disable(struct ft_session *s);
 int ft_source_drain_all(struct ft_session *s);
 void ft_source_close(struct ft_session *s);
+
+/* ---- user stacks (ustack.c) ---- */
+/* Sets s->ustack, ucopy_size and ustack_why: what --call-graph asked, else
+ * the host's cheaper of fp and copy (ftstack check's saved answer, or timed
+ * now through TRACEFS's raw_syscalls:sys_enter); no copy without user
+ * stacks or with the ftrace backend. */
+void ft_ustack_choose(struct ft_session *s, const char *tracefs);
+/* Times the two here and applies the rule. Returns 0 or -errno. */
+int ft_ustack_measure(const char *tracefs, enum ft_ustack_method *m, char *why, size_t len);
+/* The rule on a probe's timings; WHY gets the figures and the reason. */
+enum ft_ustack_method ft_ustack_rule(const struct perfev_ustack_probe *p, char *why, size_t len);
+/* Saves the answer for this boot's runs (/run/ftstack). Returns 0 or -errno. */
+int ft_ustack_save(enum ft_ustack_method m, const char *why);
+const char *ft_ustack_name(enum ft_ustack_method m);
+struct tfs_check_item;
+/* ftstack check's line: the method chosen here and why, saved for later
+ * runs. Returns 0 or -errno. */
+int ft_ustack_check(const char *tracefs, struct tfs_check_item *it);
+/* SMP with its user frames walked here (into s->walk_u, in TMP), or SMP
+ * itself when the kernel's frames stand. */
+const struct perfev_sample *ft_ustack_walk(struct ft_session *s, const struct perfev_sample *smp,
+					   struct perfev_sample *tmp);
 
 /* ---- the loop ---- */
 /* Runs until the duration ends, a signal, or the command exits; prints every

@@ -175,6 +175,18 @@ struct sym_ustack {
  * stack beyond the copy. Returns the number of addresses (0 without MAX). */
 uint32_t sym_unwind(struct sym_unwinder *u, const struct sym_ustack *s, uint64_t *ips,
 		    uint32_t max, bool *cut);
+/* The default's whole stacks: CHAIN (NCHAIN addresses: the ip, then the
+ * return addresses a frame-pointer walk found, by the kernel or in the copy)
+ * lacks the callers of the functions at the top of the stack that keep no
+ * frame pointer (frameless leaves, libc's syscall wrappers, a function's
+ * first instructions). Unwinds S with CFI until a return address is one of
+ * CHAIN's first four, then goes on with CHAIN from there; where they never
+ * meet, the CFI walk alone. The chain as it is when the ip has no CFI.
+ * Writes at most MAX addresses to IPS; *CUT when the CFI walk needed stack
+ * beyond the copy. Returns the count. */
+uint32_t sym_unwind_splice(struct sym_unwinder *u, const struct sym_ustack *s,
+			   const uint64_t *chain, uint32_t nchain, uint64_t *ips, uint32_t max,
+			   bool *cut);
 
 /* ---- user probes (probes.c) ---- */
 

@@ -32,6 +32,7 @@ extern int UNW_OBJ(dwarf_search_unwind_table)(unw_addr_space_t as, unw_word_t ip
 #define WALK_FILES 8        /* files one walk remembers */
 #define MAX_LOADS 16
 #define UNWIND_CUT_RANGE (64ULL << 20)
+#define SPLICE_LOOK 4       /* chain entries a CFI return address is looked for in */
 
 /* One ELF file, mapped read-only: its PT_LOAD segments and unwind table. */
 struct ufile {
@@ -322,10 +323,23 @@ static unw_addr_space_t proc_as(struct sym_unwinder *u)
 	return slot->as;
 }
 
-uint32_t sym_unwind(struct sym_unwinder *u, const struct sym_ustack *s, uint64_t *ips,
-		    uint32_t max, bool *cut)
+/* The index in CHAIN[1..SPLICE_LOOK] of return address IP, or 0. */
+static uint32_t chain_at(const uint64_t *chain, uint32_t nchain, uint64_t ip)
+{
+	for (uint32_t j = 1; j < nchain && j <= SPLICE_LOOK; j++)
+		if (chain[j] == ip)
+			return j;
+	return 0;
+}
+
+/* The walk of sym_unwind and sym_unwind_splice: CFI steps from the sampled
+ * registers, until CHAIN (if any) is met. Returns the count; *FAILED when
+ * not even the first step could be made. */
+static uint32_t walk(struct sym_unwinder *u, const struct sym_ustack *s, const uint64_t *chain,
+		     uint32_t nchain, uint64_t *ips, uint32_t max, bool *cut, bool *failed)
 {
 	*cut = false;
+	*failed = true;
 	if (max == 0)
 		return 0;
 	u->cur = s;
@@ -340,12 +354,40 @@ uint32_t sym_unwind(struct sym_unwinder *u, const struct sym_ustack *s, uint64_t
 	unw_cursor_t c;
 	if (!as || unw_init_remote(&c, as, u) < 0)
 		return n;
-	while (n < max && unw_step(&c) > 0) {
+	int ret;
+	while (n < max && (ret = unw_step(&c)) > 0) {
 		unw_word_t ip;
 		if (unw_get_reg(&c, UNW_REG_IP, &ip) < 0 || ip == 0)
 			break;
+		*failed = false;
 		ips[n++] = ip;
+		uint32_t j = chain ? chain_at(chain, nchain, ip) : 0;
+		if (j) { /* the frame-pointer chain holds the rest */
+			for (j++; j < nchain && n < max; j++)
+				ips[n++] = chain[j];
+			return n;
+		}
 	}
 	*cut = u->cut;
+	return n;
+}
+
+uint32_t sym_unwind(struct sym_unwinder *u, const struct sym_ustack *s, uint64_t *ips,
+		    uint32_t max, bool *cut)
+{
+	bool failed;
+	return walk(u, s, NULL, 0, ips, max, cut, &failed);
+}
+
+uint32_t sym_unwind_splice(struct sym_unwinder *u, const struct sym_ustack *s,
+			   const uint64_t *chain, uint32_t nchain, uint64_t *ips, uint32_t max,
+			   bool *cut)
+{
+	bool failed;
+	uint32_t n = walk(u, s, chain, nchain, ips, max, cut, &failed);
+	if (failed && !*cut) { /* no CFI to repair with: the chain as it is */
+		n = nchain < max ? nchain : max;
+		memcpy(ips, chain, n * sizeof(*ips));
+	}
 	return n;
 }

@@ -23,7 +23,24 @@ check "copy,64: every walk cut at the copy's end, and said" \
 	grep -q "^ftstack: $n user stacks reached the end of the 64-byte stack copy" $TMP/e
 
 $FTSTACK --buffer-size 16384 -e $EV -f -c "$BIN/nofp_paths $n" >$TMP/o 2>$TMP/e
-expect_eq "fp on code without frame pointers: main;nofp_a lost" "$(fc $TMP/o 'main;nofp_a;nofp_b;')" 0
+expect_eq "default on code without frame pointers: CFI finds main;nofp_a" "$(fc $TMP/o 'main;nofp_a;nofp_b;')" $n
+# whole stacks by default, with either frame-pointer walk: a frameless libc
+# function (syscall) under a frame-pointer caller
+for cg in "" "--call-graph fp" "--call-graph copy"; do
+	$FTSTACK --buffer-size 16384 -e $EV -f -U $cg -c "$BIN/syscall_paths $n" >$TMP/o 2>$TMP/e
+	expect_eq "${cg:-default}: main;call_getppid;syscall, every call" \
+		"$(fc $TMP/o ';main;call_getppid;syscall( |$)')" $n
+done
+# offcpu: nap_x, nap_y call libc's nanosleep (no frame pointer)
+$FTSTACK offcpu -f -U -c "$BIN/libc_naps" >$TMP/o 2>$TMP/e
+x=$(fc $TMP/o ';main;nap_x;nanosleep;'); y=$(fc $TMP/o ';main;nap_y;nanosleep;')
+check "offcpu default: main;nap_x;nanosleep $x us, nap_y $y us, within 5% of 400000, 800000" \
+	awk -v x=$x -v y=$y 'BEGIN { exit !(x >= 380000 && x <= 420000 && y >= 760000 && y <= 840000) }'
+# profile: func_a, func_b (frame pointers) burn CPU in a frameless leaf, 1:2
+$FTSTACK profile -F 499 -f -U -c "$BIN/leaf_ab 2" >$TMP/o 2>$TMP/e
+fa=$(fc $TMP/o ';func_a;leaf( |$)'); fb=$(fc $TMP/o ';func_b;leaf( |$)')
+check "profile default: leaf under func_a:func_b = 1:2 +- 15% ($fa:$fb)" \
+	awk -v a=$fa -v b=$fb 'BEGIN { exit !(a > 0 && b / a >= 1.7 && b / a <= 2.3) }'
 $FTSTACK --buffer-size 16384 -e $EV -f --call-graph dwarf,2048 -c "$BIN/nofp_paths $n" >$TMP/o 2>$TMP/e
 expect_eq "dwarf: exit status" $? 0
 expect_eq "dwarf: main;nofp_a;nofp_b, every call" "$(fc $TMP/o '(^|;)main;nofp_a;nofp_b;entry_SYSCALL')" $n

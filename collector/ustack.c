@@ -1,0 +1,157 @@
+/* User stacks, whole by default. Each sample carries the user registers
+ * and a copy of the top of the stack; the frames of the functions at the
+ * top that keep no frame pointer (frameless leaves, libc's syscall
+ * wrappers, a function's first instructions) come from their CFI
+ * (symbolize's libunwind walk, sym_unwind_splice), the rest from a
+ * frame-pointer walk: the kernel's (fp: a 1 KB copy beside it) or
+ * ftstack's own in a 2 KB copy (copy). Which of the two costs less
+ * depends on the host: where every read of user memory from the kernel is
+ * slow (some VMs, ~0.6 us each, two a frame) one bulk copy is far cheaper
+ * than the walk; on bare metal the walk costs nanoseconds and keeps stacks
+ * deeper than the copy whole. The rule: copy when a 2 KB copy costs no
+ * more than the kernel's walk of 15 frames (the fp method pays for the
+ * walk and a 1 KB copy, so then the copy is the cheaper of the two), else
+ * fp; timed at start-up in a few ms (perfev_ustack_probe), or read from
+ * `ftstack check`'s saved answer. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include "collector/session.h"
+#include "tracefs/tracefs.h"
+
+#define SAVED_DIR "/run/ftstack"
+#define SAVED_FILE SAVED_DIR "/user-stacks"
+
+int ft_ustack_check(const char *tracefs, struct tfs_check_item *it)
+{
+	enum ft_ustack_method m;
+	char why[160];
+	int ret = ft_ustack_measure(tracefs, &m, why, sizeof(why));
+	if (ret < 0)
+		return ret;
+	it->what = "user-stack method";
+	it->ok = true;
+	snprintf(it->detail, sizeof(it->detail), "%s (%s)%s", ft_ustack_name(m), why,
+		 ft_ustack_save(m, why) == 0 ? "; saved for this boot" : "");
+	return 0;
+}
+
+const char *ft_ustack_name(enum ft_ustack_method m)
+{
+	return m == FT_USTACK_COPY ? "copy" : m == FT_USTACK_DWARF ? "dwarf" : "fp";
+}
+
+enum ft_ustack_method ft_ustack_rule(const struct perfev_ustack_probe *p, char *why, size_t len)
+{
+	bool copy = p->copy_ns <= p->walk_ns;
+	snprintf(why, len, "kernel walk of %d frames %.1f us, %u-byte copy %.1f us a sample: %s",
+		 p->frames, p->walk_ns / 1000.0, p->copy_bytes, p->copy_ns / 1000.0,
+		 copy ? "the copy costs no more" : "the walk costs less");
+	return copy ? FT_USTACK_COPY : FT_USTACK_FP;
+}
+
+int ft_ustack_measure(const char *tracefs, enum ft_ustack_method *m, char *why, size_t len)
+{
+	uint32_t tp;
+	struct perfev_ustack_probe p;
+	int ret = tfs_event_id(tracefs, "raw_syscalls", "sys_enter", &tp);
+	if (ret == 0)
+		ret = perfev_ustack_probe((int)tp, FT_COPY_SIZE_DEFAULT, &p);
+	if (ret < 0)
+		return ret;
+	*m = ft_ustack_rule(&p, why, len);
+	return 0;
+}
+
+int ft_ustack_save(enum ft_ustack_method m, const char *why)
+{
+	mkdir(SAVED_DIR, 0755);
+	FILE *f = fopen(SAVED_FILE ".tmp", "w");
+	if (!f)
+		return -errno;
+	fprintf(f, "%s %s\n", ft_ustack_name(m), why);
+	if (fclose(f) != 0 || rename(SAVED_FILE ".tmp", SAVED_FILE) < 0)
+		return -errno;
+	return 0;
+}
+
+/* `ftstack check`'s answer, if this boot has one (/run is per boot). */
+static int saved_answer(enum ft_ustack_method *m, char *why, size_t len)
+{
+	char line[256];
+	FILE *f = fopen(SAVED_FILE, "r");
+	if (!f)
+		return -errno;
+	bool ok = fgets(line, sizeof(line), f) != NULL;
+	fclose(f);
+	line[strcspn(line, "\n")] = '\0';
+	if (!ok || (strncmp(line, "fp ", 3) != 0 && strncmp(line, "copy ", 5) != 0))
+		return -EINVAL;
+	*m = line[0] == 'c' ? FT_USTACK_COPY : FT_USTACK_FP;
+	snprintf(why, len, "ftstack check's answer (" SAVED_FILE "): %s", strchr(line, ' ') + 1);
+	return 0;
+}
+
+void ft_ustack_choose(struct ft_session *s, const char *tracefs)
+{
+	const struct ft_options *o = s->opt;
+	if (o->call_graph_set) {
+		s->ustack = o->call_graph_dwarf ? FT_USTACK_DWARF :
+			    o->call_graph_copy ? FT_USTACK_COPY : FT_USTACK_FP;
+		snprintf(s->ustack_why, sizeof(s->ustack_why), "--call-graph %s",
+			 ft_ustack_name(s->ustack));
+	} else if (saved_answer(&s->ustack, s->ustack_why, sizeof(s->ustack_why)) < 0 &&
+		   ft_ustack_measure(tracefs, &s->ustack, s->ustack_why, sizeof(s->ustack_why)) < 0) {
+		s->ustack = FT_USTACK_FP;
+		snprintf(s->ustack_why, sizeof(s->ustack_why), "not timed here: the kernel's walk");
+	}
+	s->ucopy_size = s->ustack == FT_USTACK_FP ? FT_FIX_SIZE_DEFAULT :
+			o->call_graph_set ? o->copy_size : FT_COPY_SIZE_DEFAULT;
+	ft_debug("user stacks: %s (%s), %u bytes of stack a sample", ft_ustack_name(s->ustack),
+		 s->ustack_why, s->ucopy_size);
+}
+
+/* SMP's user stack: walked in its copy and repaired or unwound with CFI,
+ * into s->walk_u. Returns the number of frames, or -1 to keep the kernel's
+ * (no registers: a kernel thread, or no copy taken). */
+static int walk(struct ft_session *s, const struct perfev_sample *smp, uint32_t max, bool *cut)
+{
+	struct sym_ustack us = { .pid = smp->pid, .tid = smp->tid, .time = smp->time,
+				 .stack = smp->ustack, .size = smp->ustack ? smp->ustack_size : 0 };
+	bool chain_cut = false;
+	if (!smp->pid || perfev_ustack_dwarf_regs(smp, perfev_user_regs_mask(), us.regs) < 0)
+		return s->ustack == FT_USTACK_COPY ?
+		       (int)perfev_ustack_walk(smp, perfev_user_regs_mask(), s->walk_u, max, cut) : -1;
+	ft_session_know_process(s, smp->pid, smp->time); /* its mappings, before the walk */
+	if (s->ustack == FT_USTACK_DWARF)
+		return (int)sym_unwind(s->unwinder, &us, s->walk_u, max, cut);
+	const uint64_t *chain = smp->uips;
+	uint32_t nchain = smp->nuips;
+	if (s->ustack == FT_USTACK_COPY) {
+		nchain = perfev_ustack_walk(smp, perfev_user_regs_mask(), s->chain_u, max, &chain_cut);
+		chain = s->chain_u;
+	}
+	if (nchain == 0)
+		return -1;
+	uint32_t n = sym_unwind_splice(s->unwinder, &us, chain, nchain, s->walk_u, max, cut);
+	*cut |= chain_cut;
+	return (int)n;
+}
+
+const struct perfev_sample *ft_ustack_walk(struct ft_session *s, const struct perfev_sample *smp,
+					   struct perfev_sample *tmp)
+{
+	if (!s->ucopy_size || !s->unwinder || smp->pid == (uint32_t)s->self)
+		return smp; /* ftstack's own samples are dropped unwalked */
+	bool cut = false;
+	uint32_t max = s->max_stack && s->max_stack < AGG_MAX_DEPTH ? s->max_stack : AGG_MAX_DEPTH;
+	int n = walk(s, smp, max, &cut);
+	if (n < 0)
+		return smp;
+	*tmp = *smp;
+	tmp->uips = s->walk_u;
+	tmp->nuips = (uint32_t)n;
+	s->cnt.stack_cut += cut;
+	return tmp;
+}

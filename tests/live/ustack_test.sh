@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Whole user stacks by default (issue 14): a sample taken in a function that
+# keeps no frame pointer shows that function's callers, in count, profile
+# and offcpu, whichever frame-pointer walk the host's method uses (the
+# default's, and fp and copy asked for by name).
+cd "$(dirname "$0")/../.." && . tests/live/lib.sh
+before=$(tracefs_state)
+EV=t:syscalls:sys_enter_getppid
+d=5000
+
+for cg in "" "--call-graph fp" "--call-graph copy"; do
+	name=${cg:-default}
+	# count: getppid through libc's syscall() (frameless) from call_getppid
+	run_ft $TMP/o $TMP/e -e $EV -f -U --buffer-size 16384 $cg -c "$BIN/syscall_paths $d"
+	expect_eq "$name, count: main;call_getppid;syscall, every call" \
+		"$(folded_count $TMP/o ';main;call_getppid;syscall$'):$(folded_count $TMP/o .)" "$d:$d"
+	check "$name, count: no stack cut" bash -c "! grep -q 'may be cut' $TMP/e"
+	# offcpu: nap_x and nap_y call libc's nanosleep (frameless)
+	run_ft $TMP/o $TMP/e offcpu -f -U $cg -c "$BIN/libc_naps"
+	x=$(folded_count $TMP/o ';main;nap_x;nanosleep;'); y=$(folded_count $TMP/o ';main;nap_y;nanosleep;')
+	check "$name, offcpu: main;nap_x;nanosleep $x us within 5% of 400000" \
+		awk -v v=$x 'BEGIN { exit !(v >= 380000 && v <= 420000) }'
+	check "$name, offcpu: main;nap_y;nanosleep $y us within 5% of 800000" \
+		awk -v v=$y 'BEGIN { exit !(v >= 760000 && v <= 840000) }'
+	# profile: func_a and func_b (frame pointers) call a frameless leaf
+	run_ft $TMP/o $TMP/e profile -F 499 -f -U $cg -c "$BIN/leaf_ab 2"
+	fa=$(folded_count $TMP/o ';main;func_a;leaf$'); fb=$(folded_count $TMP/o ';main;func_b;leaf$')
+	all=$(folded_count $TMP/o ';leaf$')
+	check "$name, profile: leaf under func_a:func_b = 1:2 +- 15% ($fa:$fb)" \
+		awk -v a=$fa -v b=$fb 'BEGIN { exit !(a > 0 && b / a >= 1.7 && b / a <= 2.3) }'
+	expect_eq "$name, profile: every leaf sample under func_a or func_b" "$((fa + fb))" "$all"
+done
+# a uprobe on the frameless leaf's entry: its caller from CFI
+run_ft $TMP/o $TMP/e -e "u:$BIN/leaf_ab:leaf" -f -U -c "$BIN/leaf_ab 0.2"
+a=$(folded_count $TMP/o ';main;func_a;leaf$'); b=$(folded_count $TMP/o ';main;func_b;leaf$')
+check "uprobe on leaf: under func_a ($a) and func_b ($b), as often" \
+	bash -c "[ $a -gt 0 ] && [ $a = $b ] && [ $((a + b)) = $(folded_count $TMP/o .) ]"
+# ftstack check says which method it chose here, and why
+"$FTSTACK" check >$TMP/o 2>$TMP/e
+check "check: the user-stack method and why" \
+	grep -Eq '^user-stack method +yes +(fp|copy) \(kernel walk of 15 frames' $TMP/o
+expect_eq "kernel state as found" "$(tracefs_state)" "$before"
+finish
