@@ -291,14 +291,17 @@ static int open_events(struct ft_session *s, int epfd, struct ft_event *events, 
  * workloads here (offcpu's pipe ping-pong), so a reader that loses its CPU
  * to busy neighbours for a while loses nothing; at most 256 MB in all on
  * large machines, and never under 512 KB. */
-/* 4 MB per CPU, 16 MB when samples carry a copy of the stack (ten to
- * fifty times the bytes of a callchain); at most 256 MB in all. */
-static size_t default_ring_kb(const bool *online, int top, bool copying)
+/* 4 MB per CPU, 16 MB when samples carry a copy of the stack of up to 2 KB
+ * (ten to fifty times the bytes of a callchain), and as much again per
+ * further 2 KB (dwarf's 8 KB: 64 MB: the reader unwinds each sample, about
+ * as fast as the kernel writes them at the highest rates); at most 256 MB
+ * in all. */
+static size_t default_ring_kb(const bool *online, int top, uint32_t copy_bytes)
 {
 	int n = 0;
 	for (int c = 0; c < top; c++)
 		n += online[c];
-	size_t kb = copying ? 16384 : 4096;
+	size_t kb = copy_bytes ? 16384 * (size_t)((copy_bytes + 2047) / 2048) : 4096;
 	while (n > 0 && kb > 512 && kb * (size_t)n > 256 * 1024)
 		kb /= 2;
 	return kb;
@@ -326,7 +329,7 @@ static int open_events(struct ft_session *s, int epfd, struct ft_event *events, 
 	ps->nevents = nevents;
 	ps->ncpus = ft_online_cpus(s->opt, online, FT_MAX_CPUS);
 	ps->ring_kb = s->opt->buffer_set ? s->opt->buffer_kb :
-		      default_ring_kb(online, ps->ncpus, s->ucopy_size && s->want_user);
+		      default_ring_kb(online, ps->ncpus, s->want_user ? s->ucopy_size : 0);
 	if (events == &sideband_event)
 		ps->ring_kb = 512; /* comm/mmap/fork/exit only; --buffer-size sizes the instance */
 	ps->rings = calloc(ps->ncpus, sizeof(*ps->rings));
@@ -456,6 +459,28 @@ void ft_perf_source_disable(struct ft_session *s)
 	struct ft_perf_source *ps = s->perf;
 	for (size_t i = 0; ps && i < ps->nfds; i++)
 		perfev_disable(ps->fds[i]);
+}
+
+size_t ft_perf_source_ring_kb(const struct ft_session *s)
+{
+	return s->perf ? s->perf->ring_kb : 0;
+}
+
+int ft_perf_source_fullest(const struct ft_session *s, unsigned *pct)
+{
+	int fullest = -1;
+	*pct = 0;
+	for (int cpu = 0; s->perf && cpu < s->perf->ncpus; cpu++) {
+		const struct perfev_ring *r = &s->perf->rings[cpu].ring;
+		if (!r->data_size)
+			continue;
+		unsigned p = (unsigned)(r->max_fill * 100 / r->data_size);
+		if (fullest < 0 || p > *pct) {
+			*pct = p;
+			fullest = cpu;
+		}
+	}
+	return fullest;
 }
 
 uint64_t ft_perf_source_bad_records(const struct ft_session *s)

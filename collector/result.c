@@ -69,6 +69,10 @@ void ft_result_summary(const struct ft_summary *c, const struct agg_named_stats 
 	if (c->open_at_end)
 		ft_warn("%" PRIu64 " threads were still off CPU at the end; "
 			"counted up to it", c->open_at_end);
+	if (c->live && c->full_cpu >= 0 && c->full_pct >= 75)
+		ft_warn("the ring of CPU %d came close to full: %u%% of its %zu KB waited "
+			"to be read at once (--buffer-size KB makes it bigger)", c->full_cpu,
+			c->full_pct, c->ring_kb);
 	if (c->bad_records)
 		ft_warn("%" PRIu64 " records could not be decoded", c->bad_records);
 	if (ns->excluded)

@@ -32,6 +32,9 @@ struct ft_summary {
 	const char *ustack;      /* the user-stack method: fp, copy or dwarf */
 	uint64_t filtered, open_at_end; /* offcpu */
 	uint64_t bad_records;
+	int full_cpu;            /* the CPU whose ring was the fullest at a drain's start, or -1 */
+	unsigned full_pct;       /* how full, percent */
+	size_t ring_kb;
 	bool weighted;           /* report: some event printed summed periods */
 };
 

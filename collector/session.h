@@ -151,6 +151,10 @@ void ft_perf_source_close(struct ft_session *s);
 int ft_perf_source_event(const struct ft_session *s, uint64_t id);
 /* Records the rings could not decode (counted, never silent). */
 uint64_t ft_perf_source_bad_records(const struct ft_session *s);
+/* The CPU whose ring was the fullest when a drain began, and how full
+ * (*PCT, percent of its size); -1 without rings. */
+int ft_perf_source_fullest(const struct ft_session *s, unsigned *pct);
+size_t ft_perf_source_ring_kb(const struct ft_session *s);
 /* True when cookie belongs to the perf source. */
 bool ft_perf_source_owns(const struct ft_session *s, const void *cookie);
 

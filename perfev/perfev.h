@@ -59,6 +59,7 @@ struct perfev_ring {
 	size_t map_size;
 	uint8_t *scratch;  /* a record wrapping the end is copied here */
 	uint64_t bad_records; /* records perfev_ring_drain skipped: undecodable */
+	uint64_t max_fill;    /* the most bytes waiting when a drain began */
 };
 
 /* Maps DATA_BYTES (rounded up to a power-of-two number of pages) of ring for

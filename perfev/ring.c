@@ -85,6 +85,8 @@ long perfev_ring_drain(struct perfev_ring *r, uint64_t sample_type, uint64_t reg
 		return -EINVAL;
 	uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
 	uint64_t tail = meta->data_tail; /* only we write it */
+	if (head - tail > r->max_fill)
+		r->max_fill = head - tail;
 	long n = 0;
 	int ret = 0;
 	while (tail < head && !ret) {
