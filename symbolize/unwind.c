@@ -33,6 +33,7 @@ extern int UNW_OBJ(dwarf_search_unwind_table)(unw_addr_space_t as, unw_word_t ip
 #define MAX_LOADS 16
 #define UNWIND_CUT_RANGE (64ULL << 20)
 #define SPLICE_LOOK 4       /* chain entries a CFI return address is looked for in */
+#define FP_CACHE 4096       /* ips known to keep a frame pointer (a power of two) */
 
 /* One ELF file, mapped read-only: its PT_LOAD segments and unwind table. */
 struct ufile {
@@ -57,6 +58,10 @@ struct sym_unwinder {
 	unsigned next_proc;
 	struct ufile *files[UNWIND_FILES];
 	unsigned nfiles, next_file;
+	/* sym_unwind_splice: ips whose function keeps a frame pointer there
+	 * (the first CFI step gave the chain's own next return address), so
+	 * the chain needs no repair: per process image, direct-mapped */
+	struct { uint32_t pid; uint64_t image, ip; } fp_ok[FP_CACHE];
 	/* the walk in progress */
 	const struct sym_ustack *cur;
 	struct { uint64_t lo, hi, bias; struct ufile *f; } seen[WALK_FILES];
@@ -384,10 +389,23 @@ uint32_t sym_unwind_splice(struct sym_unwinder *u, const struct sym_ustack *s,
 			   bool *cut)
 {
 	bool failed;
+	uint64_t ip = s->regs[16], image = sym_procs_image(u->procs, s->pid, s->time);
+	unsigned slot = (unsigned)((ip ^ (ip >> 12) ^ s->pid) & (FP_CACHE - 1));
+	if (nchain > 1 && u->fp_ok[slot].ip == ip && u->fp_ok[slot].pid == s->pid &&
+	    u->fp_ok[slot].image == image) {
+		*cut = false; /* a frame-pointer frame: the chain is whole */
+		uint32_t n = nchain < max ? nchain : max;
+		memcpy(ips, chain, n * sizeof(*ips));
+		return n;
+	}
 	uint32_t n = walk(u, s, chain, nchain, ips, max, cut, &failed);
 	if (failed && !*cut) { /* no CFI to repair with: the chain as it is */
 		n = nchain < max ? nchain : max;
 		memcpy(ips, chain, n * sizeof(*ips));
+	} else if (n >= 2 && nchain > 1 && ips[1] == chain[1] && image) {
+		u->fp_ok[slot].ip = ip; /* the first step met the chain at once */
+		u->fp_ok[slot].pid = s->pid;
+		u->fp_ok[slot].image = image;
 	}
 	return n;
 }

@@ -569,6 +569,14 @@ static void test_unwind(void)
 	n = sym_unwind_splice(u, &unwind_sample, chain, 4, ips, 16, &cut);
 	CHECK(cut && n >= 1 && ips[0] == unwind_sample.regs[16], "splice: a copy ending before the CFA: cut");
 	unwind_sample.size = sizeof(unwind_copy);
+	/* a whole chain (unwind_inner keeps its frame pointer): kept as it is,
+	 * the second time straight from the per-ip cache */
+	uint64_t good[4] = { unwind_sample.regs[16], unwind_returns[0], unwind_returns[1], 0x5678 };
+	for (int pass = 0; pass < 2; pass++) {
+		n = sym_unwind_splice(u, &unwind_sample, good, 4, ips, 16, &cut);
+		CHECK(n == 4 && memcmp(ips, good, sizeof(good)) == 0 && !cut,
+		      "splice, pass %d: a whole chain as it is (%u frames)", pass + 1, n);
+	}
 	/* a pid nothing is known of: the ip alone */
 	unwind_sample.pid = 999999999;
 	unwind_sample.size = sizeof(unwind_copy);
