@@ -181,7 +181,9 @@ uint32_t sym_unwind(struct sym_unwinder *u, const struct sym_ustack *s, uint64_t
  * frame pointer (frameless leaves, libc's syscall wrappers, a function's
  * first instructions). Unwinds S with CFI until a return address is one of
  * CHAIN's first four, then goes on with CHAIN from there; where they never
- * meet, the CFI walk alone. The chain as it is when the ip has no CFI, and
+ * meet, the CFI walk alone. The chain as it is (and *CUT) when the copy
+ * ends before the CFI walk meets it and the chain is the longer; also when
+ * the ip has no CFI, and
  * at an ip whose first CFI step once gave CHAIN[1] (its function keeps a
  * frame pointer there: remembered per process image, no CFI again).
  * Writes at most MAX addresses to IPS; *CUT when the CFI walk needed stack

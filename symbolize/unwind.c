@@ -338,13 +338,15 @@ static uint32_t chain_at(const uint64_t *chain, uint32_t nchain, uint64_t ip)
 }
 
 /* The walk of sym_unwind and sym_unwind_splice: CFI steps from the sampled
- * registers, until CHAIN (if any) is met. Returns the count; *FAILED when
- * not even the first step could be made. */
+ * registers, until CHAIN (if any) is met (*MET). Returns the count; *FAILED
+ * when not even the first step could be made. */
 static uint32_t walk(struct sym_unwinder *u, const struct sym_ustack *s, const uint64_t *chain,
-		     uint32_t nchain, uint64_t *ips, uint32_t max, bool *cut, bool *failed)
+		     uint32_t nchain, uint64_t *ips, uint32_t max, bool *cut, bool *failed,
+		     bool *met)
 {
 	*cut = false;
 	*failed = true;
+	*met = false;
 	if (max == 0)
 		return 0;
 	u->cur = s;
@@ -368,6 +370,7 @@ static uint32_t walk(struct sym_unwinder *u, const struct sym_ustack *s, const u
 		ips[n++] = ip;
 		uint32_t j = chain ? chain_at(chain, nchain, ip) : 0;
 		if (j) { /* the frame-pointer chain holds the rest */
+			*met = true;
 			for (j++; j < nchain && n < max; j++)
 				ips[n++] = chain[j];
 			return n;
@@ -380,15 +383,15 @@ static uint32_t walk(struct sym_unwinder *u, const struct sym_ustack *s, const u
 uint32_t sym_unwind(struct sym_unwinder *u, const struct sym_ustack *s, uint64_t *ips,
 		    uint32_t max, bool *cut)
 {
-	bool failed;
-	return walk(u, s, NULL, 0, ips, max, cut, &failed);
+	bool failed, met;
+	return walk(u, s, NULL, 0, ips, max, cut, &failed, &met);
 }
 
 uint32_t sym_unwind_splice(struct sym_unwinder *u, const struct sym_ustack *s,
 			   const uint64_t *chain, uint32_t nchain, uint64_t *ips, uint32_t max,
 			   bool *cut)
 {
-	bool failed;
+	bool failed, met;
 	uint64_t ip = s->regs[16], image = sym_procs_image(u->procs, s->pid, s->time);
 	unsigned slot = (unsigned)((ip ^ (ip >> 12) ^ s->pid) & (FP_CACHE - 1));
 	if (nchain > 1 && u->fp_ok[slot].ip == ip && u->fp_ok[slot].pid == s->pid &&
@@ -398,8 +401,10 @@ uint32_t sym_unwind_splice(struct sym_unwinder *u, const struct sym_ustack *s,
 		memcpy(ips, chain, n * sizeof(*ips));
 		return n;
 	}
-	uint32_t n = walk(u, s, chain, nchain, ips, max, cut, &failed);
-	if (failed && !*cut) { /* no CFI to repair with: the chain as it is */
+	uint32_t n = walk(u, s, chain, nchain, ips, max, cut, &failed, &met);
+	if ((failed && !*cut) || (*cut && !met && nchain > n)) {
+		/* no CFI to repair with, or the copy ended before the walk met
+		 * the chain (then still cut): the chain as it is */
 		n = nchain < max ? nchain : max;
 		memcpy(ips, chain, n * sizeof(*ips));
 	} else if (n >= 2 && nchain > 1 && ips[1] == chain[1] && image) {

@@ -2,7 +2,10 @@
  * binary (PIE) and libc, and process histories through a fake /proc. */
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -492,18 +495,23 @@ __attribute__((no_sanitize("address"))) static void copy_raw(uint8_t *dst, uint6
 		dst[i] = from[i];
 }
 
-/* Takes its own registers (DWARF numbering) and the top of its stack, as
- * the kernel does for PERF_SAMPLE_REGS_USER and STACK_USER. */
+/* The caller's registers (DWARF numbering) into R, as the kernel takes them
+ * for PERF_SAMPLE_REGS_USER */
+#define CAPTURE_REGS(r) \
+	__asm__ volatile("mov %%rax, 0(%0)\n\tmov %%rdx, 8(%0)\n\tmov %%rcx, 16(%0)\n\t" \
+			 "mov %%rbx, 24(%0)\n\tmov %%rsi, 32(%0)\n\tmov %%rdi, 40(%0)\n\t" \
+			 "mov %%rbp, 48(%0)\n\tmov %%rsp, 56(%0)\n\tmov %%r8, 64(%0)\n\t" \
+			 "mov %%r9, 72(%0)\n\tmov %%r10, 80(%0)\n\tmov %%r11, 88(%0)\n\t" \
+			 "mov %%r12, 96(%0)\n\tmov %%r13, 104(%0)\n\tmov %%r14, 112(%0)\n\t" \
+			 "mov %%r15, 120(%0)\n\tlea 0(%%rip), %%rax\n\tmov %%rax, 128(%0)" \
+			 : : "r"(r) : "rax", "memory");
+
+/* Takes its own registers and the top of its stack, as the kernel does for
+ * PERF_SAMPLE_REGS_USER and STACK_USER. */
 __attribute__((noinline)) static void unwind_inner(void)
 {
 	uint64_t *r = unwind_sample.regs;
-	__asm__ volatile("mov %%rax, 0(%0)\n\tmov %%rdx, 8(%0)\n\tmov %%rcx, 16(%0)\n\t"
-			 "mov %%rbx, 24(%0)\n\tmov %%rsi, 32(%0)\n\tmov %%rdi, 40(%0)\n\t"
-			 "mov %%rbp, 48(%0)\n\tmov %%rsp, 56(%0)\n\tmov %%r8, 64(%0)\n\t"
-			 "mov %%r9, 72(%0)\n\tmov %%r10, 80(%0)\n\tmov %%r11, 88(%0)\n\t"
-			 "mov %%r12, 96(%0)\n\tmov %%r13, 104(%0)\n\tmov %%r14, 112(%0)\n\t"
-			 "mov %%r15, 120(%0)\n\tlea 0(%%rip), %%rax\n\tmov %%rax, 128(%0)"
-			 : : "r"(r) : "rax", "memory");
+	CAPTURE_REGS(r);
 	copy_raw(unwind_copy, r[7], sizeof(unwind_copy));
 	unwind_returns[0] = (uint64_t)(uintptr_t)__builtin_return_address(0);
 }
@@ -520,6 +528,93 @@ __attribute__((noinline)) static void unwind_outer(void)
 	unwind_middle();
 	unwind_returns[2] = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	__asm__ volatile("" ::: "memory");
+}
+
+/* A signal frame: registers taken in a handler; the walk must go through
+ * libc's __restore_rt (its CFI describes the interrupted registers) back
+ * to the function that raised the signal. */
+static struct sym_ustack sig_sample;
+static uint8_t sig_copy[32768];
+static uint64_t stack_limit; /* main's frame: the copy stops below it */
+
+__attribute__((noinline)) static void sig_handler(int sig)
+{
+	(void)sig;
+	uint64_t *r = sig_sample.regs;
+	CAPTURE_REGS(r);
+	sig_sample.size = stack_limit > r[7] && stack_limit - r[7] < sizeof(sig_copy) ?
+			  stack_limit - r[7] : sizeof(sig_copy);
+	copy_raw(sig_copy, r[7], sig_sample.size);
+}
+
+__attribute__((noinline)) static void sig_raiser(void)
+{
+	raise(SIGUSR1);
+	__asm__ volatile("" ::: "memory"); /* no tail call */
+}
+
+/* The vaddr of section NAME of the ELF file PATH, or 0. */
+static uint64_t section_vaddr(const char *path, const char *name)
+{
+	uint64_t addr = 0;
+	int fd = open(path, O_RDONLY);
+	elf_version(EV_CURRENT);
+	Elf *e = fd >= 0 ? elf_begin(fd, ELF_C_READ, NULL) : NULL;
+	size_t shstr;
+	if (e && elf_getshdrstrndx(e, &shstr) == 0)
+		for (Elf_Scn *scn = NULL; (scn = elf_nextscn(e, scn)) && !addr;) {
+			GElf_Shdr sh;
+			const char *n = gelf_getshdr(scn, &sh) ? elf_strptr(e, shstr, sh.sh_name) : NULL;
+			if (n && strcmp(n, name) == 0)
+				addr = sh.sh_addr;
+		}
+	elf_end(e);
+	if (fd >= 0)
+		close(fd);
+	return addr;
+}
+
+/* Whether one of IPS[1..N) is in function NAME of this process. */
+static bool walk_has(struct sym_procs *p, const uint64_t *ips, uint32_t n, const char *name)
+{
+	for (uint32_t i = 1; i < n; i++) {
+		struct sym_frame f;
+		if (sym_procs_lookup(p, (uint32_t)getpid(), 200, ips[i] - 1, &f) == 0 && f.name &&
+		    strcmp(f.name, name) == 0)
+			return true;
+	}
+	return false;
+}
+
+static void test_unwind_special(struct sym_procs *p, struct sym_unwinder *u)
+{
+	uint64_t ips[32];
+	bool cut;
+	signal(SIGUSR1, sig_handler);
+	sig_raiser();
+	signal(SIGUSR1, SIG_DFL);
+	sig_sample.pid = sig_sample.tid = (uint32_t)getpid();
+	sig_sample.time = 200;
+	sig_sample.stack = sig_copy;
+	uint32_t n = sym_unwind(u, &sig_sample, ips, 32, &cut);
+	CHECK(n > 3 && walk_has(p, ips, n, "sig_raiser") && walk_has(p, ips, n, "main"),
+	      "a signal frame: through __restore_rt to sig_raiser and on to main (%u frames)", n);
+	/* a pc in a PLT stub, after its push, before the jump to PLT0: the
+	 * stub's CFA is an expression of rip (rsp + 8, + 8 more from the 11th
+	 * byte of an entry on), so the return address is at [rsp + 8] */
+	const char *path;
+	uint64_t bias, plt = 0;
+	if (sym_procs_module(p, (uint32_t)getpid(), 200, (uint64_t)(uintptr_t)sig_raiser, &path,
+			     &bias) == 0)
+		plt = section_vaddr(path, ".plt");
+	uint64_t fake[4] = { 7 /* the pushed relocation index */,
+			     (uint64_t)(uintptr_t)sig_raiser + 8, 0, 0 };
+	struct sym_ustack ps = { .pid = (uint32_t)getpid(), .tid = (uint32_t)getpid(), .time = 200,
+				 .stack = (const uint8_t *)fake, .size = sizeof(fake) };
+	ps.regs[7] = 0x7fff0000; /* rsp: the copy is read from here on */
+	ps.regs[16] = plt + bias + 16 + 11;
+	n = plt ? sym_unwind(u, &ps, ips, 2, &cut) : 0;
+	CHECK(n == 2 && ips[1] == fake[1], "a pc in a PLT stub: its CFA from the rip expression (%u)", n);
 }
 
 static void test_unwind(void)
@@ -567,7 +662,8 @@ static void test_unwind(void)
 	/* a copy that ends before the first CFA: cut, and said */
 	unwind_sample.size = 8;
 	n = sym_unwind_splice(u, &unwind_sample, chain, 4, ips, 16, &cut);
-	CHECK(cut && n >= 1 && ips[0] == unwind_sample.regs[16], "splice: a copy ending before the CFA: cut");
+	CHECK(cut && n == 4 && memcmp(ips, chain, sizeof(chain)) == 0,
+	      "splice: a copy ending before the CFA: the chain as it is, cut");
 	unwind_sample.size = sizeof(unwind_copy);
 	/* a whole chain (unwind_inner keeps its frame pointer): kept as it is,
 	 * the second time straight from the per-ip cache */
@@ -578,6 +674,7 @@ static void test_unwind(void)
 		      "splice, pass %d: a whole chain as it is (%u frames)", pass + 1, n);
 	}
 	/* a pid nothing is known of: the ip alone */
+	test_unwind_special(p, u);
 	unwind_sample.pid = 999999999;
 	unwind_sample.size = sizeof(unwind_copy);
 	n = sym_unwind(u, &unwind_sample, ips, 16, &cut);
@@ -621,6 +718,9 @@ static void test_symcache_unknown(void)
 
 int main(void)
 {
+#if defined(__x86_64__)
+	stack_limit = (uint64_t)(uintptr_t)__builtin_frame_address(0);
+#endif
 	test_kallsyms();
 	test_elf();
 	test_debuginfo();
