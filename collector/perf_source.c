@@ -389,11 +389,34 @@ static int on_record(void *ctx, const struct perfev_record *rec)
 	return ft_session_record(s, rec, ev);
 }
 
+static int drain_ring(struct ft_session *s, struct ft_perf_ring *r)
+{
+	long n = perfev_ring_drain(&r->ring, s->perf->sample_type, s->perf->regs_mask, on_record, s);
+	return n < 0 ? (int)n : 0;
+}
+
+static bool first_time(struct ft_session *s, struct ft_perf_ring *r, uint64_t *t)
+{
+	return r->ring.base &&
+	       perfev_ring_first_time(&r->ring, s->perf->sample_type, s->perf->regs_mask, t) == 0;
+}
+
+/* Before ring R, the rings whose oldest record is older than R's: user
+ * stacks are walked as samples are read, and a sample needs its process's
+ * exec and mmap records, which may sit in another CPU's ring that has not
+ * filled enough to wake the loop. */
 int ft_perf_source_ready(struct ft_session *s, void *cookie)
 {
 	struct ft_perf_ring *r = cookie;
-	long n = perfev_ring_drain(&r->ring, s->perf->sample_type, s->perf->regs_mask, on_record, s);
-	return n < 0 ? (int)n : 0;
+	uint64_t tr, t;
+	if (first_time(s, r, &tr))
+		for (int cpu = 0; cpu < s->perf->ncpus; cpu++) {
+			struct ft_perf_ring *o = &s->perf->rings[cpu];
+			int ret;
+			if (o != r && first_time(s, o, &t) && t < tr && (ret = drain_ring(s, o)) < 0)
+				return ret;
+		}
+	return drain_ring(s, r);
 }
 
 
@@ -433,10 +456,18 @@ bool ft_perf_source_targets_gone(const struct ft_session *s)
 int ft_perf_source_drain_all(struct ft_session *s)
 {
 	struct ft_perf_source *ps = s->perf;
-	for (int cpu = 0; ps && cpu < ps->ncpus; cpu++) {
-		if (!ps->rings[cpu].ring.base)
-			continue;
-		int ret = ft_perf_source_ready(s, &ps->rings[cpu]);
+	/* oldest first (see ft_perf_source_ready), each ring once */
+	for (int round = 0; ps && round < ps->ncpus; round++) {
+		struct ft_perf_ring *oldest = NULL;
+		uint64_t best = 0, t;
+		for (int cpu = 0; cpu < ps->ncpus; cpu++)
+			if (first_time(s, &ps->rings[cpu], &t) && (!oldest || t < best)) {
+				oldest = &ps->rings[cpu];
+				best = t;
+			}
+		if (!oldest)
+			break;
+		int ret = drain_ring(s, oldest);
 		if (ret < 0)
 			return ret;
 	}

@@ -134,6 +134,10 @@ typedef int (*perfev_record_fn)(void *ctx, const struct perfev_record *rec);
  * Records that do not decode are skipped and counted in R->bad_records.
  * Returns the number of records passed to FN, or -EINVAL for a corrupt ring
  * (a record header with size < 8 or beyond the data written). */
+/* The time of the oldest unread record of R (decoded, not consumed).
+ * Returns 0, -ENOENT when R is empty, -EINVAL when it cannot be read. */
+int perfev_ring_first_time(struct perfev_ring *r, uint64_t sample_type, uint64_t regs_mask,
+			   uint64_t *time);
 long perfev_ring_drain(struct perfev_ring *r, uint64_t sample_type, uint64_t regs_mask,
 		       perfev_record_fn fn, void *ctx);
 

@@ -77,6 +77,27 @@ static const void *record_at(const struct perfev_ring *r, uint64_t tail, size_t 
 	return r->scratch;
 }
 
+int perfev_ring_first_time(struct perfev_ring *r, uint64_t sample_type, uint64_t regs_mask,
+			   uint64_t *time)
+{
+	struct perf_event_mmap_page *meta = r->base;
+	if (!meta)
+		return -EINVAL;
+	uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
+	uint64_t tail = meta->data_tail;
+	struct perf_event_header h;
+	if (head - tail < sizeof(h))
+		return -ENOENT;
+	ring_copy(r, tail, &h, sizeof(h));
+	if (h.size < sizeof(h) || h.size > head - tail || h.size > r->data_size)
+		return -EINVAL;
+	struct perfev_record out;
+	if (perfev_decode(record_at(r, tail, h.size), h.size, sample_type, regs_mask, &out) < 0)
+		return -EINVAL;
+	*time = out.time;
+	return 0;
+}
+
 long perfev_ring_drain(struct perfev_ring *r, uint64_t sample_type, uint64_t regs_mask,
 		       perfev_record_fn fn, void *ctx)
 {

@@ -33,7 +33,7 @@ extern int UNW_OBJ(dwarf_search_unwind_table)(unw_addr_space_t as, unw_word_t ip
 #define MAX_LOADS 16
 #define UNWIND_CUT_RANGE (64ULL << 20)
 #define SPLICE_LOOK 4       /* chain entries a CFI return address is looked for in */
-#define FP_CACHE 4096       /* ips known to keep a frame pointer (a power of two) */
+#define FP_CACHE 4096       /* ips whose repair is known (a power of two) */
 
 /* One ELF file, mapped read-only: its PT_LOAD segments and unwind table. */
 struct ufile {
@@ -58,10 +58,13 @@ struct sym_unwinder {
 	unsigned next_proc;
 	struct ufile *files[UNWIND_FILES];
 	unsigned nfiles, next_file;
-	/* sym_unwind_splice: ips whose function keeps a frame pointer there
-	 * (the first CFI step gave the chain's own next return address), so
-	 * the chain needs no repair: per process image, direct-mapped */
-	struct { uint32_t pid; uint64_t image, ip; } fp_ok[FP_CACHE];
+	/* sym_unwind_splice's repair per ip (per process image, direct-mapped):
+	 * RA_SLOT 0 when the function keeps a frame pointer there (the first
+	 * CFI step gave the chain's own next return address: no repair), else
+	 * 1 + the stack slot (8 bytes from sp) of the one return address the
+	 * chain lacks (a frameless leaf, a function's first instruction): the
+	 * CFA rule of a pc is fixed, so that slot is the same every time */
+	struct { uint32_t pid, ra_slot; uint64_t image, ip; } top[FP_CACHE];
 	/* the walk in progress */
 	const struct sym_ustack *cur;
 	struct { uint64_t lo, hi, bias; struct ufile *f; } seen[WALK_FILES];
@@ -339,14 +342,16 @@ static uint32_t chain_at(const uint64_t *chain, uint32_t nchain, uint64_t ip)
 
 /* The walk of sym_unwind and sym_unwind_splice: CFI steps from the sampled
  * registers, until CHAIN (if any) is met (*MET). Returns the count; *FAILED
- * when not even the first step could be made. */
+ * when not even the first step could be made; *CFI when the ip's function
+ * has CFI (else libunwind's first step followed rbp). */
 static uint32_t walk(struct sym_unwinder *u, const struct sym_ustack *s, const uint64_t *chain,
 		     uint32_t nchain, uint64_t *ips, uint32_t max, bool *cut, bool *failed,
-		     bool *met)
+		     bool *met, bool *cfi)
 {
 	*cut = false;
 	*failed = true;
 	*met = false;
+	*cfi = false;
 	if (max == 0)
 		return 0;
 	u->cur = s;
@@ -361,6 +366,8 @@ static uint32_t walk(struct sym_unwinder *u, const struct sym_ustack *s, const u
 	unw_cursor_t c;
 	if (!as || unw_init_remote(&c, as, u) < 0)
 		return n;
+	unw_proc_info_t pi;
+	*cfi = unw_get_proc_info(&c, &pi) == 0;
 	int ret;
 	while (n < max && (ret = unw_step(&c)) > 0) {
 		unw_word_t ip;
@@ -383,34 +390,51 @@ static uint32_t walk(struct sym_unwinder *u, const struct sym_ustack *s, const u
 uint32_t sym_unwind(struct sym_unwinder *u, const struct sym_ustack *s, uint64_t *ips,
 		    uint32_t max, bool *cut)
 {
-	bool failed, met;
-	return walk(u, s, NULL, 0, ips, max, cut, &failed, &met);
+	bool failed, met, cfi;
+	return walk(u, s, NULL, 0, ips, max, cut, &failed, &met, &cfi);
 }
 
 uint32_t sym_unwind_splice(struct sym_unwinder *u, const struct sym_ustack *s,
 			   const uint64_t *chain, uint32_t nchain, uint64_t *ips, uint32_t max,
 			   bool *cut)
 {
-	bool failed, met;
+	bool failed, met, cfi;
 	uint64_t ip = s->regs[16], image = sym_procs_image(u->procs, s->pid, s->time);
 	unsigned slot = (unsigned)((ip ^ (ip >> 12) ^ s->pid) & (FP_CACHE - 1));
-	if (nchain > 1 && u->fp_ok[slot].ip == ip && u->fp_ok[slot].pid == s->pid &&
-	    u->fp_ok[slot].image == image) {
-		*cut = false; /* a frame-pointer frame: the chain is whole */
-		uint32_t n = nchain < max ? nchain : max;
-		memcpy(ips, chain, n * sizeof(*ips));
+	typeof(u->top[0]) *t = &u->top[slot];
+	if (nchain > 1 && max > 1 && t->ip == ip && t->pid == s->pid && t->image == image &&
+	    (uint64_t)t->ra_slot * 8 <= s->size) {
+		*cut = false;
+		uint32_t n = 0;
+		ips[n++] = ip;
+		if (t->ra_slot) /* the caller the chain lacks, where it always is */
+			memcpy(&ips[n++], s->stack + (t->ra_slot - 1) * 8, sizeof(*ips));
+		for (uint32_t j = 1; j < nchain && n < max; j++)
+			ips[n++] = chain[j];
 		return n;
 	}
-	uint32_t n = walk(u, s, chain, nchain, ips, max, cut, &failed, &met);
+	uint32_t n = walk(u, s, chain, nchain, ips, max, cut, &failed, &met, &cfi);
 	if ((failed && !*cut) || (*cut && !met && nchain > n)) {
 		/* no CFI to repair with, or the copy ended before the walk met
 		 * the chain (then still cut): the chain as it is */
 		n = nchain < max ? nchain : max;
 		memcpy(ips, chain, n * sizeof(*ips));
-	} else if (n >= 2 && nchain > 1 && ips[1] == chain[1] && image) {
-		u->fp_ok[slot].ip = ip; /* the first step met the chain at once */
-		u->fp_ok[slot].pid = s->pid;
-		u->fp_ok[slot].image = image;
+	} else if (!met || !cfi || !image) {
+		/* nothing learnt: only a step by the ip's own CFI says its rule */
+	} else if (n >= 2 && nchain > 1 && ips[1] == chain[1]) {
+		*t = (typeof(*t)){ .pid = s->pid, .image = image, .ip = ip, .ra_slot = 0 };
+	} else if (n >= 3 && nchain > 1 && ips[2] == chain[1]) {
+		/* one frame inserted: the first stack slot holding its return
+		 * address (the CFI step read it from CFA - 8, at or above sp) */
+		for (uint32_t i = 0; i < 64 && (uint64_t)(i + 1) * 8 <= s->size; i++) {
+			uint64_t w;
+			memcpy(&w, s->stack + (uint64_t)i * 8, sizeof(w));
+			if (w == ips[1]) {
+				*t = (typeof(*t)){ .pid = s->pid, .image = image, .ip = ip,
+						   .ra_slot = i + 1 };
+				break;
+			}
+		}
 	}
 	return n;
 }

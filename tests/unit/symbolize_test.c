@@ -643,36 +643,48 @@ static void test_unwind(void)
 	unwind_sample.size = 0;
 	n = sym_unwind(u, &unwind_sample, ips, 16, &cut);
 	CHECK(n == 1 && cut, "an empty copy: %u frame, cut", n);
-	/* the default's repair: a frame-pointer chain that lacks unwind_inner's
-	 * caller (as when unwind_inner keeps no frame pointer) gets it from the
-	 * CFI, then goes on with the chain's own tail */
+	/* the default's repair. Each case with an unwinder of its own: the
+	 * repair of an ip is remembered, and one pc cannot be both framed and
+	 * frameless. A frame-pointer chain that lacks unwind_inner's caller (as
+	 * when unwind_inner keeps no frame pointer) gets it from the CFI, then
+	 * goes on with the chain's own tail; the second time from the cache */
+	struct sym_unwinder *v;
 	unwind_sample.size = sizeof(unwind_copy);
 	uint64_t chain[4] = { unwind_sample.regs[16], unwind_returns[1], unwind_returns[2], 0x1234 };
-	n = sym_unwind_splice(u, &unwind_sample, chain, 4, ips, 16, &cut);
-	CHECK(n == 5 && ips[1] == unwind_returns[0] && ips[2] == unwind_returns[1] &&
-	      ips[3] == unwind_returns[2] && ips[4] == 0x1234 && !cut,
-	      "splice: the missing caller from CFI, then the chain (%u frames)", n);
+	CHECK(sym_unwinder_create(p, &v) == 0, "a second unwinder");
+	for (int pass = 0; pass < 2; pass++) {
+		n = sym_unwind_splice(v, &unwind_sample, chain, 4, ips, 16, &cut);
+		CHECK(n == 5 && ips[1] == unwind_returns[0] && ips[2] == unwind_returns[1] &&
+		      ips[3] == unwind_returns[2] && ips[4] == 0x1234 && !cut,
+		      "splice, pass %d: the missing caller from CFI, then the chain (%u frames)",
+		      pass + 1, n);
+	}
+	sym_unwinder_free(v);
 	/* a chain of garbage: never met, the CFI walk alone */
 	uint64_t junk[3] = { unwind_sample.regs[16], 0x10, 0x20 };
 	uint64_t whole[16];
 	uint32_t nw = sym_unwind(u, &unwind_sample, whole, 16, &cut);
-	n = sym_unwind_splice(u, &unwind_sample, junk, 3, ips, 16, &cut);
+	CHECK(sym_unwinder_create(p, &v) == 0, "a third unwinder");
+	n = sym_unwind_splice(v, &unwind_sample, junk, 3, ips, 16, &cut);
 	CHECK(n == nw && memcmp(ips, whole, n * sizeof(*ips)) == 0,
 	      "splice: a chain never met gives the CFI walk (%u frames)", n);
 	/* a copy that ends before the first CFA: cut, and said */
 	unwind_sample.size = 8;
-	n = sym_unwind_splice(u, &unwind_sample, chain, 4, ips, 16, &cut);
+	n = sym_unwind_splice(v, &unwind_sample, chain, 4, ips, 16, &cut);
 	CHECK(cut && n == 4 && memcmp(ips, chain, sizeof(chain)) == 0,
 	      "splice: a copy ending before the CFA: the chain as it is, cut");
 	unwind_sample.size = sizeof(unwind_copy);
+	sym_unwinder_free(v);
 	/* a whole chain (unwind_inner keeps its frame pointer): kept as it is,
 	 * the second time straight from the per-ip cache */
 	uint64_t good[4] = { unwind_sample.regs[16], unwind_returns[0], unwind_returns[1], 0x5678 };
+	CHECK(sym_unwinder_create(p, &v) == 0, "a fourth unwinder");
 	for (int pass = 0; pass < 2; pass++) {
-		n = sym_unwind_splice(u, &unwind_sample, good, 4, ips, 16, &cut);
+		n = sym_unwind_splice(v, &unwind_sample, good, 4, ips, 16, &cut);
 		CHECK(n == 4 && memcmp(ips, good, sizeof(good)) == 0 && !cut,
 		      "splice, pass %d: a whole chain as it is (%u frames)", pass + 1, n);
 	}
+	sym_unwinder_free(v);
 	/* a pid nothing is known of: the ip alone */
 	test_unwind_special(p, u);
 	unwind_sample.pid = 999999999;
