@@ -177,9 +177,8 @@ void ft_source_close(struct ft_session *s);
 
 /* ---- user stacks (ustack.c) ---- */
 /* Sets s->ustack, ucopy_size and ustack_why: what --call-graph asked, else
- * the host's cheaper of fp and copy (ftstack check's saved answer, or timed
- * now through TRACEFS's raw_syscalls:sys_enter); no copy without user
- * stacks or with the ftrace backend. */
+ * the host's cheaper of fp and copy (ftstack check's saved answer; copy
+ * before check has run on this boot). TRACEFS is unused. */
 void ft_ustack_choose(struct ft_session *s, const char *tracefs);
 /* Times the two here and applies the rule. Returns 0 or -errno. */
 int ft_ustack_measure(const char *tracefs, enum ft_ustack_method *m, char *why, size_t len);

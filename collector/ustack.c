@@ -11,8 +11,8 @@
  * deeper than the copy whole. The rule: copy when a 2 KB copy costs no
  * more than the kernel's walk of 15 frames (the fp method pays for the
  * walk and a 1 KB copy, so then the copy is the cheaper of the two), else
- * fp; timed at start-up in a few ms (perfev_ustack_probe), or read from
- * `ftstack check`'s saved answer. */
+ * fp; timed by `ftstack check` (perfev_ustack_probe) and saved for the
+ * boot's runs, which read it; before check has run, copy. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -101,10 +101,15 @@ void ft_ustack_choose(struct ft_session *s, const char *tracefs)
 			    o->call_graph_copy ? FT_USTACK_COPY : FT_USTACK_FP;
 		snprintf(s->ustack_why, sizeof(s->ustack_why), "--call-graph %s",
 			 ft_ustack_name(s->ustack));
-	} else if (saved_answer(&s->ustack, s->ustack_why, sizeof(s->ustack_why)) < 0 &&
-		   ft_ustack_measure(tracefs, &s->ustack, s->ustack_why, sizeof(s->ustack_why)) < 0) {
-		s->ustack = FT_USTACK_FP;
-		snprintf(s->ustack_why, sizeof(s->ustack_why), "not timed here: the kernel's walk");
+	} else if (saved_answer(&s->ustack, s->ustack_why, sizeof(s->ustack_why)) < 0) {
+		/* timing both takes about a second here (closing each timed
+		 * event waits for an RCU grace period): that is ftstack check's
+		 * job; until it has run, the copy, which never costs much more
+		 * than the walk and far less where reads of user memory are slow */
+		(void)tracefs;
+		s->ustack = FT_USTACK_COPY;
+		snprintf(s->ustack_why, sizeof(s->ustack_why),
+			 "not timed on this boot yet (ftstack check times both and saves its choice)");
 	}
 	s->ucopy_size = s->ustack == FT_USTACK_FP ? FT_FIX_SIZE_DEFAULT :
 			o->call_graph_set ? o->copy_size : FT_COPY_SIZE_DEFAULT;

@@ -209,7 +209,7 @@ struct perfev_ustack_probe {
 };
 /* Times getppid calls sampled by tracepoint TP (raw_syscalls:sys_enter's
  * id) with no user stack, the kernel's walk of made-up frames, and a
- * COPY_BYTES copy: 5 interleaved rounds of 20 calls, the median of each, a
+ * COPY_BYTES copy: 9 interleaved rounds of 20 calls, the median of each, a
  * few ms. Costs within the noise are 0, never negative. Returns 0, or
  * -errno when the event cannot be opened (-ENOTSUP off x86-64). */
 int perfev_ustack_probe(int tp, uint32_t copy_bytes, struct perfev_ustack_probe *out);
