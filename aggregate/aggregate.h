@@ -148,6 +148,10 @@ int agg_add(struct agg_table *t, const struct agg_record *r);
 /* Returns the number of entries and points *out at a table-owned array
  * (valid until the next agg_add/agg_table_reset/destroy). */
 size_t agg_table_entries(struct agg_table *t, const struct agg_entry **out);
+/* Calls FN with the process and thread ids of each counted key (0 when the
+ * key has none), in no order: the tasks whose names the stacks still need. */
+void agg_table_tasks(const struct agg_table *t,
+		     void (*fn)(void *ctx, uint32_t pid, uint32_t tid), void *ctx);
 /* Forgets every count and stack (for -i intervals); keeps the config. */
 void agg_table_reset(struct agg_table *t);
 void agg_table_stats(const struct agg_table *t, struct agg_stats *out);

@@ -391,6 +391,13 @@ size_t agg_table_entries(struct agg_table *t, const struct agg_entry **out)
 	return t->nentries;
 }
 
+void agg_table_tasks(const struct agg_table *t,
+		     void (*fn)(void *ctx, uint32_t pid, uint32_t tid), void *ctx)
+{
+	for (uint32_t i = 1; i < t->nkeys; i++)
+		fn(ctx, t->keys[i].pid, t->keys[i].tid);
+}
+
 void agg_table_reset(struct agg_table *t)
 {
 	table_free(t);

@@ -17,7 +17,7 @@
  * its maps now, while it most likely still runs. */
 void ft_session_know_process(struct ft_session *s, uint32_t pid, uint64_t time)
 {
-	if (!s->need_procs || pid == 0 || sym_procs_known(s->procs, pid))
+	if (!s->need_procs || pid == 0 || sym_procs_sampled(s->procs, pid, time))
 		return;
 	sym_procs_snapshot(s->procs, pid, time);
 }

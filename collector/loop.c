@@ -71,8 +71,11 @@ static int drain_and_settle(struct ft_session *s)
 {
 	uint64_t seen = s->last_time;
 	int ret = ft_source_drain_all(s);
-	if (ret == 0 && s->offcpu && seen > SETTLE_MARGIN_NS)
-		ft_offcpu_settle(s->offcpu, seen - SETTLE_MARGIN_NS);
+	if (ret == 0 && seen > SETTLE_MARGIN_NS) {
+		ft_session_drained(s, seen - SETTLE_MARGIN_NS);
+		if (s->offcpu)
+			ft_offcpu_settle(s->offcpu, seen - SETTLE_MARGIN_NS);
+	}
 	return ret;
 }
 
@@ -85,7 +88,18 @@ static int on_timer(struct ft_session *s, int tfd, bool print)
 	if (ret == 0 && print) {
 		ft_sink_interval(s); /* queued before the table is reset */
 		ret = ft_print_interval(s);
+		ft_session_forget(s); /* what the interval named */
 	}
+	return ret;
+}
+
+/* Enough tasks exited since the last sweep: every ring is read, so their
+ * last records are in, and those no counted stack needs are forgotten. */
+static int sweep(struct ft_session *s)
+{
+	int ret = drain_and_settle(s);
+	if (ret == 0)
+		ft_session_forget(s);
 	return ret;
 }
 
@@ -161,6 +175,8 @@ int ft_loop_run(struct ft_session *s, int epfd)
 			else if (ft_session_kernel_owns(s, c))
 				ft_session_kernel_wait(s); /* done: counts what waited */
 		}
+		if (ret == 0 && !end && ft_session_forget_due(s))
+			ret = sweep(s);
 		if (ret < 0)
 			break;
 		if (ended) {

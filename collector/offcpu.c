@@ -14,6 +14,8 @@
  *  - Switch-outs that --state, -u or -k leave out are kept without a stack,
  *    so their switch-ins have a partner and end nothing else.
  *  - A switch-out after the thread's EXIT record (do_task_dead) ends nothing.
+ *  - A thread that exited is forgotten once every ring was read well past
+ *    its exit (symbolize's grace): the table holds the threads that live.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -21,6 +23,7 @@
 #include <string.h>
 #include "collector/offcpu.h"
 #include "host/host.h"
+#include "symbolize/symbolize.h"
 #include "tracefs/tracefs.h"
 
 /* unmatched switches kept per thread: a switch whose partner was lost
@@ -245,11 +248,59 @@ static void settle_thread(struct ft_offcpu *oc, struct thread *t, uint64_t horiz
 	t->n -= i;
 }
 
+/* Whether T exited long enough before HORIZON that nothing of it can come:
+ * its last switch-out (after its EXIT record) is in, what is left of it
+ * pairs with nothing, and no new thread took its tid since. */
+static bool gone_for_good(const struct thread *t, uint64_t horizon)
+{
+	uint64_t end = t->exit_time + SYM_EXIT_GRACE_NS;
+	return t->exited && end > t->exit_time && horizon > end && (!t->n || t->ev[t->n - 1].time <= end);
+}
+
+/* Drops the threads gone for good: the table is rebuilt without them (and
+ * smaller, after many exits), so it holds the threads that live. */
+static void forget_exited(struct ft_offcpu *oc, uint64_t horizon)
+{
+	size_t keep = 0, gone = 0;
+	for (size_t i = 0; i < oc->cap; i++)
+		if (oc->t[i].tid)
+			gone_for_good(&oc->t[i], horizon) ? gone++ : keep++;
+	if (!gone)
+		return;
+	size_t cap = oc->cap;
+	while (cap / 2 >= 1024 && (keep + 1) * 4 <= cap / 2)
+		cap /= 2;
+	struct thread *nt = calloc(cap, sizeof(*nt));
+	if (!nt)
+		return; /* kept until a later settle */
+	for (size_t i = 0; i < oc->cap; i++) {
+		struct thread *t = &oc->t[i];
+		if (!t->tid)
+			continue;
+		if (gone_for_good(t, horizon)) {
+			for (uint32_t j = 0; j < t->n; j++)
+				free(t->ev[j].ips);
+			free(t->ev);
+			continue;
+		}
+		size_t j = (t->tid * 2654435761u) & (cap - 1);
+		while (nt[j].tid)
+			j = (j + 1) & (cap - 1);
+		nt[j] = *t;
+	}
+	free(oc->t);
+	oc->t = nt;
+	oc->cap = cap;
+	oc->n = keep;
+}
+
 void ft_offcpu_settle(struct ft_offcpu *oc, uint64_t horizon)
 {
 	for (size_t i = 0; oc && i < oc->cap; i++)
 		if (oc->t[i].tid && oc->t[i].n)
 			settle_thread(oc, &oc->t[i], horizon);
+	if (oc)
+		forget_exited(oc, horizon);
 }
 
 /* Whether a switch-out at TIME is the exiting thread's last one
@@ -339,6 +390,11 @@ void ft_offcpu_finish(struct ft_offcpu *oc, uint64_t end)
 void ft_offcpu_stats(const struct ft_offcpu *oc, struct ft_offcpu_stats *st)
 {
 	*st = oc ? oc->st : (struct ft_offcpu_stats){ 0 };
+}
+
+size_t ft_offcpu_threads(const struct ft_offcpu *oc)
+{
+	return oc ? oc->n : 0;
 }
 
 void ft_offcpu_free(struct ft_offcpu *oc)

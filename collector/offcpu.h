@@ -42,6 +42,9 @@ void ft_offcpu_exit(struct ft_offcpu *oc, uint32_t tid, uint64_t time);
 /* Counts everything left, and threads still off CPU at END up to it. */
 void ft_offcpu_finish(struct ft_offcpu *oc, uint64_t end);
 void ft_offcpu_stats(const struct ft_offcpu *oc, struct ft_offcpu_stats *st);
+/* How many threads are followed (those that exited are forgotten by
+ * ft_offcpu_settle once every ring was read well past their exit). */
+size_t ft_offcpu_threads(const struct ft_offcpu *oc);
 void ft_offcpu_free(struct ft_offcpu *oc);
 
 #endif

@@ -148,11 +148,19 @@ int ft_print_interval(struct ft_session *s)
 		fprintf(s->out, "%s\n", buf);
 	}
 	struct agg_named_stats st = { 0 };
+	struct agg_stats as;
 	int ret = write_result(s, &st);
 	if (ret == 0)
 		ret = fflush(s->out) == 0 ? 0 : -errno;
 	if (ret == 0 && s->opt->format == OUT_TEXT)
 		fputc('\n', s->out);
+	/* the summary at the end tells the run's totals: kept before the reset */
+	agg_table_stats(s->agg, &as);
+	s->intervals++;
+	s->interval_dropped += as.dropped;
+	if (st.stacks_before > s->interval_stacks)
+		s->interval_stacks = st.stacks_before;
+	s->counted_at_reset = s->cnt.counted;
 	agg_table_reset(s->agg);
 	return ret;
 }
@@ -179,9 +187,19 @@ void ft_print_summary(struct ft_session *s, const struct agg_named_stats *ns)
 	struct agg_stats as;
 	ft_offcpu_stats(s->offcpu, &os);
 	agg_table_stats(s->agg, &as);
+	/* with -i, what this print had is the last interval, unless it is empty
+	 * (the run ended right after an interval was printed) */
+	uint32_t intervals = s->intervals;
+	size_t most = s->interval_stacks;
+	if (o->interval > 0 && (c->counted > s->counted_at_reset || !intervals)) {
+		intervals++;
+		if (ns->stacks_before > most)
+			most = ns->stacks_before;
+	}
 	struct ft_summary sm = {
 		.live = true, .counted = c->counted, .lost = c->lost, .throttled = c->throttled,
-		.dropped = as.dropped, .max_stacks = o->max_stacks,
+		.dropped = s->interval_dropped + as.dropped, .max_stacks = o->max_stacks,
+		.intervals = intervals, .interval_stacks = most,
 		.self_mmap = c->self_mmap, .self_events = c->self_events,
 		.through_miss = c->through_miss, .through = s->plan.through_name,
 		.idle = c->idle, .empty_stacks = c->empty_stacks,

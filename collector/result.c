@@ -26,7 +26,12 @@ int ft_result_write(struct agg_named *named, const struct ft_options *o,
 
 void ft_result_summary(const struct ft_summary *c, const struct agg_named_stats *ns)
 {
-	if (c->live)
+	if (c->live && c->intervals) /* each interval's table was reset: the run's totals */
+		ft_warn("%" PRIu64 " events counted in %" PRIu32 " interval%s (at most %zu distinct "
+			"stacks in one), %" PRIu64 " lost%s", c->counted, c->intervals,
+			c->intervals == 1 ? "" : "s", c->interval_stacks, c->lost,
+			c->lost ? " (ring buffer full: raise --buffer-size)" : "");
+	else if (c->live)
 		ft_warn("%" PRIu64 " events counted in %zu distinct stacks (%zu printed), %" PRIu64
 			" lost%s", c->counted, ns->stacks_before, ns->stacks_after, c->lost,
 			c->lost ? " (ring buffer full: raise --buffer-size)" : "");

@@ -36,6 +36,8 @@ struct ft_summary {
 	unsigned full_pct;       /* how full, percent */
 	size_t ring_kb;
 	bool weighted;           /* report: some event printed summed periods */
+	uint32_t intervals;      /* -i: intervals printed (the counts are the run's) */
+	size_t interval_stacks;  /* -i: the most distinct stacks one of them had */
 };
 
 /* The summary lines on stderr, through the messages module. */

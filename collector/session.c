@@ -55,7 +55,11 @@ int ft_session_record(struct ft_session *s, const struct perfev_record *rec, int
 			sym_procs_thread(s->procs, rec->pid, rec->tid, rec->task.ptid, rec->time);
 		break;
 	case PERFEV_EXIT:
-		/* a process's history stays: its samples may still be unread */
+		/* marked only: its samples may still be unread (forget.c) */
+		if (s->need_procs)
+			sym_procs_exit(s->procs, rec->pid, rec->tid, rec->time);
+		if (s->need_procs && s->key_tid && rec->tid != rec->pid)
+			sym_procs_thread_exit(s->procs, rec->tid, rec->time);
 		if (s->offcpu)
 			ft_offcpu_exit(s->offcpu, rec->tid, rec->time);
 		break;

@@ -74,6 +74,12 @@ struct ft_session {
 	pid_t self;
 	struct ft_counters cnt;
 	uint64_t last_time;      /* newest record time seen (perf/ftrace clock): the end */
+	uint64_t read_until;     /* every ring was read up to this time (the last full drain) */
+	size_t forget_kept;      /* exited tasks the table still needed at the last sweep */
+	uint32_t intervals;      /* -i: intervals printed so far */
+	size_t interval_stacks;  /* -i: the most distinct stacks one interval had */
+	uint64_t interval_dropped; /* -i: --max-stacks drops of the intervals printed */
+	uint64_t counted_at_reset; /* -i: cnt.counted when the last interval was printed */
 	uint64_t period_ns;      /* profile: ns per sample */
 	const char *title;       /* svg/speedscope title */
 	FILE *out;               /* stdout or -o FILE */
@@ -222,5 +228,18 @@ void ft_sink_close(struct ft_session *s);
 /* -i: prints what was counted since the last interval and starts afresh.
  * Returns 0 or -errno. */
 int ft_print_interval(struct ft_session *s);
+
+/* ---- bounded memory (forget.c) ---- */
+/* Every ring was just read; SEEN is the newest record time read before:
+ * records stamped before it (less the margin a record's stamp may precede
+ * its write by) are all in. */
+void ft_session_drained(struct ft_session *s, uint64_t seen);
+/* Forgets what the counted stacks no longer need, after the rings were
+ * drained: the name cache's names (an interval's are printed), the tasks
+ * that exited (those the table still counts stay). */
+void ft_session_forget(struct ft_session *s);
+/* True when enough exited tasks wait (a sweep costs the table's size, so
+ * it comes after a number of exits that grows with what it had to keep). */
+bool ft_session_forget_due(const struct ft_session *s);
 
 #endif

@@ -3,6 +3,7 @@
 #define FTSTACK_SYMBOLIZE_INTERNAL_H
 
 #include <libelf.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -26,5 +27,85 @@ static inline size_t sym_addr_upper_bound(const void *base, size_t n, size_t siz
 	}
 	return lo;
 }
+
+/* ---- the process history (procs.c, forget.c) ---- */
+
+struct map {
+	uint64_t start, end, pgoff, time;
+	uint32_t file; /* index into files */
+	bool snapshot; /* read from /proc, not from an MMAP2 record */
+};
+
+/* snapshot: read from /proc when a record of the process was decoded, so
+ * stamped with that record's time although read later; the process's own
+ * fork, exec and mmap records, when they come, are the truth (rings are
+ * decoded one after another, so a child's first samples can be decoded
+ * before its fork record, when it may be a zombie with no maps left). */
+struct gen {
+	uint64_t time;
+	struct map *maps;
+	size_t n, cap;
+	bool snapshot;
+};
+
+struct comm {
+	uint64_t time;
+	char name[16];
+	bool snapshot;
+};
+
+struct proc {
+	uint32_t pid;
+	bool used;
+	bool based;  /* snapshot, fork or exec seen: its mappings are complete */
+	bool thread_seen; /* as a thread: created, or its comm read from /proc */
+	bool perfmap_tried;
+	bool exited;      /* its EXIT record seen, at exit_time (forget.c) */
+	bool leader_gone; /* a process whose main thread exited: its last thread's exit ends it */
+	uint64_t exit_time;
+	struct sym_perfmap *perfmap; /* JIT code's names, read at the first need */
+	struct gen *gens; /* by time */
+	size_t n, cap;
+	struct comm *comms; /* by time */
+	size_t ncomm, capcomm;
+};
+
+struct file {
+	char *path;
+	struct sym_elf *elf; /* NULL: not (yet) readable as ELF */
+	bool tried;
+};
+
+struct sym_procs {
+	char proc_root[256];
+	char debug_root[256];
+	char perfmap_dir[256];
+	struct proc *procs; /* open addressing by pid */
+	size_t cap, n;
+	struct file *files;
+	size_t nfiles, capfiles;
+	uint32_t *fhash; /* path hash -> file index + 1 */
+	size_t fhcap;
+	size_t nexited;  /* entries marked exited, not yet forgotten */
+};
+
+/* procs.c's table, for forget.c. The entry of PID, or NULL. */
+struct proc *sym_proc_find(const struct sym_procs *p, uint32_t pid);
+/* Finds or adds PID (NULL: out of memory). Pointers from before are stale. */
+struct proc *sym_proc_get(struct sym_procs *p, uint32_t pid);
+/* Frees what entry PR holds (it stays in the table: the caller drops it). */
+void sym_proc_release(struct proc *pr);
+/* Rebuilds the pid table with CAP slots (a power of two, more than twice
+ * the entries kept), releasing the entries DROP (when given) says to drop,
+ * once the new table exists. Returns 0 or -ENOMEM (then nothing changed). */
+int sym_procs_rehash(struct sym_procs *p, size_t cap,
+		     bool (*drop)(struct sym_procs *p, const struct proc *pr, void *ctx), void *ctx);
+/* Rebuilds the path hash of the files with CAP slots (a power of two, more
+ * than twice the files). Returns 0, or -ENOMEM when growing (unchanged);
+ * shrinking never fails (without memory, the old slots are refilled). */
+int sym_files_rehash(struct sym_procs *p, size_t cap);
+/* A record (not a sample) of task ID at TIME, after its EXIT record: the
+ * id was taken by a new task (forget.c). */
+void sym_proc_revive(struct sym_procs *p, struct proc *pr, uint64_t time);
 
 #endif

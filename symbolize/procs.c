@@ -13,62 +13,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "symbolize/internal.h"
 #include "symbolize/symbolize.h"
-
-struct map {
-	uint64_t start, end, pgoff, time;
-	uint32_t file; /* index into files */
-	bool snapshot; /* read from /proc, not from an MMAP2 record */
-};
-
-/* snapshot: read from /proc when a record of the process was decoded, so
- * stamped with that record's time although read later; the process's own
- * fork, exec and mmap records, when they come, are the truth (rings are
- * decoded one after another, so a child's first samples can be decoded
- * before its fork record, when it may be a zombie with no maps left). */
-struct gen {
-	uint64_t time;
-	struct map *maps;
-	size_t n, cap;
-	bool snapshot;
-};
-
-struct comm {
-	uint64_t time;
-	char name[16];
-	bool snapshot;
-};
-
-struct proc {
-	uint32_t pid;
-	bool used;
-	bool based;  /* snapshot, fork or exec seen: its mappings are complete */
-	bool thread_seen; /* as a thread: created, or its comm read from /proc */
-	bool perfmap_tried;
-	struct sym_perfmap *perfmap; /* JIT code's names, read at the first need */
-	struct gen *gens; /* by time */
-	size_t n, cap;
-	struct comm *comms; /* by time */
-	size_t ncomm, capcomm;
-};
-
-struct file {
-	char *path;
-	struct sym_elf *elf; /* NULL: not (yet) readable as ELF */
-	bool tried;
-};
-
-struct sym_procs {
-	char proc_root[256];
-	char debug_root[256];
-	char perfmap_dir[256];
-	struct proc *procs; /* open addressing by pid */
-	size_t cap, n;
-	struct file *files;
-	size_t nfiles, capfiles;
-	uint32_t *fhash; /* path hash -> file index + 1 */
-	size_t fhcap;
-};
 
 #define GROW(arr, n, cap, first) \
 	((n) < (cap) ? 0 : grow_array((void **)&(arr), &(cap), sizeof(*(arr)), (first)))
@@ -101,17 +47,22 @@ void sym_procs_set_perfmap_dir(struct sym_procs *p, const char *dir)
 	snprintf(p->perfmap_dir, sizeof(p->perfmap_dir), "%s", dir);
 }
 
+void sym_proc_release(struct proc *pr)
+{
+	for (size_t g = 0; g < pr->n; g++)
+		free(pr->gens[g].maps);
+	free(pr->gens);
+	free(pr->comms);
+	sym_perfmap_free(pr->perfmap);
+}
+
 void sym_procs_free(struct sym_procs *p)
 {
 	if (!p)
 		return;
-	for (size_t i = 0; i < p->cap; i++) {
-		for (size_t g = 0; g < p->procs[i].n; g++)
-			free(p->procs[i].gens[g].maps);
-		free(p->procs[i].gens);
-		free(p->procs[i].comms);
-		sym_perfmap_free(p->procs[i].perfmap);
-	}
+	for (size_t i = 0; i < p->cap; i++)
+		if (p->procs[i].used)
+			sym_proc_release(&p->procs[i]);
 	for (size_t i = 0; i < p->nfiles; i++) {
 		free(p->files[i].path);
 		sym_elf_free(p->files[i].elf);
@@ -127,7 +78,7 @@ static size_t pid_slot(size_t cap, uint32_t pid)
 	return (pid * 2654435761u) & (cap - 1);
 }
 
-static struct proc *proc_find(const struct sym_procs *p, uint32_t pid)
+struct proc *sym_proc_find(const struct sym_procs *p, uint32_t pid)
 {
 	if (!p || !p->cap)
 		return NULL;
@@ -137,29 +88,40 @@ static struct proc *proc_find(const struct sym_procs *p, uint32_t pid)
 	return NULL;
 }
 
-/* Finds or adds PID. Growing moves entries: pointers from before are stale. */
-static struct proc *proc_get(struct sym_procs *p, uint32_t pid)
+int sym_procs_rehash(struct sym_procs *p, size_t cap,
+		     bool (*drop)(struct sym_procs *p, const struct proc *pr, void *ctx), void *ctx)
 {
-	struct proc *pr = proc_find(p, pid);
+	struct proc *np = calloc(cap, sizeof(*np));
+	if (!np)
+		return -ENOMEM;
+	size_t n = 0;
+	for (size_t i = 0; i < p->cap; i++) {
+		if (!p->procs[i].used)
+			continue;
+		if (drop && drop(p, &p->procs[i], ctx)) {
+			sym_proc_release(&p->procs[i]);
+			continue;
+		}
+		size_t j = pid_slot(cap, p->procs[i].pid);
+		while (np[j].used)
+			j = (j + 1) & (cap - 1);
+		np[j] = p->procs[i];
+		n++;
+	}
+	free(p->procs);
+	p->procs = np;
+	p->cap = cap;
+	p->n = n;
+	return 0;
+}
+
+struct proc *sym_proc_get(struct sym_procs *p, uint32_t pid)
+{
+	struct proc *pr = sym_proc_find(p, pid);
 	if (pr)
 		return pr;
-	if ((p->n + 1) * 2 > p->cap) {
-		size_t cap = p->cap ? p->cap * 2 : 256;
-		struct proc *np = calloc(cap, sizeof(*np));
-		if (!np)
-			return NULL;
-		for (size_t i = 0; i < p->cap; i++) {
-			if (!p->procs[i].used)
-				continue;
-			size_t j = pid_slot(cap, p->procs[i].pid);
-			while (np[j].used)
-				j = (j + 1) & (cap - 1);
-			np[j] = p->procs[i];
-		}
-		free(p->procs);
-		p->procs = np;
-		p->cap = cap;
-	}
+	if ((p->n + 1) * 2 > p->cap && sym_procs_rehash(p, p->cap ? p->cap * 2 : 256, NULL, NULL) < 0)
+		return NULL;
 	size_t i = pid_slot(p->cap, pid);
 	while (p->procs[i].used)
 		i = (i + 1) & (p->cap - 1);
@@ -214,11 +176,16 @@ static struct gen *gen_at(const struct proc *pr, uint64_t time)
 
 static void comm_add(struct proc *pr, uint64_t time, const char *name, bool snapshot)
 {
-	if (!name || !*name || GROW(pr->comms, pr->ncomm, pr->capcomm, 2) < 0)
-		return;
 	size_t i = pr->ncomm;
 	while (i > 0 && pr->comms[i - 1].time > time)
 		i--;
+	/* the same name again (a thread renaming itself to what it is) adds
+	 * nothing; a snapshot's may be dropped later, so it does not count */
+	if (!name || !*name || (i > 0 && !snapshot && !pr->comms[i - 1].snapshot &&
+				strncmp(pr->comms[i - 1].name, name, sizeof(pr->comms[i - 1].name) - 1) == 0))
+		return;
+	if (GROW(pr->comms, pr->ncomm, pr->capcomm, 2) < 0)
+		return;
 	memmove(&pr->comms[i + 1], &pr->comms[i], (pr->ncomm - i) * sizeof(*pr->comms));
 	pr->comms[i].time = time;
 	pr->comms[i].snapshot = snapshot;
@@ -259,12 +226,30 @@ static uint64_t path_hash(const char *s)
 	return h ^ (h >> 31);
 }
 
-static int fhash_insert(struct sym_procs *p, uint32_t idx)
+static void fhash_insert(uint32_t *fhash, size_t cap, const struct file *files, uint32_t idx)
 {
-	size_t mask = p->fhcap - 1, i = path_hash(p->files[idx].path) & mask;
-	while (p->fhash[i])
+	size_t mask = cap - 1, i = path_hash(files[idx].path) & mask;
+	while (fhash[i])
 		i = (i + 1) & mask;
-	p->fhash[i] = idx + 1;
+	fhash[i] = idx + 1;
+}
+
+int sym_files_rehash(struct sym_procs *p, size_t cap)
+{
+	uint32_t *h = calloc(cap, sizeof(*h));
+	if (!h && cap > p->fhcap)
+		return -ENOMEM;
+	if (!h) { /* shrinking without memory: the old slots, refilled */
+		h = p->fhash;
+		cap = p->fhcap;
+		memset(h, 0, cap * sizeof(*h));
+	} else {
+		free(p->fhash);
+	}
+	for (size_t i = 0; i < p->nfiles; i++)
+		fhash_insert(h, cap, p->files, (uint32_t)i);
+	p->fhash = h;
+	p->fhcap = cap;
 	return 0;
 }
 
@@ -275,24 +260,16 @@ static long file_index(struct sym_procs *p, const char *path)
 	     i = (i + 1) & (p->fhcap - 1))
 		if (strcmp(p->files[p->fhash[i] - 1].path, path) == 0)
 			return p->fhash[i] - 1;
-	if ((p->nfiles + 1) * 2 > p->fhcap) {
-		size_t cap = p->fhcap ? p->fhcap * 2 : 128;
-		uint32_t *h = calloc(cap, sizeof(*h));
-		if (!h)
-			return -ENOMEM;
-		free(p->fhash);
-		p->fhash = h;
-		p->fhcap = cap;
-		for (size_t i = 0; i < p->nfiles; i++)
-			fhash_insert(p, (uint32_t)i);
-	}
+	if ((p->nfiles + 1) * 2 > p->fhcap &&
+	    sym_files_rehash(p, p->fhcap ? p->fhcap * 2 : 128) < 0)
+		return -ENOMEM;
 	char *copy = strdup(path);
 	if (!copy || p->nfiles >= UINT32_MAX || GROW(p->files, p->nfiles, p->capfiles, 64) < 0) {
 		free(copy);
 		return -ENOMEM;
 	}
 	p->files[p->nfiles] = (struct file){ .path = copy };
-	fhash_insert(p, (uint32_t)p->nfiles);
+	fhash_insert(p->fhash, p->fhcap, p->files, (uint32_t)p->nfiles);
 	return (long)p->nfiles++;
 }
 
@@ -348,8 +325,10 @@ int sym_procs_snapshot(struct sym_procs *p, uint32_t pid, uint64_t time)
 		return errno == ENOENT ? -ESRCH : -errno;
 	snprintf(path, sizeof(path), "%s/%" PRIu32 "/comm", p->proc_root, pid);
 	read_comm(path, comm, sizeof(comm));
-	struct proc *pr = proc_get(p, pid);
+	struct proc *pr = sym_proc_get(p, pid);
 	struct gen *g = NULL;
+	if (pr) /* read for a sample: not a death's last one */
+		sym_proc_revive(p, pr, time > SYM_EXIT_GRACE_NS ? time - SYM_EXIT_GRACE_NS : 0);
 	/* only MMAP2 records seen so far: complete that generation */
 	if (pr && !pr->based && pr->n) {
 		g = &pr->gens[pr->n - 1];
@@ -367,7 +346,7 @@ int sym_procs_snapshot(struct sym_procs *p, uint32_t pid, uint64_t time)
 
 bool sym_procs_known(const struct sym_procs *p, uint32_t pid)
 {
-	const struct proc *pr = proc_find(p, pid);
+	const struct proc *pr = sym_proc_find(p, pid);
 	return pr && pr->based;
 }
 
@@ -376,7 +355,9 @@ void sym_procs_mmap(struct sym_procs *p, uint32_t pid, uint64_t time, uint64_t s
 {
 	if (!exec || !filename || !*filename || start + len < start)
 		return;
-	struct proc *pr = proc_get(p, pid);
+	struct proc *pr = sym_proc_get(p, pid);
+	if (pr)
+		sym_proc_revive(p, pr, time);
 	struct gen *g = !pr ? NULL : pr->n ? gen_at(pr, time) : gen_add(pr, 0, false);
 	if (g)
 		map_add(g, time, start, start + len, pgoff, file_index(p, filename), false);
@@ -384,9 +365,12 @@ void sym_procs_mmap(struct sym_procs *p, uint32_t pid, uint64_t time, uint64_t s
 
 void sym_procs_comm(struct sym_procs *p, uint32_t tid, uint64_t time, const char *comm, bool exec)
 {
-	struct proc *pr = proc_get(p, tid);
+	struct proc *pr = sym_proc_get(p, tid);
 	if (!pr)
 		return;
+	sym_proc_revive(p, pr, time);
+	if (exec && time > pr->exit_time)
+		pr->leader_gone = false; /* the exec'ing thread is the main one now */
 	if (exec)
 		drop_snapshots_from(pr, time);
 	if (exec && gen_add(pr, time, false))
@@ -407,10 +391,14 @@ void sym_procs_fork(struct sym_procs *p, uint32_t pid, uint32_t ppid, uint32_t p
 {
 	if (pid == ppid) /* a thread: same address space */
 		return;
-	struct proc *pr = proc_get(p, pid);
+	struct proc *pr = sym_proc_get(p, pid);
 	/* looked up after proc_get: growing the table moves entries */
-	const struct proc *pp = proc_find(p, ppid);
+	const struct proc *pp = sym_proc_find(p, ppid);
 	const struct gen *pg = gen_at(pp, time);
+	if (pr && time > pr->exit_time) { /* the pid of a process that exited, taken again */
+		sym_proc_revive(p, pr, time);
+		pr->leader_gone = false;
+	}
 	if (!pr || !pg)
 		return; /* parent unknown: a snapshot will tell */
 	drop_snapshots_from(pr, time);
@@ -429,9 +417,14 @@ void sym_procs_fork(struct sym_procs *p, uint32_t pid, uint32_t ppid, uint32_t p
 void sym_procs_thread(struct sym_procs *p, uint32_t pid, uint32_t tid, uint32_t ptid,
 		      uint64_t time)
 {
-	struct proc *t = tid != pid ? proc_get(p, tid) : NULL;
+	struct proc *t = tid != pid ? sym_proc_get(p, tid) : NULL;
 	if (!t)
 		return;
+	sym_proc_revive(p, t, time);
+	/* a process making threads runs, whatever its main thread did */
+	struct proc *pr = sym_proc_find(p, pid);
+	if (pr)
+		sym_proc_revive(p, pr, time);
 	t->thread_seen = true;
 	drop_snapshots_from(t, time);
 	comm_add(t, time, creator_comm(p, pid, ptid, time), false);
@@ -440,9 +433,10 @@ void sym_procs_thread(struct sym_procs *p, uint32_t pid, uint32_t tid, uint32_t 
 int sym_procs_thread_snapshot(struct sym_procs *p, uint32_t pid, uint32_t tid, uint64_t time)
 {
 	char path[320], comm[64];
-	struct proc *t = proc_get(p, tid);
+	struct proc *t = sym_proc_get(p, tid);
 	if (!t)
 		return -ENOMEM;
+	sym_proc_revive(p, t, time > SYM_EXIT_GRACE_NS ? time - SYM_EXIT_GRACE_NS : 0);
 	t->thread_seen = true; /* tried once: a thread gone stays unnamed */
 	snprintf(path, sizeof(path), "%s/%" PRIu32 "/task/%" PRIu32 "/comm", p->proc_root, pid,
 		 tid);
@@ -454,13 +448,13 @@ int sym_procs_thread_snapshot(struct sym_procs *p, uint32_t pid, uint32_t tid, u
 
 bool sym_procs_thread_known(const struct sym_procs *p, uint32_t tid)
 {
-	const struct proc *t = proc_find(p, tid);
+	const struct proc *t = sym_proc_find(p, tid);
 	return t && (t->thread_seen || t->ncomm);
 }
 
 const char *sym_procs_comm_at(const struct sym_procs *p, uint32_t tid, uint64_t time)
 {
-	const struct proc *pr = proc_find(p, tid);
+	const struct proc *pr = sym_proc_find(p, tid);
 	if (!pr || !pr->ncomm)
 		return NULL;
 	for (size_t i = pr->ncomm; i > 0; i--)
@@ -555,14 +549,14 @@ static const struct sym_perfmap *perfmap_of(const struct sym_procs *p, struct pr
 
 uint64_t sym_procs_image(const struct sym_procs *p, uint32_t pid, uint64_t time)
 {
-	const struct gen *g = gen_at(proc_find(p, pid), time);
+	const struct gen *g = gen_at(sym_proc_find(p, pid), time);
 	return g ? g->time + 1 : 0;
 }
 
 int sym_procs_module(struct sym_procs *p, uint32_t pid, uint64_t time, uint64_t addr,
 		     const char **path, uint64_t *bias)
 {
-	const struct map *m = map_at(gen_at(proc_find(p, pid), time), time, addr);
+	const struct map *m = map_at(gen_at(sym_proc_find(p, pid), time), time, addr);
 	uint64_t vaddr;
 	if (!m)
 		return -ENOENT;
@@ -578,7 +572,7 @@ int sym_procs_module(struct sym_procs *p, uint32_t pid, uint64_t time, uint64_t 
 int sym_procs_lookup(struct sym_procs *p, uint32_t pid, uint64_t time, uint64_t addr,
 		     struct sym_frame *out)
 {
-	struct proc *pr = proc_find(p, pid);
+	struct proc *pr = sym_proc_find(p, pid);
 	const struct map *m = map_at(gen_at(pr, time), time, addr);
 	uint64_t vaddr;
 	memset(out, 0, sizeof(*out));

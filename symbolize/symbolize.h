@@ -153,6 +153,34 @@ uint64_t sym_procs_image(const struct sym_procs *p, uint32_t pid, uint64_t time)
 int sym_procs_module(struct sym_procs *p, uint32_t pid, uint64_t time, uint64_t addr,
 		     const char **path, uint64_t *bias);
 
+/* ---- forgetting what exited (forget.c): the history bounded by what runs ---- */
+
+/* Records of a task stamped up to this long after its EXIT record belong to
+ * its death (do_task_dead's last switch, a tick in do_exit's tail), not to
+ * a task that took its id afterwards. */
+#define SYM_EXIT_GRACE_NS 1000000000ull
+
+/* Task TID of process PID exited at TIME (a PERF_RECORD_EXIT). The main
+ * thread's exit (TID == PID) ends the process; should a record or a sample
+ * of it come later than the grace after, it went on without its main thread
+ * and the exit of any other thread of it ends it again. An unknown PID is
+ * noted as exited too: a late sample's snapshot then goes with it. */
+void sym_procs_exit(struct sym_procs *p, uint32_t pid, uint32_t tid, uint64_t time);
+/* Thread TID (followed with its comm, sym_procs_thread) exited at TIME. */
+void sym_procs_thread_exit(struct sym_procs *p, uint32_t tid, uint64_t time);
+/* A sample of PID at TIME: returns sym_procs_known(). A process marked
+ * exited lives on when TIME is past the grace after its exit. */
+bool sym_procs_sampled(struct sym_procs *p, uint32_t pid, uint64_t time);
+/* How many tasks are marked exited and not yet forgotten. */
+size_t sym_procs_exited(const struct sym_procs *p);
+/* Forgets the tasks (processes and threads) whose exit is more than the
+ * grace older than HORIZON, a time every ring has been read up to, unless
+ * KEEP (when not NULL) returns true for their id: their comms, address
+ * spaces and perf maps; then the ELF files no mapping left refers to.
+ * Returns how many were forgotten (0 also when out of memory). */
+size_t sym_procs_forget(struct sym_procs *p, uint64_t horizon,
+			bool (*keep)(void *ctx, uint32_t id), void *ctx);
+
 /* ---- DWARF unwinding of copied user stacks (unwind.c) ---- */
 
 struct sym_unwinder;
@@ -234,6 +262,10 @@ void sym_cache_set_kernel(struct sym_cache *c, const struct sym_kernel *k);
  * address). Never NULL; owned by the cache. */
 const char *sym_cache_name(struct sym_cache *c, uint32_t pid, uint64_t time, uint64_t addr,
 			     bool leaf);
+/* Forgets every name (a -i interval's end: the next names what it counts
+ * afresh, so the cache holds no more than one interval's addresses).
+ * Names handed out before are freed. */
+void sym_cache_clear(struct sym_cache *c);
 /* Returns how many distinct addresses were resolved. */
 uint64_t sym_cache_resolved(const struct sym_cache *c);
 

@@ -1,7 +1,7 @@
 /* Names of addresses, each distinct address resolved once: kernel addresses
  * through kallsyms, user addresses through the process history as it was when
- * the stack was first seen. Names live as long as the cache, so named stacks
- * can point at them. */
+ * the stack was first seen. Names live until the cache is cleared (each -i
+ * interval) or freed, so named stacks can point at them. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -47,15 +47,25 @@ void sym_cache_set_kernel(struct sym_cache *c, const struct sym_kernel *k)
 	c->k = k;
 }
 
-void sym_cache_free(struct sym_cache *c)
+void sym_cache_clear(struct sym_cache *c)
 {
-	if (!c)
-		return;
 	for (size_t i = 0; i < c->nnames; i++)
 		free(c->names[i]);
 	free(c->names);
 	free(c->entries);
 	agg_index_clear(&c->index);
+	c->names = NULL;
+	c->nnames = c->capnames = 0;
+	c->entries = NULL;
+	c->n = 1;
+	c->cap = 0;
+}
+
+void sym_cache_free(struct sym_cache *c)
+{
+	if (!c)
+		return;
+	sym_cache_clear(c);
 	free(c);
 }
 

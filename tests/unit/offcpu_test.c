@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "collector/offcpu.h"
+#include "symbolize/symbolize.h"
 #include "tests/unit/check.h"
 
 #define TRACEFS "tests/unit/fixtures/tracefs"
@@ -169,6 +170,34 @@ static void test_exit(void)
 	ft_offcpu_free(oc);
 }
 
+/* Threads that exited are forgotten once the rings were read past their
+ * exit and the grace: the table holds the threads that live. */
+static void test_forget(void)
+{
+	struct ft_offcpu *oc = make();
+	if (!oc)
+		return;
+	for (uint32_t tid = 100; tid < 150; tid++) {
+		out(oc, tid, tid, 1000);
+		in(oc, tid, 2000);
+		ft_offcpu_exit(oc, tid, 3000 * US);
+	}
+	out(oc, 5, 6, 1000); /* a thread still blocked */
+	ft_offcpu_settle(oc, 3000 * US + 10);
+	CHECK(ngot == 50 && ft_offcpu_threads(oc) == 51,
+	      "50 intervals; threads that exited kept within the grace (%zu)", ft_offcpu_threads(oc));
+	ft_offcpu_settle(oc, 3000 * US + SYM_EXIT_GRACE_NS + 1);
+	CHECK_EQ_U64(ft_offcpu_threads(oc), 1, "then forgotten: the blocked one stays");
+	in(oc, 6, 5000000);
+	out(oc, 100, 100, 5000100); /* tid 100 again: a new thread */
+	in(oc, 100, 5000300);
+	ft_offcpu_finish(oc, 6000000 * US);
+	CHECK(ngot == 52 && got[50].us + got[51].us == 4999200 &&
+	      (got[50].us == 200 || got[51].us == 200),
+	      "the blocked thread's interval (4999000 us) and the new thread's (200 us) counted");
+	ft_offcpu_free(oc);
+}
+
 static void test_left_out(void)
 {
 	reset_opts();
@@ -268,6 +297,7 @@ int main(void)
 	test_out_of_order();
 	test_cpu_hops();
 	test_exit();
+	test_forget();
 	test_left_out();
 	test_lost_and_open();
 	test_who();

@@ -1,0 +1,96 @@
+/* Bounded memory over a long run: what the process history and the name
+ * cache hold is let go once nothing still to come can need it.
+ *  - With -i, an interval's stacks are named, printed and the table reset;
+ *    the names go with them (the next interval names its own).
+ *  - A task that exited is forgotten once every ring was read past its exit
+ *    and the grace its dying samples take (symbolize/forget.c), unless a
+ *    stack the table still counts needs its name: none right after an
+ *    interval's reset; without -i, the stacks of the run so far.
+ *  - Sweeps also come between intervals (and without -i) after a number of
+ *    exits that grows with what the last sweep had to keep, so their cost,
+ *    a pass over the table, stays a few steps per exit.
+ * offcpu forgets its own threads (offcpu.c); the unwinder keeps a fixed
+ * number of processes and files (symbolize/unwind.c). Without -i the table
+ * itself grows with distinct stacks, up to --max-stacks. */
+#include <stdlib.h>
+#include "collector/session.h"
+
+#define FORGET_BATCH 1024 /* exits between sweeps, at least */
+
+/* The task ids the table's keys still name, sorted. */
+struct ids {
+	uint32_t *v;
+	size_t n, cap;
+	bool failed;
+};
+
+static void push(struct ids *ids, uint32_t id)
+{
+	if (!id || ids->failed)
+		return;
+	if (ids->n == ids->cap) {
+		size_t cap = ids->cap ? ids->cap * 2 : 256;
+		uint32_t *v = realloc(ids->v, cap * sizeof(*v));
+		if (!v) {
+			ids->failed = true;
+			return;
+		}
+		ids->v = v;
+		ids->cap = cap;
+	}
+	ids->v[ids->n++] = id;
+}
+
+static void collect(void *ctx, uint32_t pid, uint32_t tid)
+{
+	push(ctx, pid);
+	if (tid != pid)
+		push(ctx, tid);
+}
+
+static int cmp_id(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static bool needed(void *ctx, uint32_t id)
+{
+	const struct ids *ids = ctx;
+	return bsearch(&id, ids->v, ids->n, sizeof(*ids->v), cmp_id) != NULL;
+}
+
+void ft_session_drained(struct ft_session *s, uint64_t horizon)
+{
+	if (horizon > s->read_until)
+		s->read_until = horizon;
+}
+
+void ft_session_forget(struct ft_session *s)
+{
+	if (s->symcache)
+		sym_cache_clear(s->symcache);
+	/* samples waiting for the kernel's symbols are in no table yet */
+	if (!s->procs || !sym_procs_exited(s->procs) || s->kstate == FT_KSYMS_LOADING)
+		return;
+	struct ids ids = { 0 };
+	if (s->agg)
+		agg_table_tasks(s->agg, collect, &ids);
+	if (ids.failed) { /* out of memory: all kept, tried again at the next sweep */
+		free(ids.v);
+		return;
+	}
+	qsort(ids.v, ids.n, sizeof(*ids.v), cmp_id);
+	size_t gone = sym_procs_forget(s->procs, s->read_until, ids.n ? needed : NULL, &ids);
+	free(ids.v);
+	s->forget_kept = sym_procs_exited(s->procs);
+	ft_debug("forgot %zu exited tasks; %zu exited kept (stacks of theirs counted, or "
+		 "within %llu ms of their exit)", gone, s->forget_kept,
+		 (unsigned long long)(SYM_EXIT_GRACE_NS / 1000000));
+}
+
+bool ft_session_forget_due(const struct ft_session *s)
+{
+	return s->procs && s->kstate != FT_KSYMS_LOADING &&
+	       sym_procs_exited(s->procs) >= FORGET_BATCH + 2 * s->forget_kept;
+}
