@@ -80,7 +80,8 @@ void ft_session_forget(struct ft_session *s)
 		free(ids.v);
 		return;
 	}
-	qsort(ids.v, ids.n, sizeof(*ids.v), cmp_id);
+	if (ids.n)
+		qsort(ids.v, ids.n, sizeof(*ids.v), cmp_id);
 	size_t gone = sym_procs_forget(s->procs, s->read_until, ids.n ? needed : NULL, &ids);
 	free(ids.v);
 	s->forget_kept = sym_procs_exited(s->procs);
