@@ -19,16 +19,18 @@ static const char *cost_text(char *buf, size_t size, bool measured, double ns, c
 /* What a sample's user stack costs here, the kernel's frame-pointer walk
  * against a copy of the stack (--call-graph copy): where the kernel's reads
  * of user memory are slow (some VMs) the copy is much the cheaper.
- * perfev_ustack_cost times them. Returns 0, or -errno when it can't. */
-static int check_user_stacks(const char *root, struct tfs_check_item *it)
+ * perfev_ustack_cost times them into C (the same measurement chooses the
+ * user-stack method). Returns 0, or -errno when it can't. */
+static int check_user_stacks(const char *root, struct perfev_ustack_cost *cost,
+			     struct tfs_check_item *it)
 {
 	uint32_t tp;
-	struct perfev_ustack_cost c;
 	int ret = tfs_event_id(root, "raw_syscalls", "sys_enter", &tp);
 	if (ret == 0)
-		ret = perfev_ustack_cost((int)tp, FT_COPY_SIZE_DEFAULT, &c);
+		ret = perfev_ustack_cost((int)tp, FT_COPY_SIZE_DEFAULT, cost);
 	if (ret < 0)
 		return ret;
+	const struct perfev_ustack_cost c = *cost;
 	char fp[32], copy[32];
 	it->what = "user stacks";
 	it->ok = true;
@@ -36,8 +38,8 @@ static int check_user_stacks(const char *root, struct tfs_check_item *it)
 		 cost_text(fp, sizeof(fp), c.fp_measured, c.fp_ns, " a sample"), FT_COPY_SIZE_DEFAULT,
 		 cost_text(copy, sizeof(copy), c.copy_measured, c.copy_ns, ""),
 		 c.verdict == PERFEV_USTACK_COPY ? "--call-graph copy is the cheaper here" :
-		 c.verdict == PERFEV_USTACK_FP ? "fp, the default, costs about the same or less here" :
-		 "they differ too little to measure here (fp, the default)");
+		 c.verdict == PERFEV_USTACK_FP ? "fp costs about the same or less here" :
+		 "they differ too little to measure here");
 	return 0;
 }
 
@@ -49,9 +51,9 @@ int ft_cmd_check(const struct ft_options *o)
 	if (tfs_find_root(root, sizeof(root)) < 0)
 		root[0] = '\0';
 	int n = tfs_check(root[0] ? root : NULL, "/proc", items, 30);
-	if (n >= 0 && root[0] && check_user_stacks(root, &items[n]) == 0)
-		n++;
-	if (n >= 0 && n < 32 && root[0] && ft_ustack_check(root, &items[n]) == 0)
+	struct perfev_ustack_cost cost;
+	if (n >= 0 && root[0] && check_user_stacks(root, &cost, &items[n]) == 0 &&
+	    ft_ustack_check(&cost, &items[++n]) == 0)
 		n++;
 	int width = 0;
 	for (int i = 0; i < n; i++)

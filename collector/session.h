@@ -97,7 +97,7 @@ struct ft_session {
 	 * (dwarf); ucopy_size bytes of stack copied per sample (0: none) */
 	enum ft_ustack_method ustack;
 	uint32_t ucopy_size;
-	char ustack_why[160];    /* why this method (chosen for the host, or asked) */
+	char ustack_why[256];    /* why this method (chosen for the host, or asked) */
 	struct sym_unwinder *unwinder; /* CFI of the mapped files, for user stacks */
 };
 
@@ -186,17 +186,16 @@ void ft_source_close(struct ft_session *s);
  * the host's cheaper of fp and copy (ftstack check's saved answer; copy
  * before check has run on this boot). TRACEFS is unused. */
 void ft_ustack_choose(struct ft_session *s, const char *tracefs);
-/* Times the two here and applies the rule. Returns 0 or -errno. */
-int ft_ustack_measure(const char *tracefs, enum ft_ustack_method *m, char *why, size_t len);
-/* The rule on a probe's timings; WHY gets the figures and the reason. */
-enum ft_ustack_method ft_ustack_rule(const struct perfev_ustack_probe *p, char *why, size_t len);
+/* The rule on perfev_ustack_cost's measurement (its verdict: copy only
+ * when measurably below half the walk); WHY gets the figures and reason. */
+enum ft_ustack_method ft_ustack_rule(const struct perfev_ustack_cost *c, char *why, size_t len);
 /* Saves the answer for this boot's runs (/run/ftstack). Returns 0 or -errno. */
 int ft_ustack_save(enum ft_ustack_method m, const char *why);
 const char *ft_ustack_name(enum ft_ustack_method m);
 struct tfs_check_item;
-/* ftstack check's line: the method chosen here and why, saved for later
- * runs. Returns 0 or -errno. */
-int ft_ustack_check(const char *tracefs, struct tfs_check_item *it);
+/* ftstack check's line: the method C's measurement chooses here and why,
+ * saved for later runs. Returns 0. */
+int ft_ustack_check(const struct perfev_ustack_cost *c, struct tfs_check_item *it);
 /* SMP with its user frames walked here (into s->walk_u, in TMP), or SMP
  * itself when the kernel's frames stand. */
 const struct perfev_sample *ft_ustack_walk(struct ft_session *s, const struct perfev_sample *smp,

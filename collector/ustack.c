@@ -8,11 +8,11 @@
  * depends on the host: where every read of user memory from the kernel is
  * slow (some VMs, ~0.6 us each, two a frame) one bulk copy is far cheaper
  * than the walk; on bare metal the walk costs nanoseconds and keeps stacks
- * deeper than the copy whole. The rule: copy when a 2 KB copy costs no
- * more than the kernel's walk of 15 frames (the fp method pays for the
- * walk and a 1 KB copy, so then the copy is the cheaper of the two), else
- * fp; timed by `ftstack check` (perfev_ustack_probe) and saved for the
- * boot's runs, which read it; before check has run, copy. */
+ * deeper than the copy whole. The rule is perfev_ustack_judge's verdict on
+ * `ftstack check`'s one measurement (perfev_ustack_cost, also its "user
+ * stacks" line): copy when the copy measurably costs less than half the
+ * walk, else fp (the walk keeps deeper stacks whole); saved for the boot's
+ * runs, which read it; before check has run, copy. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -23,13 +23,19 @@
 #define SAVED_DIR "/run/ftstack"
 #define SAVED_FILE SAVED_DIR "/user-stacks"
 
-int ft_ustack_check(const char *tracefs, struct tfs_check_item *it)
+/* "1.23 us" or "under the noise" (never a negative figure) */
+static const char *cost_text(char *buf, size_t size, bool measured, double ns)
 {
-	enum ft_ustack_method m;
+	if (!measured)
+		return "under the noise";
+	snprintf(buf, size, "%.2f us", ns / 1000.0);
+	return buf;
+}
+
+int ft_ustack_check(const struct perfev_ustack_cost *c, struct tfs_check_item *it)
+{
 	char why[160];
-	int ret = ft_ustack_measure(tracefs, &m, why, sizeof(why));
-	if (ret < 0)
-		return ret;
+	enum ft_ustack_method m = ft_ustack_rule(c, why, sizeof(why));
 	it->what = "user-stack method";
 	it->ok = true;
 	snprintf(it->detail, sizeof(it->detail), "%s (%s)%s", ft_ustack_name(m), why,
@@ -42,26 +48,17 @@ const char *ft_ustack_name(enum ft_ustack_method m)
 	return m == FT_USTACK_COPY ? "copy" : m == FT_USTACK_DWARF ? "dwarf" : "fp";
 }
 
-enum ft_ustack_method ft_ustack_rule(const struct perfev_ustack_probe *p, char *why, size_t len)
+enum ft_ustack_method ft_ustack_rule(const struct perfev_ustack_cost *c, char *why, size_t len)
 {
-	bool copy = p->copy_ns <= p->walk_ns;
-	snprintf(why, len, "kernel walk of %d frames %.1f us, %u-byte copy %.1f us a sample: %s",
-		 p->frames, p->walk_ns / 1000.0, p->copy_bytes, p->copy_ns / 1000.0,
-		 copy ? "the copy costs no more" : "the walk costs less");
-	return copy ? FT_USTACK_COPY : FT_USTACK_FP;
-}
-
-int ft_ustack_measure(const char *tracefs, enum ft_ustack_method *m, char *why, size_t len)
-{
-	uint32_t tp;
-	struct perfev_ustack_probe p;
-	int ret = tfs_event_id(tracefs, "raw_syscalls", "sys_enter", &tp);
-	if (ret == 0)
-		ret = perfev_ustack_probe((int)tp, FT_COPY_SIZE_DEFAULT, &p);
-	if (ret < 0)
-		return ret;
-	*m = ft_ustack_rule(&p, why, len);
-	return 0;
+	char fp[32], copy[32];
+	bool is_copy = c->verdict == PERFEV_USTACK_COPY;
+	snprintf(why, len, "walk of %d frames %s, %d-byte copy %s: %s", c->frames,
+		 cost_text(fp, sizeof(fp), c->fp_measured, c->fp_ns), FT_COPY_SIZE_DEFAULT,
+		 cost_text(copy, sizeof(copy), c->copy_measured, c->copy_ns),
+		 is_copy ? "the copy < half the walk" :
+		 c->verdict == PERFEV_USTACK_FP ? "the copy not measurably < half the walk" :
+		 "within the noise; the walk keeps deeper stacks");
+	return is_copy ? FT_USTACK_COPY : FT_USTACK_FP;
 }
 
 int ft_ustack_save(enum ft_ustack_method m, const char *why)

@@ -188,7 +188,8 @@ struct perfev_ustack_cost {
  * calls), interleaved, for about 150 ms (9 to 31 rounds), judged by
  * perfev_ustack_judge. The calling thread is sampled; nothing is left open.
  * Returns 0, or -errno when the event cannot be opened or mapped
- * (-EACCES/-EPERM: not allowed). */
+ * (-EACCES/-EPERM: not allowed). The one measurement of both `ftstack
+ * check`'s "user stacks" line and the user-stack method it saves. */
 int perfev_ustack_cost(int tp, uint32_t stack_bytes, struct perfev_ustack_cost *out);
 /* The judgement alone, on N rounds of ns per call without a user stack
  * (NONE), with the walk (FP) and with the copy (COPY): medians of the
@@ -199,19 +200,5 @@ int perfev_ustack_cost(int tp, uint32_t stack_bytes, struct perfev_ustack_cost *
 void perfev_ustack_judge(const double *none, const double *fp, const double *copy, int n,
 			 struct perfev_ustack_cost *out);
 
-/* ---- what a user stack costs here, quickly (ustack_probe.c) ---- */
-
-struct perfev_ustack_probe {
-	uint64_t walk_ns;    /* the kernel's walk of FRAMES frame-pointer frames, per sample */
-	uint64_t copy_ns;    /* a COPY_BYTES copy of the stack, per sample */
-	int frames;
-	uint32_t copy_bytes;
-};
-/* Times getppid calls sampled by tracepoint TP (raw_syscalls:sys_enter's
- * id) with no user stack, the kernel's walk of made-up frames, and a
- * COPY_BYTES copy: 9 interleaved rounds of 20 calls, the median of each, a
- * few ms. Costs within the noise are 0, never negative. Returns 0, or
- * -errno when the event cannot be opened (-ENOTSUP off x86-64). */
-int perfev_ustack_probe(int tp, uint32_t copy_bytes, struct perfev_ustack_probe *out);
 
 #endif

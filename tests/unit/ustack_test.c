@@ -1,6 +1,6 @@
 /* collector/ustack.c: the per-host rule that picks the default's user-stack
- * method, and what --call-graph asks for. Pure: no probe is run here (the
- * probe itself: perfev_test's live part). */
+ * method, and what --call-graph asks for. Pure: nothing is timed here (the
+ * measurement itself: perfev_test). */
 #include <stdlib.h>
 #include <string.h>
 #include "collector/session.h"
@@ -9,19 +9,25 @@
 static void test_rule(void)
 {
 	char why[160];
-	struct perfev_ustack_probe slow = { .walk_ns = 40000, .copy_ns = 600, .frames = 15,
-					    .copy_bytes = 2048 };
+	/* the verdict is perfev_ustack_judge's (perfev_test tests it); the
+	 * rule follows it and says the figures, never a negative one */
+	struct perfev_ustack_cost slow = { .fp_ns = 40000, .copy_ns = 600, .fp_measured = true,
+					   .copy_measured = true, .verdict = PERFEV_USTACK_COPY,
+					   .frames = 16 };
 	CHECK(ft_ustack_rule(&slow, why, sizeof(why)) == FT_USTACK_COPY &&
-	      strcmp(why, "kernel walk of 15 frames 40.0 us, 2048-byte copy 0.6 us a sample: "
-		     "the copy costs no more") == 0, "slow reads of user memory: copy (%s)", why);
-	struct perfev_ustack_probe fast = { .walk_ns = 150, .copy_ns = 400, .frames = 15,
-					    .copy_bytes = 2048 };
+	      strcmp(why, "walk of 16 frames 40.00 us, 2048-byte copy 0.60 us: "
+		     "the copy < half the walk") == 0,
+	      "slow reads of user memory: copy (%s)", why);
+	struct perfev_ustack_cost fast = { .fp_ns = 150, .copy_ns = 400, .fp_measured = true,
+					   .copy_measured = true, .verdict = PERFEV_USTACK_FP,
+					   .frames = 16 };
 	CHECK(ft_ustack_rule(&fast, why, sizeof(why)) == FT_USTACK_FP &&
-	      strstr(why, ": the walk costs less"), "a cheap walk: fp (%s)", why);
-	struct perfev_ustack_probe same = { .walk_ns = 0, .copy_ns = 0, .frames = 15,
-					    .copy_bytes = 2048 };
-	CHECK(ft_ustack_rule(&same, why, sizeof(why)) == FT_USTACK_COPY,
-	      "both within the noise: copy, the cheaper for perf -g's cost (%s)", why);
+	      strstr(why, ": the copy not measurably < half the walk"), "a cheap walk: fp (%s)", why);
+	struct perfev_ustack_cost same = { .verdict = PERFEV_USTACK_TOO_SMALL, .frames = 16 };
+	CHECK(ft_ustack_rule(&same, why, sizeof(why)) == FT_USTACK_FP &&
+	      strcmp(why, "walk of 16 frames under the noise, 2048-byte copy under the noise: "
+		     "within the noise; the walk keeps deeper stacks") == 0,
+	      "both within the noise: fp, whose walk keeps deeper stacks (%s)", why);
 	CHECK_STR(ft_ustack_name(FT_USTACK_FP), "fp", "name of fp");
 	CHECK_STR(ft_ustack_name(FT_USTACK_COPY), "copy", "name of copy");
 	CHECK_STR(ft_ustack_name(FT_USTACK_DWARF), "dwarf", "name of dwarf");
