@@ -203,6 +203,15 @@ struct sym_ustack {
  * stack beyond the copy. Returns the number of addresses (0 without MAX). */
 uint32_t sym_unwind(struct sym_unwinder *u, const struct sym_ustack *s, uint64_t *ips,
 		    uint32_t max, bool *cut);
+/* sym_unwind learns each ip's CFA rule from its first full walk (when it is
+ * one of the simple forms: CFA = rsp or rbp + N, the return address and rbp
+ * at fixed offsets from it, or rbp unchanged) and later walks apply the
+ * rules with loads from the copy, the same frames as the full walk; an ip
+ * without a simple rule gives its sample a full walk. ON false: full walks
+ * only (tests and benchmarks compare the two). On by default. */
+void sym_unwinder_rules(struct sym_unwinder *u, bool on);
+/* How many of sym_unwind's walks applied the rules alone, and were full. */
+void sym_unwinder_counts(const struct sym_unwinder *u, uint64_t *ruled, uint64_t *full);
 /* The default's whole stacks: CHAIN (NCHAIN addresses: the ip, then the
  * return addresses a frame-pointer walk found, by the kernel or in the copy)
  * lacks the callers of the functions at the top of the stack that keep no

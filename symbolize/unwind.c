@@ -34,6 +34,9 @@ extern int UNW_OBJ(dwarf_search_unwind_table)(unw_addr_space_t as, unw_word_t ip
 #define UNWIND_CUT_RANGE (64ULL << 20)
 #define SPLICE_LOOK 4       /* chain entries a CFI return address is looked for in */
 #define FP_CACHE 4096       /* ips whose repair is known (a power of two) */
+#define RULE_CACHE 8192     /* ips whose CFA rule is known (a power of two) */
+#define RULE_FRAMES 128     /* frames of one walk whose rules are learnt */
+#define RULE_DELTA 64       /* rbp's shift in the second probe */
 
 /* One ELF file, mapped read-only: its PT_LOAD segments and unwind table. */
 struct ufile {
@@ -65,8 +68,23 @@ struct sym_unwinder {
 	 * chain lacks (a frameless leaf, a function's first instruction): the
 	 * CFA rule of a pc is fixed, so that slot is the same every time */
 	struct { uint32_t pid, ra_slot; uint64_t image, ip; } top[FP_CACHE];
-	/* the walk in progress */
+	/* sym_unwind's rules per ip (per process image, direct-mapped; the
+	 * key is ip * 2 + 1 for a return address, whose row libunwind takes at
+	 * ip - 1): CFA = rsp or rbp + CFA_OFF, the return address at CFA +
+	 * RA_OFF, rbp at CFA + BP_OFF or unchanged; END where the walk stops */
+	struct urule { uint32_t pid; uint8_t kind; bool bp_saved; int32_t cfa_off, ra_off, bp_off;
+		       uint64_t image, key; } rules[RULE_CACHE];
+	bool no_rules;
+	unw_addr_space_t probe_as; /* the probes' own, uncached: walks' caches untouched */
+	uint64_t n_ruled, n_full; /* sym_unwind's walks by the rules, and full */
+	/* the frames of sym_unwind's last full walk: rip, rsp, rbp; RET is
+	 * the last unw_step's answer */
+	struct { uint64_t ip, sp, bp; } fr[RULE_FRAMES + 1];
+	uint32_t nfr;
+	int last_ret;
+	/* the walk in progress; REGS what access_reg gives (a probe's own) */
 	const struct sym_ustack *cur;
+	const uint64_t *regs;
 	struct { uint64_t lo, hi, bias; struct ufile *f; } seen[WALK_FILES];
 	unsigned nseen;
 	bool cut;
@@ -250,7 +268,7 @@ static int access_reg(unw_addr_space_t as, unw_regnum_t reg, unw_word_t *valp, i
 	/* libunwind's x86-64 numbering is DWARF's: rax..r15, then rip */
 	if (write || reg < 0 || reg > UNW_X86_64_RIP)
 		return -UNW_EBADREG;
-	*valp = u->cur->regs[reg];
+	*valp = u->regs[reg];
 	return 0;
 }
 
@@ -305,6 +323,8 @@ void sym_unwinder_free(struct sym_unwinder *u)
 			unw_destroy_addr_space(u->procs_cache[i].as);
 	for (unsigned i = 0; i < u->nfiles; i++)
 		ufile_free(u->files[i]);
+	if (u->probe_as)
+		unw_destroy_addr_space(u->probe_as);
 	free(u);
 }
 
@@ -355,6 +375,7 @@ static uint32_t walk(struct sym_unwinder *u, const struct sym_ustack *s, const u
 	if (max == 0)
 		return 0;
 	u->cur = s;
+	u->regs = s->regs;
 	u->nseen = 0;
 	u->cut = false;
 	uint32_t n = 0;
@@ -368,10 +389,19 @@ static uint32_t walk(struct sym_unwinder *u, const struct sym_ustack *s, const u
 		return n;
 	unw_proc_info_t pi;
 	*cfi = unw_get_proc_info(&c, &pi) == 0;
-	int ret;
+	int ret = 1;
+	u->fr[0].ip = s->regs[16], u->fr[0].sp = s->regs[7], u->fr[0].bp = s->regs[6];
+	u->nfr = 1;
 	while (n < max && (ret = unw_step(&c)) > 0) {
-		unw_word_t ip;
-		if (unw_get_reg(&c, UNW_REG_IP, &ip) < 0 || ip == 0)
+		unw_word_t ip, sp, bp;
+		if (unw_get_reg(&c, UNW_REG_IP, &ip) < 0)
+			break;
+		if (u->nfr <= RULE_FRAMES && unw_get_reg(&c, UNW_X86_64_RSP, &sp) == 0 &&
+		    unw_get_reg(&c, UNW_X86_64_RBP, &bp) == 0) {
+			u->fr[u->nfr].ip = ip, u->fr[u->nfr].sp = sp, u->fr[u->nfr].bp = bp;
+			u->nfr++;
+		}
+		if (ip == 0)
 			break;
 		*failed = false;
 		ips[n++] = ip;
@@ -383,15 +413,233 @@ static uint32_t walk(struct sym_unwinder *u, const struct sym_ustack *s, const u
 			return n;
 		}
 	}
+	u->last_ret = ret;
 	*cut = u->cut;
 	return n;
+}
+
+static uint32_t walk_full(struct sym_unwinder *u, const struct sym_ustack *s, uint64_t *ips,
+			  uint32_t max, bool *cut)
+{
+	bool failed, met, cfi;
+	u->nfr = 0;
+	return walk(u, s, NULL, 0, ips, max, cut, &failed, &met, &cfi);
+}
+
+/* ---- sym_unwind's rules per ip: a full walk's frames teach them (each
+ * checked by two probes: libunwind steps from the frame's rsp and rbp
+ * alone, then with rbp shifted, which tell an rsp-based CFA from an
+ * rbp-based one and where the return address and rbp were read); later
+ * samples apply them with a few loads from the copy ---- */
+
+enum { RULE_NONE, RULE_SP, RULE_BP, RULE_END, RULE_NOT };
+
+static struct urule *rule_slot(struct sym_unwinder *u, uint32_t pid, uint64_t key)
+{
+	return &u->rules[(key ^ (key >> 13) ^ pid) & (RULE_CACHE - 1)];
+}
+
+/* One step by libunwind from IP, SP and BP alone (every other register 0)
+ * in S's copy: 1 with the caller's rip, rsp, rbp in OUT and where rip and
+ * rbp were read (*BP_LOC 0: rbp unchanged), 0 at the stack's end, -1 when
+ * the step is no simple rule's (no CFI, a signal frame, a failed read). */
+static int probe(struct sym_unwinder *u, unw_addr_space_t as, const struct sym_ustack *s,
+		 const uint64_t in[3], uint64_t out[3], uint64_t *ra_loc, uint64_t *bp_loc)
+{
+	uint64_t r[17] = { 0 };
+	r[16] = in[0], r[7] = in[1], r[6] = in[2];
+	u->cur = s, u->regs = r, u->nseen = 0, u->cut = false;
+	unw_cursor_t c;
+	unw_proc_info_t pi;
+	unw_save_loc_t l;
+	unw_word_t v[3];
+	int ret;
+	if (unw_init_remote(&c, as, u) < 0 || unw_get_proc_info(&c, &pi) < 0 ||
+	    unw_is_signal_frame(&c) != 0 || (ret = unw_step(&c)) < 0 || u->cut)
+		ret = -1;
+	else if (ret > 0 && (unw_get_reg(&c, UNW_REG_IP, &v[0]) < 0 ||
+			     unw_get_reg(&c, UNW_X86_64_RSP, &v[1]) < 0 ||
+			     unw_get_reg(&c, UNW_X86_64_RBP, &v[2]) < 0 ||
+			     unw_get_save_loc(&c, UNW_X86_64_RIP, &l) < 0 || l.type != UNW_SLT_MEMORY))
+		ret = -1;
+	if (ret > 0) {
+		out[0] = v[0], out[1] = v[1], out[2] = v[2];
+		*ra_loc = l.u.addr;
+		*bp_loc = unw_get_save_loc(&c, UNW_X86_64_RBP, &l) == 0 &&
+			  l.type == UNW_SLT_MEMORY ? l.u.addr : 0;
+	}
+	u->regs = s->regs;
+	return ret > 0 ? 1 : ret;
+}
+
+/* Whether IP is a signal frame's (libunwind looks at its code) */
+static bool signal_at(struct sym_unwinder *u, unw_addr_space_t as, const struct sym_ustack *s,
+		      uint64_t ip, uint64_t sp)
+{
+	uint64_t r[17] = { 0 };
+	r[16] = ip, r[7] = sp;
+	u->cur = s, u->regs = r, u->nseen = 0, u->cut = false;
+	unw_cursor_t c;
+	bool sig = unw_init_remote(&c, as, u) < 0 || unw_is_signal_frame(&c) != 0;
+	u->regs = s->regs;
+	return sig;
+}
+
+/* The word at ADDR in S's copy; false beyond it */
+static bool copy_word(const struct sym_ustack *s, uint64_t addr, uint64_t *w)
+{
+	uint64_t sp = s->regs[7];
+	if (addr < sp || addr - sp > s->size || s->size - (addr - sp) < 8)
+		return false;
+	memcpy(w, s->stack + (addr - sp), 8);
+	return true;
+}
+
+/* R applied to a frame's SP and BP in S: the caller's rip, rsp, rbp;
+ * false when a word lies beyond the copy. */
+static bool rule_apply(const struct urule *r, const struct sym_ustack *s, uint64_t sp,
+		       uint64_t bp, uint64_t out[3])
+{
+	uint64_t cfa = (r->kind == RULE_BP ? bp : sp) + (uint64_t)(int64_t)r->cfa_off;
+	out[1] = cfa;
+	out[2] = bp;
+	return copy_word(s, cfa + (uint64_t)(int64_t)r->ra_off, &out[0]) &&
+	       (!r->bp_saved || copy_word(s, cfa + (uint64_t)(int64_t)r->bp_off, &out[2]));
+}
+
+/* The rule of frame K of the last full walk of S, from two probes, or
+ * RULE_NONE when it cannot be learnt from this sample (a word beyond the
+ * copy) */
+static struct urule learn_one(struct sym_unwinder *u, unw_addr_space_t as,
+			      const struct sym_ustack *s, uint32_t k)
+{
+	struct urule r = { .kind = RULE_NOT };
+	if (signal_at(u, as, s, u->fr[k].ip, u->fr[k].sp))
+		return r;
+	uint64_t in[3] = { u->fr[k].ip - (k > 0), u->fr[k].sp, u->fr[k].bp }, o1[3], o2[3], o3[3];
+	uint64_t ra1, ra2, ra3, bp1, bp2, bp3;
+	int p1 = probe(u, as, s, in, o1, &ra1, &bp1);
+	in[2] += RULE_DELTA;
+	int p2 = probe(u, as, s, in, o2, &ra2, &bp2);
+	/* rsp shifted too: a CFA read from the stack (a signal frame's
+	 * expression, dereferencing rsp + N) does not shift with it */
+	in[2] -= RULE_DELTA, in[1] += RULE_DELTA;
+	int p3 = probe(u, as, s, in, o3, &ra3, &bp3);
+	if (p1 == 0 && p2 == 0 && p3 == 0 && k + 1 == u->nfr && u->last_ret == 0)
+		return (struct urule){ .kind = RULE_END };
+	if (k + 1 >= u->nfr)
+		return (struct urule){ .kind = RULE_NONE }; /* no caller seen to check against */
+	if (p1 != 1 || p2 != 1 || p3 != 1 || o1[0] != u->fr[k + 1].ip ||
+	    o1[1] != u->fr[k + 1].sp || o1[2] != u->fr[k + 1].bp)
+		return (struct urule){ .kind = (p1 < 0 || p2 < 0 || p3 < 0) && u->cut ?
+					       RULE_NONE : RULE_NOT };
+	int64_t sshift = (int64_t)(o3[1] - o1[1]);
+	int64_t shift = (int64_t)(o2[1] - o1[1]);
+	if ((shift != 0 && shift != RULE_DELTA) || sshift != (shift ? 0 : RULE_DELTA) ||
+	    ra3 - o3[1] != ra1 - o1[1] || (bp1 && bp3 - o3[1] != bp1 - o1[1]))
+		return r;
+	r.kind = shift ? RULE_BP : RULE_SP;
+	r.cfa_off = (int32_t)(o1[1] - (shift ? u->fr[k].bp : u->fr[k].sp));
+	r.ra_off = (int32_t)(ra1 - o1[1]);
+	if (ra2 - o2[1] != ra1 - o1[1])
+		return (struct urule){ .kind = RULE_NOT };
+	r.bp_saved = bp1 != 0;
+	if (r.bp_saved) {
+		r.bp_off = (int32_t)(bp1 - o1[1]);
+		if (!bp2 || bp2 - o2[1] != bp1 - o1[1])
+			return (struct urule){ .kind = RULE_NOT };
+	} else if (bp2 || o1[2] != u->fr[k].bp || o2[2] != u->fr[k].bp + RULE_DELTA) {
+		return (struct urule){ .kind = RULE_NOT };
+	}
+	/* the rule must give the walk's own caller, and the probe's */
+	uint64_t a[3];
+	if (!rule_apply(&r, s, u->fr[k].sp, u->fr[k].bp, a) || a[0] != o1[0] || a[1] != o1[1] ||
+	    a[2] != o1[2])
+		return (struct urule){ .kind = RULE_NONE };
+	return r;
+}
+
+/* Learns the rules of the last full walk's frames not known yet, up to
+ * the first signal frame (after one, libunwind takes a row at the ip
+ * itself, not ip - 1). */
+static void learn(struct sym_unwinder *u, const struct sym_ustack *s, uint64_t image)
+{
+	if (!image || u->nfr == 0)
+		return;
+	if (!u->probe_as && (u->probe_as = unw_create_addr_space(&accessors, 0)))
+		unw_set_caching_policy(u->probe_as, UNW_CACHE_NONE);
+	unw_addr_space_t as = u->probe_as;
+	for (uint32_t k = 0; as && k < u->nfr; k++) {
+		if (u->fr[k].ip == 0)
+			break;
+		uint64_t key = u->fr[k].ip * 2 + (k > 0);
+		struct urule *slot = rule_slot(u, s->pid, key);
+		if (slot->kind != RULE_NONE && slot->key == key && slot->pid == s->pid &&
+		    slot->image == image)
+			continue;
+		struct urule r = learn_one(u, as, s, k);
+		if (r.kind == RULE_NONE)
+			continue;
+		r.pid = s->pid, r.image = image, r.key = key;
+		*slot = r;
+		if (r.kind == RULE_NOT && k + 1 < u->nfr)
+			break; /* maybe a signal frame: what follows it is not learnt */
+	}
+}
+
+/* S unwound by the rules alone: the count, or 0 when an ip has none (or
+ * not a simple one) or a word lies beyond the copy: then a full walk. */
+static uint32_t rules_walk(struct sym_unwinder *u, const struct sym_ustack *s, uint64_t image,
+			   uint64_t *ips, uint32_t max, bool *cut)
+{
+	*cut = false;
+	uint64_t f[3] = { s->regs[16], s->regs[7], s->regs[6] };
+	uint32_t n = 0;
+	ips[n++] = f[0];
+	while (n < max) {
+		uint64_t key = f[0] * 2 + (n > 1);
+		const struct urule *r = rule_slot(u, s->pid, key);
+		if (r->key != key || r->pid != s->pid || r->image != image ||
+		    r->kind == RULE_NONE || r->kind == RULE_NOT)
+			return 0;
+		if (r->kind == RULE_END)
+			break;
+		if (!rule_apply(r, s, f[1], f[2], f)) {
+			*cut = true; /* as libunwind's step, which needs the same word */
+			break;
+		}
+		if (f[0] == 0)
+			break;
+		ips[n++] = f[0];
+	}
+	return n;
+}
+
+void sym_unwinder_counts(const struct sym_unwinder *u, uint64_t *ruled, uint64_t *full)
+{
+	*ruled = u->n_ruled;
+	*full = u->n_full;
+}
+
+void sym_unwinder_rules(struct sym_unwinder *u, bool on)
+{
+	u->no_rules = !on;
 }
 
 uint32_t sym_unwind(struct sym_unwinder *u, const struct sym_ustack *s, uint64_t *ips,
 		    uint32_t max, bool *cut)
 {
-	bool failed, met, cfi;
-	return walk(u, s, NULL, 0, ips, max, cut, &failed, &met, &cfi);
+	uint64_t image = u->no_rules ? 0 : sym_procs_image(u->procs, s->pid, s->time);
+	uint32_t n = image && max ? rules_walk(u, s, image, ips, max, cut) : 0;
+	if (n) {
+		u->n_ruled++;
+		return n;
+	}
+	u->n_full++;
+	n = walk_full(u, s, ips, max, cut);
+	if (image)
+		learn(u, s, image);
+	return n;
 }
 
 uint32_t sym_unwind_splice(struct sym_unwinder *u, const struct sym_ustack *s,

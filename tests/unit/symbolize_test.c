@@ -617,6 +617,84 @@ static void test_unwind_special(struct sym_procs *p, struct sym_unwinder *u)
 	CHECK(n == 2 && ips[1] == fake[1], "a pc in a PLT stub: its CFA from the rip expression (%u)", n);
 }
 
+/* S walked by V (rules) and by W (full walks only): the same frames and
+ * cut, at every MAX */
+static bool same_walks(struct sym_unwinder *v, struct sym_unwinder *w,
+		       const struct sym_ustack *s, uint32_t maxn)
+{
+	for (uint32_t max = 1; max <= maxn; max++) {
+		uint64_t a[64], b[64];
+		bool ca = true, cb = false;
+		uint32_t na = sym_unwind(v, s, a, max, &ca), nb = sym_unwind(w, s, b, max, &cb);
+		if (na != nb || ca != cb || memcmp(a, b, na * sizeof(*a)) != 0) {
+			fprintf(stderr, "# max %u: %u%s against %u%s\n", max, na, ca ? " cut" : "", nb,
+				cb ? " cut" : "");
+			for (uint32_t i = 0; i < na || i < nb; i++)
+				fprintf(stderr, "#   %#" PRIx64 " %#" PRIx64 "\n", i < na ? a[i] : 0,
+					i < nb ? b[i] : 0);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* sym_unwind's per-ip rules: the same frames as full walks, on this test's
+ * own stack copies (unwind_sample, the signal handler's), whole and cut
+ * short; the second time by the rules alone */
+static void test_unwind_rules(struct sym_procs *p)
+{
+	struct sym_unwinder *v, *w;
+	uint64_t ruled, full;
+	CHECK(sym_unwinder_create(p, &v) == 0 && sym_unwinder_create(p, &w) == 0,
+	      "rules: two unwinders");
+	sym_unwinder_rules(w, false);
+	uint64_t ips[32];
+	bool cut;
+	uint32_t n = sym_unwind(w, &unwind_sample, ips, 32, &cut);
+	for (int pass = 0; pass < 3; pass++)
+		CHECK(same_walks(v, w, &unwind_sample, 32), "rules, pass %d: %u frames at every "
+		      "max as the full walk", pass + 1, n);
+	sym_unwinder_counts(v, &ruled, &full);
+	/* the copy ends before the 4th frame's caller: walks that reach it are
+	 * full ones (its rule cannot be learnt from this copy), the shorter
+	 * ones of passes 2 and 3 by the rules */
+	CHECK(ruled >= 6, "rules: the later walks by the rules (%" PRIu64 " ruled, "
+	      "%" PRIu64 " full)", ruled, full);
+	/* the copy cut at every 8 bytes: a rule never reads past it */
+	uint64_t size = unwind_sample.size;
+	bool same = true;
+	for (uint64_t cutat = 0; cutat <= 1024 && same; cutat += 8) {
+		unwind_sample.size = cutat;
+		same = same_walks(v, w, &unwind_sample, 16);
+	}
+	unwind_sample.size = size;
+	CHECK(same, "rules: copies cut short, the same frames and cut as the full walk");
+	/* a signal frame on the stack: __restore_rt's rule is no simple one,
+	 * the walk goes on by libunwind's. (libunwind's own walks of this
+	 * sample differ from the first on: 7 frames, cut, then 2, with rules or
+	 * without; each pass is compared with the same pass of the other.) */
+	if (sig_sample.size) {
+		struct sym_unwinder *w2;
+		bool same = sym_unwinder_create(p, &w2) == 0;
+		if (same)
+			sym_unwinder_rules(w2, false);
+		for (int pass = 0; pass < 3 && same; pass++) {
+			uint64_t a[32], b[32];
+			bool ca, cb;
+			uint32_t na = sym_unwind(v, &sig_sample, a, 32, &ca);
+			uint32_t nb = sym_unwind(w2, &sig_sample, b, 32, &cb);
+			same = na == nb && ca == cb && memcmp(a, b, na * sizeof(*a)) == 0;
+		}
+		CHECK(same, "rules: through a signal frame, the same frames as full walks");
+		sym_unwinder_free(w2);
+	}
+	uint64_t r0 = 0, f0 = 0;
+	sym_unwinder_counts(w, &r0, &f0);
+	CHECK(r0 == 0, "rules off: every walk full (%" PRIu64 ")", f0);
+	sym_unwinder_free(v);
+	sym_unwinder_free(w);
+}
+
 static void test_unwind(void)
 {
 	struct sym_procs *p = NULL;
@@ -685,8 +763,9 @@ static void test_unwind(void)
 		      "splice, pass %d: a whole chain as it is (%u frames)", pass + 1, n);
 	}
 	sym_unwinder_free(v);
-	/* a pid nothing is known of: the ip alone */
 	test_unwind_special(p, u);
+	test_unwind_rules(p);
+	/* a pid nothing is known of: the ip alone */
 	unwind_sample.pid = 999999999;
 	unwind_sample.size = sizeof(unwind_copy);
 	n = sym_unwind(u, &unwind_sample, ips, 16, &cut);
