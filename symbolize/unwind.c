@@ -4,7 +4,9 @@
  * whose registers are the sampled ones. A file's unwind table is found
  * through its PT_GNU_EH_FRAME header, read once per file and kept; each
  * process gets an address space with libunwind's global cache of register
- * rules per ip, dropped when the process exec's. */
+ * rules per ip, dropped when the process exec's. sym_unwind also keeps
+ * each ip's CFA rule when it is a simple one (learnt by probing libunwind,
+ * see "rules" below) and walks later samples by the rules alone. */
 #define UNW_REMOTE_ONLY
 #include <dwarf.h>
 #include <elf.h>
