@@ -516,6 +516,8 @@ static struct urule learn_one(struct sym_unwinder *u, unw_addr_space_t as,
 			      const struct sym_ustack *s, uint32_t k)
 {
 	struct urule r = { .kind = RULE_NOT };
+	if (k + 1 >= u->nfr && u->last_ret != 0)
+		return (struct urule){ .kind = RULE_NONE }; /* no caller seen to check against */
 	if (signal_at(u, as, s, u->fr[k].ip, u->fr[k].sp))
 		return r;
 	uint64_t in[3] = { u->fr[k].ip - (k > 0), u->fr[k].sp, u->fr[k].bp }, o1[3], o2[3], o3[3];

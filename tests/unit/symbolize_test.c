@@ -643,10 +643,14 @@ static bool same_walks(struct sym_unwinder *v, struct sym_unwinder *w,
  * short; the second time by the rules alone */
 static void test_unwind_rules(struct sym_procs *p)
 {
-	struct sym_unwinder *v, *w;
+	struct sym_unwinder *v = NULL, *w = NULL;
 	uint64_t ruled, full;
-	CHECK(sym_unwinder_create(p, &v) == 0 && sym_unwinder_create(p, &w) == 0,
-	      "rules: two unwinders");
+	bool made = sym_unwinder_create(p, &v) == 0 && sym_unwinder_create(p, &w) == 0;
+	CHECK(made, "rules: two unwinders");
+	if (!made) {
+		sym_unwinder_free(v);
+		return;
+	}
 	sym_unwinder_rules(w, false);
 	uint64_t ips[32];
 	bool cut;
