@@ -178,8 +178,16 @@ static int open_one(struct ft_session *s, int ev, int pid, int cpu, bool first_t
 	if (r->ring.base)
 		return perfev_set_output(fd, r->ring.fd);
 	size_t bytes = ps->ring_kb * 1024;
-	if ((ret = perfev_ring_map(&r->ring, fd, bytes)) < 0)
+	if ((ret = perfev_ring_map(&r->ring, fd, bytes)) < 0) {
+		/* the ring is locked memory: past kernel.perf_event_mlock_kb and
+		 * RLIMIT_MEMLOCK only CAP_IPC_LOCK (or root) may map it */
+		if (ret == -EPERM) {
+			ft_error("a %zu KB ring a CPU is more than this user may lock (kernel.perf_event_mlock_kb, "
+				 "ulimit -l): use a smaller --buffer-size, or give CAP_IPC_LOCK", ps->ring_kb);
+			return -ENOLCK;
+		}
 		return ret;
+	}
 	r->cpu = cpu;
 	ft_debug("perf ring for CPU %d: %zu KB", cpu, r->ring.data_size / 1024);
 	return 0;
@@ -223,6 +231,8 @@ static int explain_open(int err, const struct ft_event *e)
 	case -ESRCH:
 		ft_error("the traced process exited before tracing started");
 		break;
+	case -ENOLCK:
+		break; /* said where the ring was mapped */
 	default:
 		ft_error("cannot open %s: %s", e->name, strerror(-err));
 	}

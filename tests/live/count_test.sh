@@ -35,7 +35,7 @@ check "top: caller_a path seen $A times" grep -q "^This path seen $A times:" $TM
 check "top: totals" grep -q "^Total sys_enter_getppids (after filtering): $N" $TMP/p
 
 # options against the same exact counts (smaller N: the counts are as exact)
-n=200000; a=$((n / 4)); b=$((n - n / 4))
+n=${N_TWO:-200000}; a=$((n / 4)); b=$((n - n / 4))
 run_ft $TMP/o $TMP/e -e $EV -f -m $((a + 1)) -c "$W $n"
 expect_eq "-m: only the frequent path" "$(wc -l < $TMP/o):$(folded_count $TMP/o caller_b)" "1:$b"
 run_ft $TMP/o $TMP/e -e $EV -f -t 1 -c "$W $n"
