@@ -7,6 +7,7 @@
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
+#include <sys/uio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -486,10 +487,17 @@ static struct sym_ustack unwind_sample;
 static uint8_t unwind_copy[1024];
 static uint64_t unwind_returns[3]; /* where unwind_inner, _middle, _outer return */
 
-/* The raw stack, redzones and all: ASan must not check these reads (the
- * volatile source keeps the loop from becoming an intercepted memcpy). */
+/* The raw stack, redzones and all, as the kernel copies it for a sample:
+ * through process_vm_readv on this process, so neither ASan nor valgrind
+ * takes the bytes below sp for a bad read or their content for undefined
+ * (the kernel's copy is defined). The loop is the fallback where the call
+ * is refused; ASan must not check its reads (the volatile source keeps it
+ * from becoming an intercepted memcpy). */
 __attribute__((no_sanitize("address"))) static void copy_raw(uint8_t *dst, uint64_t src, size_t n)
 {
+	struct iovec local = { dst, n }, remote = { (void *)(uintptr_t)src, n };
+	if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)n)
+		return;
 	const volatile uint8_t *from = (const volatile uint8_t *)(uintptr_t)src;
 	for (size_t i = 0; i < n; i++)
 		dst[i] = from[i];
