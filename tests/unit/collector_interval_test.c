@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include "collector/session.h"
 #include "tests/unit/check.h"
+#include "tests/unit/fixture.h"
 
 #define KALLSYMS "tests/unit/fixtures/kallsyms_kfilter.txt"
 #define G SYM_EXIT_GRACE_NS
@@ -20,19 +21,6 @@ static struct ft_event ev = { .kind = FT_EV_TRACEPOINT, .name = "t:kmem:kmalloc"
 static const uint64_t a[] = { 0xffffffff81021020ull, 0xffffffff81022008ull };
 static const uint64_t b[] = { 0xffffffff81021830ull, 0xffffffff81022010ull };
 static const uint64_t c[] = { 0xffffffff81022008ull };
-
-static const char *slurp(FILE *f)
-{
-	static char buf[8192];
-	fflush(f);
-	rewind(f);
-	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-	buf[n] = '\0';
-	rewind(f);
-	if (ftruncate(fileno(f), 0) < 0)
-		buf[0] = '\0';
-	return buf;
-}
 
 /* Kernel stacks of one tracepoint, folded, each stack under its comm. */
 static int session(struct ft_session *s, const char *proc_root, double interval, size_t max)
@@ -105,7 +93,7 @@ static const char *interval(struct ft_session *s, uint64_t horizon)
 	ft_session_drained(s, horizon);
 	int ret = ft_print_interval(s);
 	ft_session_forget(s);
-	return ret == 0 ? slurp(s->out) : NULL;
+	return ret == 0 ? test_slurp(s->out, true) : NULL;
 }
 
 /* The summary line(s) ft_print_result writes on stderr. */
@@ -201,7 +189,7 @@ static void test_no_interval(const char *proc)
 	CHECK_EQ_U64(sym_procs_exited(s.procs), 1, "the one a counted stack needs is kept");
 	CHECK(!ft_session_forget_due(&s), "and no sweep is due until more exit");
 	summary(&s);
-	CHECK_STR(slurp(s.out),
+	CHECK_STR(test_slurp(s.out, true),
 		  "child;do_syscall_64;__kmalloc_noprof 1\nworker;do_syscall_64;__kmalloc_noprof 1\n",
 		  "the end names it");
 	session_free(&s);
@@ -209,21 +197,10 @@ static void test_no_interval(const char *proc)
 
 int main(void)
 {
-	char proc[] = "/tmp/ftstack-interval-proc.XXXXXX", path[128];
+	char proc[] = "/tmp/ftstack-interval-proc.XXXXXX";
 	if (!mkdtemp(proc))
 		return 1;
-	snprintf(path, sizeof(path), "%s/4242", proc);
-	mkdir(path, 0755);
-	snprintf(path, sizeof(path), "%s/4242/maps", proc);
-	FILE *f = fopen(path, "w");
-	if (f)
-		fclose(f);
-	snprintf(path, sizeof(path), "%s/4242/comm", proc);
-	f = fopen(path, "w");
-	if (f) {
-		fputs("worker\n", f);
-		fclose(f);
-	}
+	test_fake_proc(proc, 4242, "worker");
 	CHECK(sym_kernel_load(KALLSYMS, &k) == 0, "kallsyms fixture");
 	test_intervals(proc);
 	test_no_interval(proc);

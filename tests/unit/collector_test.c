@@ -16,21 +16,11 @@
 #include "cli/progress.h"
 #include "collector/session.h"
 #include "tests/unit/check.h"
+#include "tests/unit/fixture.h"
 
 #define KALLSYMS "tests/unit/fixtures/kallsyms_kfilter.txt"
 
 static struct sym_kernel *k;
-
-/* Text of a file written by the code under test (static buffer). */
-static const char *slurp(FILE *f)
-{
-	static char buf[8192];
-	fflush(f);
-	rewind(f);
-	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-	buf[n] = '\0';
-	return buf;
-}
 
 static void test_kfilter(void)
 {
@@ -163,7 +153,7 @@ static void test_session_print(const char *proc_root)
 	CHECK_EQ_U64(s.last_time, 3100, "the newest record time is the end");
 	FILE *out = tmpfile();
 	CHECK(out && ft_print_result(&s, out) == 0, "the result is written");
-	CHECK_STR(out ? slurp(out) : NULL,
+	CHECK_STR(out ? test_slurp(out, false) : NULL,
 		  "worker;do_syscall_64;kmalloc_trace 1\n"
 		  "worker;entry_SYSCALL_64;do_syscall_64;__kmalloc_noprof 3\n",
 		  "folded: machinery cut, comm from the process, least frequent first");
@@ -182,7 +172,7 @@ static void test_session_print(const char *proc_root)
 	opt.top = 1;
 	out = tmpfile();
 	CHECK(out && ft_print_result(&s, out) == 0, "written again");
-	CHECK_STR(out ? slurp(out) : NULL, "worker;entry_SYSCALL_64 3\n", "cut at the --through function");
+	CHECK_STR(out ? test_slurp(out, false) : NULL, "worker;entry_SYSCALL_64 3\n", "cut at the --through function");
 	if (out)
 		fclose(out);
 	session_free(&s);
@@ -322,7 +312,7 @@ static void test_cleanup(const char *proc_root)
 	}
 	FILE *out = tmpfile();
 	CHECK(out && ft_cleanup_run(tfs, proc_root, out) == 0, "cleanup on a fixture tree: exit 0");
-	const char *text = out ? slurp(out) : "";
+	const char *text = out ? test_slurp(out, false) : "";
 	CHECK(strstr(text, "ftstack_999999") && !strstr(text, "ftstack_4243") &&
 	      strstr(text, "1 object left by dead ftstack runs removed\n"),
 	      "the dead run's instance removed, the live one's kept: %s", text);
@@ -368,7 +358,7 @@ static void test_messages(void)
 	fflush(stderr);
 	dup2(saved, STDERR_FILENO);
 	close(saved);
-	CHECK_STR(slurp(f), "ftstack: 3 stacks\nftstack: cannot write\nftstack: debug: shown now\n"
+	CHECK_STR(test_slurp(f, false), "ftstack: 3 stacks\nftstack: cannot write\nftstack: debug: shown now\n"
 		  "Tracing x.\nftstack: attaching 100 probes...\n",
 		  "warn, error, debug only with --debug, the opening line, progress");
 	fclose(f);
@@ -376,21 +366,10 @@ static void test_messages(void)
 
 int main(void)
 {
-	char proc[] = "/tmp/ftstack-collector-proc.XXXXXX", path[128];
+	char proc[] = "/tmp/ftstack-collector-proc.XXXXXX";
 	if (!mkdtemp(proc))
 		return 1;
-	snprintf(path, sizeof(path), "%s/4242", proc);
-	mkdir(path, 0755);
-	snprintf(path, sizeof(path), "%s/4242/maps", proc);
-	FILE *f = fopen(path, "w");
-	if (f)
-		fclose(f);
-	snprintf(path, sizeof(path), "%s/4242/comm", proc);
-	f = fopen(path, "w");
-	if (f) {
-		fputs("worker\n", f);
-		fclose(f);
-	}
+	test_fake_proc(proc, 4242, "worker");
 	CHECK(sym_kernel_load(KALLSYMS, &k) == 0, "kallsyms fixture");
 	test_kfilter();
 	test_symcache();
@@ -401,11 +380,6 @@ int main(void)
 	test_configure(proc);
 	test_cleanup(proc);
 	sym_kernel_free(k);
-	unlink(path);
-	snprintf(path, sizeof(path), "%s/4242/maps", proc);
-	unlink(path);
-	snprintf(path, sizeof(path), "%s/4242", proc);
-	rmdir(path);
-	rmdir(proc);
+	test_fake_proc_remove(proc, 4242);
 	CHECK_DONE();
 }

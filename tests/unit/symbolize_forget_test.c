@@ -10,35 +10,13 @@
 #include <sys/stat.h>
 #include "symbolize/symbolize.h"
 #include "tests/unit/check.h"
+#include "tests/unit/fixture.h"
 
 #define G SYM_EXIT_GRACE_NS
 
 __attribute__((noinline)) int forget_test_target(int x)
 {
 	return x * 7 + 1;
-}
-
-/* The executable mapping of this binary holding ADDR. */
-static int own_mapping(uint64_t addr, char *file, size_t len, uint64_t *start, uint64_t *pgoff)
-{
-	FILE *f = fopen("/proc/self/maps", "r");
-	char line[4352];
-	int ret = -1;
-	while (f && ret && fgets(line, sizeof(line), f)) {
-		uint64_t s, e, o;
-		int pos = 0;
-		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %*s %" SCNx64 " %*s %*s %n", &s, &e, &o,
-			   &pos) < 3 || addr < s || addr >= e || !pos)
-			continue;
-		snprintf(file, len, "%s", line + pos);
-		file[strcspn(file, "\n")] = '\0';
-		*start = s;
-		*pgoff = o;
-		ret = 0;
-	}
-	if (f)
-		fclose(f);
-	return ret;
 }
 
 static void write_file(const char *root, const char *rel, const char *text)
@@ -79,7 +57,7 @@ int main(void)
 {
 	char root[] = "/tmp/ftstack-forget-XXXXXX", file[4096], maps[4400];
 	uint64_t start = 0, pgoff = 0, a = (uint64_t)(uintptr_t)&forget_test_target;
-	CHECK(mkdtemp(root) != NULL && own_mapping(a, file, sizeof(file), &start, &pgoff) == 0,
+	CHECK(mkdtemp(root) != NULL && test_self_mapping(a, file, sizeof(file), &start, &pgoff) == 0,
 	      "a fake /proc and this binary's text mapping");
 	snprintf(maps, sizeof(maps), "%" PRIx64 "-%" PRIx64 " r-xp %08" PRIx64 " 00:00 0    %s\n",
 		 start, start + 0x100000, pgoff, file);

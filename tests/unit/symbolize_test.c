@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include "symbolize/symbolize.h"
 #include "tests/unit/check.h"
+#include "tests/unit/fixture.h"
 
 __attribute__((noinline)) int symbolize_test_target(int x)
 {
@@ -109,30 +110,6 @@ static void test_kallsyms(void)
 	CHECK(sym_kernel_load("/nonexistent/kallsyms", &k) == -ENOENT, "missing file: -ENOENT");
 }
 
-/* The mapping of ADDR in this process: its file, start and file offset. */
-static int self_mapping(uint64_t addr, char *file, size_t len, uint64_t *start, uint64_t *pgoff)
-{
-	FILE *f = fopen("/proc/self/maps", "r");
-	char line[4352];
-	int ret = -1;
-	while (f && ret && fgets(line, sizeof(line), f)) {
-		uint64_t s, e, o;
-		int pos = 0;
-		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %*s %" SCNx64 " %*s %*s %n", &s, &e, &o, &pos) < 3)
-			continue;
-		if (addr >= s && addr < e && pos) {
-			snprintf(file, len, "%s", line + pos);
-			file[strcspn(file, "\n")] = '\0';
-			*start = s;
-			*pgoff = o;
-			ret = 0;
-		}
-	}
-	if (f)
-		fclose(f);
-	return ret;
-}
-
 struct fn_scan {
 	const char *want;
 	int seen;
@@ -158,7 +135,7 @@ static int own_vaddr(uint64_t addr, char *file, size_t len, uint64_t *vaddr)
 {
 	uint64_t start, pgoff;
 	struct sym_elf *e = NULL;
-	if (self_mapping(addr, file, len, &start, &pgoff) < 0 || sym_elf_open(file, NULL, &e) < 0)
+	if (test_self_mapping(addr, file, len, &start, &pgoff) < 0 || sym_elf_open(file, NULL, &e) < 0)
 		return -1;
 	int ret = sym_elf_offset_to_vaddr(e, addr - start + pgoff, vaddr);
 	sym_elf_free(e);
@@ -170,7 +147,7 @@ static void test_elf(void)
 	char file[4096];
 	uint64_t start, pgoff, vaddr, off;
 	uint64_t addr = (uint64_t)(uintptr_t)&symbolize_test_target + 4;
-	CHECK(self_mapping(addr, file, sizeof(file), &start, &pgoff) == 0, "own mapping found");
+	CHECK(test_self_mapping(addr, file, sizeof(file), &start, &pgoff) == 0, "own mapping found");
 	struct sym_elf *e = NULL;
 	CHECK(sym_elf_open(file, "/usr/lib/debug", &e) == 0, "open own binary");
 	if (!e)
@@ -183,7 +160,7 @@ static void test_elf(void)
 	CHECK(sym_file_vaddr_to_offset(file, vaddr, &file_off) == 0 && file_off == addr - start + pgoff,
 	      "vaddr back to the same file offset");
 	uint64_t sa = (uint64_t)(uintptr_t)&symbolize_static_target;
-	CHECK(self_mapping(sa, file, sizeof(file), &start, &pgoff) == 0 &&
+	CHECK(test_self_mapping(sa, file, sizeof(file), &start, &pgoff) == 0 &&
 	      sym_elf_offset_to_vaddr(e, sa - start + pgoff, &vaddr) == 0, "static function's vaddr");
 	CHECK_STR(sym_elf_lookup(e, vaddr, &off), "symbolize_static_target", "static function from .symtab");
 	CHECK_EQ_U64(off, 0, "at its start");
@@ -298,7 +275,7 @@ static void test_procs_history(void)
 	uint64_t start, pgoff;
 	uint64_t a = (uint64_t)(uintptr_t)&symbolize_test_target;
 	CHECK(mkdtemp(root) != NULL, "fake proc root");
-	CHECK(self_mapping(a, file, sizeof(file), &start, &pgoff) == 0, "own mapping");
+	CHECK(test_self_mapping(a, file, sizeof(file), &start, &pgoff) == 0, "own mapping");
 	snprintf(path, sizeof(path), "%s/42", root);
 	mkdir(path, 0755);
 	snprintf(path, sizeof(path), "%s/42/comm", root);
