@@ -38,7 +38,11 @@ if command -v perf >/dev/null; then
 	perf record -q -g -e syscalls:sys_enter_getppid -o $TMP/perf.data -- "$W" 20000 >/dev/null 2>&1
 	perf script -i $TMP/perf.data > $TMP/ps.txt 2>/dev/null
 	run_ft $TMP/o $TMP/e report -f -U $TMP/ps.txt; expect_eq "report perf script: exit status" $? 0
-	expect_eq "report perf script: caller_a:caller_b" "$(folded_count $TMP/o 'caller_a;do_getppid [0-9]+$'):$(folded_count $TMP/o 'caller_b;do_getppid [0-9]+$')" "5000:15000"
+	# what perf printed, sample by sample: perf itself now and then loses a
+	# few or records a few more than the 20000 calls (20006 seen)
+	want=$(awk 'BEGIN { RS = "" } /caller_a\+/ { a++ } /caller_b\+/ { b++ } END { printf "%d:%d", a, b }' $TMP/ps.txt)
+	expect_eq "report perf script: caller_a:caller_b as perf script printed them" "$(folded_count $TMP/o 'caller_a;do_getppid [0-9]+$'):$(folded_count $TMP/o 'caller_b;do_getppid [0-9]+$')" "$want"
+	check "report perf script: perf saw most of the 5000:15000 calls ($want)" awk -v w="$want" 'BEGIN { split(w, x, ":"); exit !(x[1] >= 2500 && x[1] <= 5500 && x[2] >= 7500 && x[2] <= 16500) }'
 fi
 # report: a folded file, duplicates summed, read from stdin
 printf 'x;a;b 3\nx;a;b 4\nx;a;c 1\n' | "$FTSTACK" report -f - >$TMP/o 2>$TMP/e
