@@ -26,23 +26,18 @@ void tfs_debug(const char *what, const char *path, const char *value)
 		debug_fn(what, path, value);
 }
 
-/* libtracefs declares tracefs_warning weak so that its user decides where
- * its complaints go (its default prints to stderr when the log level asks).
- * Modules never print: the message goes to the --debug hook, and the
- * caller reports the failure the call returns. errno is kept: the library
- * warns between a failed call and its return. */
-void tracefs_warning(const char *fmt, ...)
+/* Modules never print, and libtracefs (and the libtraceevent it drives)
+ * would, at their default log level, on the errors ftstack reports itself
+ * from the calls' returns. Their log level is set to none before the first
+ * call, rather than overriding their weak printer (tracefs_warning): ftstack
+ * defines no symbol a library it links exports. */
+static void quiet_libraries(void)
 {
-	int saved = errno;
-	if (debug_fn) {
-		char msg[512];
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(msg, sizeof(msg), fmt, ap);
-		va_end(ap);
-		debug_fn("libtracefs", msg, NULL);
+	static bool done;
+	if (!done) {
+		tracefs_set_loglevel(TEP_LOG_NONE);
+		done = true;
 	}
-	errno = saved;
 }
 
 int tfs_errno(int fallback)
@@ -73,6 +68,7 @@ static char used_root[256];
 
 int tfs_use_root(const char *root)
 {
+	quiet_libraries();
 	if (strcmp(used_root, root) == 0)
 		return 0;
 	/* the library keeps its own copy; it takes a non-const pointer */
@@ -88,6 +84,7 @@ int tfs_find_root(char *buf, size_t len)
 {
 	/* not mounted: libtracefs mounts it at /sys/kernel/tracing (and leaves
 	 * it mounted, as perf and trace-cmd do) */
+	quiet_libraries();
 	errno = 0;
 	const char *dir = tracefs_tracing_dir();
 	int e = errno;

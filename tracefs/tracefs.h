@@ -26,8 +26,8 @@
  * or -EPERM. */
 int tfs_find_root(char *buf, size_t len);
 
-/* ---- debug hook (collector installs it for --debug); libtracefs's
- * warnings (its weak tracefs_warning, defined here) go to it too ---- */
+/* ---- debug hook (collector installs it for --debug); the libraries'
+ * own logging is off (tracefs_set_loglevel(TEP_LOG_NONE)) ---- */
 typedef void (*tfs_debug_fn)(const char *what, const char *path, const char *value);
 void tfs_set_debug(tfs_debug_fn fn);
 

@@ -9,11 +9,8 @@ cd "$(dirname "$0")/../.."
 build=${FTSTACK_BUILD:-build}
 fail=0
 
-# Hooks a library declares weak so that its user overrides them: defining
-# them is the documented use, not a collision.
-#   tracefs_warning: libtracefs's warning printer (utils.c: __weak); ftstack
-#   routes it to its --debug hook (tracefs/root.c).
-allowed=" tracefs_warning "
+# No exceptions, weak hooks included: libtracefs's tracefs_warning is
+# silenced through tracefs_set_loglevel, not overridden.
 
 # every library of these families the binary links (ldd), and the others
 # that are installed, which a build may link
@@ -52,16 +49,6 @@ for l in "${libs[@]}"; do
 	nm -D --defined-only "$l" | awk '{ print $NF }' | sed 's/@.*//'
 done | sort -u >"$exported"
 
-for weak in $allowed; do
-	lib=$(printf '%s\n' "${libs[@]}" | grep libtracefs)
-	if nm -D "$lib" | grep -qE "^[0-9a-f]+ [wWvV] $weak\$"; then
-		echo "ok - $weak is a weak hook of $(basename "$lib")"
-	else
-		echo "not ok - $weak is allow-listed but $(basename "$lib") does not declare it weak"
-		fail=1
-	fi
-done
-
 for obj in "$build/ftstack" "$build/libftstack.a"; do
 	if [ ! -f "$obj" ]; then
 		echo "not ok - $obj missing (make ftstack)"; fail=1; continue
@@ -71,9 +58,7 @@ for obj in "$build/ftstack" "$build/libftstack.a"; do
 	nm -g --defined-only "$obj" 2>/dev/null | awk 'NF == 3 { print $3 }' | sed 's/@.*//' |
 		grep -vxE '_init|_fini|_start|_edata|_end|__bss_start|__data_start|data_start|__dso_handle|_IO_stdin_used|__TMC_END__' |
 		sort -u >"$ours"
-	clash=$(comm -12 "$ours" "$exported" | while read -r s; do
-		case "$allowed" in *" $s "*) ;; *) echo "$s" ;; esac
-	done)
+	clash=$(comm -12 "$ours" "$exported")
 	n=$(wc -l <"$ours")
 	if [ -z "$clash" ] && [ "$n" -gt 0 ]; then
 		echo "ok - $obj: none of its $n defined symbols is exported by ${#libs[@]} libraries"
