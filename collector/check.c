@@ -16,9 +16,10 @@ static const char *cost_text(char *buf, size_t size, bool measured, double ns, c
 	return buf;
 }
 
-/* What a sample's user stack costs here, the kernel's frame-pointer walk
- * against a copy of the stack (--call-graph copy): where the kernel's reads
- * of user memory are slow (some VMs) the copy is much the cheaper.
+/* What a sample's user stack costs here, each way as the runs take it: fp
+ * (the kernel's frame-pointer walk plus a FT_FIX_SIZE_DEFAULT-byte copy)
+ * against copy (a FT_COPY_SIZE_DEFAULT-byte copy alone): where the kernel's
+ * reads of user memory are slow (some VMs) copy is much the cheaper.
  * perfev_ustack_cost times them into C (the same measurement chooses the
  * user-stack method). Returns 0, or -errno when it can't. */
 static int check_user_stacks(const char *root, struct perfev_ustack_cost *cost,
@@ -27,18 +28,19 @@ static int check_user_stacks(const char *root, struct perfev_ustack_cost *cost,
 	uint32_t tp;
 	int ret = tfs_event_id(root, "raw_syscalls", "sys_enter", &tp);
 	if (ret == 0)
-		ret = perfev_ustack_cost((int)tp, FT_COPY_SIZE_DEFAULT, cost);
+		ret = perfev_ustack_cost((int)tp, FT_FIX_SIZE_DEFAULT, FT_COPY_SIZE_DEFAULT, cost);
 	if (ret < 0)
 		return ret;
 	const struct perfev_ustack_cost c = *cost;
 	char fp[32], copy[32];
 	it->what = "user stacks";
 	it->ok = true;
-	snprintf(it->detail, sizeof(it->detail), "the kernel's walk (fp) %s, a %d-byte copy %s: %s",
-		 cost_text(fp, sizeof(fp), c.fp_measured, c.fp_ns, " a sample"), FT_COPY_SIZE_DEFAULT,
-		 cost_text(copy, sizeof(copy), c.copy_measured, c.copy_ns, ""),
-		 c.verdict == PERFEV_USTACK_COPY ? "--call-graph copy is the cheaper here" :
-		 c.verdict == PERFEV_USTACK_FP ? "fp costs about the same or less here" :
+	snprintf(it->detail, sizeof(it->detail),
+		 "the kernel's walk + a %d-byte copy (fp) %s, a %d-byte copy (copy) %s: %s",
+		 FT_FIX_SIZE_DEFAULT, cost_text(fp, sizeof(fp), c.fp_measured, c.fp_ns, " a sample"),
+		 FT_COPY_SIZE_DEFAULT, cost_text(copy, sizeof(copy), c.copy_measured, c.copy_ns, ""),
+		 c.verdict == PERFEV_USTACK_COPY ? "copy is the cheaper here" :
+		 c.verdict == PERFEV_USTACK_FP ? "fp is the cheaper here" :
 		 "they differ too little to measure here");
 	return 0;
 }

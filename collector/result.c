@@ -67,7 +67,7 @@ void ft_result_summary(const struct ft_summary *c, const struct agg_named_stats 
 			!c->ustack || strcmp(c->ustack, "fp") == 0 ?
 			"their top frames need more stack than was copied" :
 			strcmp(c->ustack, "dwarf") == 0 ? "--call-graph dwarf,SIZE copies more" :
-			"--call-graph copy,SIZE copies more; fp walks them whole");
+			"--call-graph copy,SIZE copies more; --call-graph fp walks them whole");
 	if (c->filtered)
 		ft_warn("%" PRIu64 " off-CPU intervals filtered out "
 			"(--state, --min-block, --max-block, -u/-k)", c->filtered);

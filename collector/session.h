@@ -186,8 +186,9 @@ void ft_source_close(struct ft_session *s);
  * the host's cheaper of fp and copy (ftstack check's saved answer; copy
  * before check has run on this boot). TRACEFS is unused. */
 void ft_ustack_choose(struct ft_session *s, const char *tracefs);
-/* The rule on perfev_ustack_cost's measurement (its verdict: copy only
- * when measurably below half the walk); WHY gets the figures and reason. */
+/* The rule on perfev_ustack_cost's measurement (its verdict: fp only when
+ * it measurably costs less than copy, else copy); WHY gets the figures and
+ * reason. */
 enum ft_ustack_method ft_ustack_rule(const struct perfev_ustack_cost *c, char *why, size_t len);
 /* Saves the answer for this boot's runs (/run/ftstack). Returns 0 or -errno. */
 int ft_ustack_save(enum ft_ustack_method m, const char *why);

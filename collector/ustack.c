@@ -4,15 +4,18 @@
  * wrappers, a function's first instructions) come from their CFI
  * (symbolize's libunwind walk, sym_unwind_splice), the rest from a
  * frame-pointer walk: the kernel's (fp: a 1 KB copy beside it) or
- * ftstack's own in a 2 KB copy (copy). Which of the two costs less
- * depends on the host: where every read of user memory from the kernel is
- * slow (some VMs, ~0.6 us each, two a frame) one bulk copy is far cheaper
- * than the walk; on bare metal the walk costs nanoseconds and keeps stacks
- * deeper than the copy whole. The rule is perfev_ustack_judge's verdict on
- * `ftstack check`'s one measurement (perfev_ustack_cost, also its "user
- * stacks" line): copy when the copy measurably costs less than half the
- * walk, else fp (the walk keeps deeper stacks whole); saved for the boot's
- * runs, which read it; before check has run, copy. */
+ * ftstack's own in a 2 KB copy (copy). fp is therefore perf record -g's
+ * work (the kernel's walk) plus a copy: it can never cost less than perf
+ * record -g, and copy, which replaces the walk by one bulk copy, costs
+ * less wherever the kernel's reads of user memory are slow (some VMs,
+ * ~0.6 us each, two a frame). The rule is perfev_ustack_judge's verdict on
+ * `ftstack check`'s one measurement (perfev_ustack_cost, timing both as
+ * the runs open them, also its "user stacks" line): fp only when it
+ * measurably costs less than copy (a host whose walk costs nanoseconds and
+ * whose copy does not: the walk then also keeps stacks deeper than the copy
+ * whole); otherwise copy, whose stacks cut at the copy's end the summary
+ * counts (naming --call-graph fp). Saved for the boot's runs, which read
+ * it; before check has run, copy. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -34,7 +37,7 @@ static const char *cost_text(char *buf, size_t size, bool measured, double ns)
 
 int ft_ustack_check(const struct perfev_ustack_cost *c, struct tfs_check_item *it)
 {
-	char why[160];
+	char why[sizeof(it->detail)];
 	enum ft_ustack_method m = ft_ustack_rule(c, why, sizeof(why));
 	it->what = "user-stack method";
 	it->ok = true;
@@ -51,14 +54,14 @@ const char *ft_ustack_name(enum ft_ustack_method m)
 enum ft_ustack_method ft_ustack_rule(const struct perfev_ustack_cost *c, char *why, size_t len)
 {
 	char fp[32], copy[32];
-	bool is_copy = c->verdict == PERFEV_USTACK_COPY;
-	snprintf(why, len, "walk of %d frames %s, %d-byte copy %s: %s", c->frames,
-		 cost_text(fp, sizeof(fp), c->fp_measured, c->fp_ns), FT_COPY_SIZE_DEFAULT,
-		 cost_text(copy, sizeof(copy), c->copy_measured, c->copy_ns),
-		 is_copy ? "the copy < half the walk" :
-		 c->verdict == PERFEV_USTACK_FP ? "the copy not measurably < half the walk" :
-		 "within the noise; the walk keeps deeper stacks");
-	return is_copy ? FT_USTACK_COPY : FT_USTACK_FP;
+	bool is_fp = c->verdict == PERFEV_USTACK_FP;
+	snprintf(why, len, "fp (%d-frame walk + %u-byte copy) %s, %u-byte copy %s: %s",
+		 c->frames, c->fp_bytes, cost_text(fp, sizeof(fp), c->fp_measured, c->fp_ns),
+		 c->copy_bytes, cost_text(copy, sizeof(copy), c->copy_measured, c->copy_ns),
+		 is_fp ? "fp measurably cheaper" :
+		 c->verdict == PERFEV_USTACK_COPY ? "copy measurably cheaper" :
+		 "within the noise: copy (its cut stacks are counted)");
+	return is_fp ? FT_USTACK_FP : FT_USTACK_COPY;
 }
 
 int ft_ustack_save(enum ft_ustack_method m, const char *why)

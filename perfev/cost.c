@@ -1,6 +1,7 @@
-/* perfev: what a sample's user stack costs on this host, the kernel's
- * frame-pointer walk against a copy of the stack (perfev.h, "user stack
- * cost").
+/* perfev: what a sample's user stack costs on this host, timed as the runs
+ * open it: fp (the kernel's frame-pointer walk plus a small stack copy for
+ * the CFI's repair of frameless top frames) against copy (a larger copy
+ * alone, walked in user space) (perfev.h, "user stack cost").
  *
  * A difference of two timings is only as good as their noise: a baseline
  * timed once and subtracted from a walk timed once gave negative costs on a
@@ -91,21 +92,17 @@ void perfev_ustack_judge(const double *none, const double *fp, const double *cop
 	m = median_ci(d, n, &lo, &hi);
 	out->copy_measured = lo > 0;
 	out->copy_ns = out->copy_measured ? m : 0;
-	/* the two against each other, paired the same way: the copy wins when
-	 * it measurably costs less than half the walk (it has costs of its
-	 * own afterwards: bigger samples to read and walk) */
+	/* the two against each other, paired the same way. fp carries perf
+	 * record -g's walk plus a copy, so it only wins where the walk is so
+	 * cheap that it costs measurably less than copy's larger copy (bare
+	 * metal, maybe); a difference within the noise goes to copy, the
+	 * cheaper-or-equal one whose cut stacks the summary counts */
 	for (int i = 0; i < n; i++)
-		d[i] = (fp[i] - none[i]) - 2 * (copy[i] - none[i]);
-	median_ci(d, n, &lo, &hi);
-	bool copy_wins = lo > 0 && out->fp_measured;
-	for (int i = 0; i < n; i++)
-		d[i] = fp[i] - copy[i];
+		d[i] = copy[i] - fp[i];
 	median_ci(d, n, &lo, &hi);
 	free(d);
-	if (copy_wins)
-		out->verdict = PERFEV_USTACK_COPY;
-	else if (lo > 0 || hi < 0)
-		out->verdict = PERFEV_USTACK_FP;
+	out->verdict = lo > 0 ? PERFEV_USTACK_FP : hi < 0 ? PERFEV_USTACK_COPY :
+		       PERFEV_USTACK_TOO_SMALL;
 }
 
 static uint64_t now_ns(void)
@@ -158,24 +155,28 @@ static double timing(int fd, struct perfev_ring *r, int calls)
 	return (double)ns / calls;
 }
 
-int perfev_ustack_cost(int tp, uint32_t stack_bytes, struct perfev_ustack_cost *out)
+int perfev_ustack_cost(int tp, uint32_t fp_bytes, uint32_t copy_bytes,
+		       struct perfev_ustack_cost *out)
 {
 	int fd[K_KINDS] = { -1, -1, -1 }, mapped = 0, ret = 0, calls = COST_MIN_CALLS;
 	struct perfev_ring ring[K_KINDS];
 	double t[K_KINDS][COST_MAX_ROUNDS];
 	char filter[32];
+	/* each kind as a run opens it: no user stack; fp = the kernel's walk +
+	 * registers + FP_BYTES of stack; copy = registers + COPY_BYTES, no walk */
+	const uint32_t bytes[K_KINDS] = { 0, fp_bytes, copy_bytes };
 	snprintf(filter, sizeof(filter), "id == %d", SYS_getppid);
 	for (int k = 0; k < K_KINDS && !ret; k++) {
 		struct perfev_opts po = { .type = PERF_TYPE_TRACEPOINT, .config = (uint64_t)tp,
 			.sample_period = 1, .disabled = true, .exclude_user_chain = k != K_FP,
-			.user_stack = k == K_COPY, .stack_dump = stack_bytes };
+			.user_stack = bytes[k] != 0, .stack_dump = bytes[k] };
 		fd[k] = perfev_open(&po, 0, -1, -1);
 		if (fd[k] < 0)
 			ret = fd[k];
 		else if (ioctl(fd[k], PERF_EVENT_IOC_SET_FILTER, filter) < 0)
 			ret = -errno;
 		else if ((ret = perfev_ring_map(&ring[k], fd[k], (size_t)COST_MAX_CALLS *
-						(k == K_COPY ? stack_bytes + 1024 : 1024))) == 0)
+						(bytes[k] + 1024))) == 0)
 			mapped = k + 1;
 	}
 	int n = 0;
@@ -206,5 +207,7 @@ int perfev_ustack_cost(int tp, uint32_t stack_bytes, struct perfev_ustack_cost *
 	perfev_ustack_judge(t[K_NONE], t[K_FP], t[K_COPY], n, out);
 	out->calls = calls;
 	out->frames = COST_FRAMES;
+	out->fp_bytes = fp_bytes;
+	out->copy_bytes = copy_bytes;
 	return 0;
 }

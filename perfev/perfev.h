@@ -162,41 +162,48 @@ int perfev_ustack_dwarf_regs(const struct perfev_sample *s, uint64_t regs_mask,
 
 /* ---- what a sample's user stack costs on this host (cost.c) ---- */
 
-/* Which user stack is the cheaper here, by paired timings (see cost.c). */
+/* Which way of taking whole user stacks is the cheaper here, by paired
+ * timings (see cost.c). fp is the kernel's frame-pointer walk AND a small
+ * stack copy (the CFI repairs its frameless top frames), so it costs what
+ * perf record -g costs plus a copy; copy is a larger copy alone. */
 enum perfev_ustack_verdict {
-	PERFEV_USTACK_TOO_SMALL, /* the walk and the copy differ by less than the noise */
-	PERFEV_USTACK_FP,        /* the walk costs less, or the copy not measurably below half */
-	PERFEV_USTACK_COPY,      /* the copy costs measurably less than half the walk */
+	PERFEV_USTACK_TOO_SMALL, /* fp and copy differ by less than the noise */
+	PERFEV_USTACK_FP,        /* fp costs measurably less than copy */
+	PERFEV_USTACK_COPY,      /* copy costs measurably less than fp */
 };
 
 struct perfev_ustack_cost {
 	/* ns a sample costs more than one without a user stack: the median of
 	 * paired differences. Never negative: 0 with *_measured false when the
 	 * difference is within this host's noise ("too small to measure"). */
-	double fp_ns;            /* the kernel's frame-pointer walk (--call-graph fp) */
-	double copy_ns;          /* a copy of the stack (--call-graph copy) */
+	double fp_ns;            /* the kernel's walk + fp_bytes of stack (--call-graph fp) */
+	double copy_ns;          /* copy_bytes of stack alone (--call-graph copy) */
 	bool fp_measured, copy_measured;
 	enum perfev_ustack_verdict verdict;
 	int rounds;              /* interleaved rounds timed */
 	int calls, frames;       /* sampled calls per timing, frame-pointer frames above them */
+	uint32_t fp_bytes, copy_bytes; /* the two kinds' stack copies, as timed */
 };
 
 /* Times getppid calls sampled by the tracepoint TP (raw_syscalls:sys_enter's
- * id, filtered on getppid) with a kernel callchain and, in turn, no user
- * stack, the kernel's walk of 16 frame-pointer frames, and a STACK_BYTES
- * copy: rounds of one timing of each (about 1 ms of calls, 100 to 1000
+ * id, filtered on getppid) with a kernel callchain and, in turn, the three
+ * kinds of sample the runs open: no user stack (the baseline); fp = the
+ * kernel's walk of 16 frame-pointer frames plus the user registers and an
+ * FP_BYTES copy of the stack; copy = the registers and a COPY_BYTES copy,
+ * no walk. Rounds of one timing of each (about 1 ms of calls, 100 to 1000
  * calls), interleaved, for about 150 ms (9 to 31 rounds), judged by
  * perfev_ustack_judge. The calling thread is sampled; nothing is left open.
  * Returns 0, or -errno when the event cannot be opened or mapped
  * (-EACCES/-EPERM: not allowed). The one measurement of both `ftstack
  * check`'s "user stacks" line and the user-stack method it saves. */
-int perfev_ustack_cost(int tp, uint32_t stack_bytes, struct perfev_ustack_cost *out);
+int perfev_ustack_cost(int tp, uint32_t fp_bytes, uint32_t copy_bytes,
+		       struct perfev_ustack_cost *out);
 /* The judgement alone, on N rounds of ns per call without a user stack
- * (NONE), with the walk (FP) and with the copy (COPY): medians of the
- * paired differences, each measured only when its 95% interval is above
- * zero; the verdict from the same pairs (COPY when the walk's cost minus
- * twice the copy's is above zero by its 95% interval, TOO_SMALL when that of
- * FP - COPY holds zero). Pure: unit tests feed it made-up rounds. */
+ * (NONE), with fp (FP) and with copy (COPY): medians of the paired
+ * differences, each measured only when its 95% interval is above zero; the
+ * verdict from the pairs COPY - FP: FP when their 95% interval is above
+ * zero, COPY when below, TOO_SMALL when it holds zero. Pure: unit tests
+ * feed it made-up rounds. */
 void perfev_ustack_judge(const double *none, const double *fp, const double *copy, int n,
 			 struct perfev_ustack_cost *out);
 

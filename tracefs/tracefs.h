@@ -195,7 +195,7 @@ int tfs_trigger_add(struct tfs_log *log, struct tracefs_instance *inst, const ch
 struct tfs_check_item {
 	const char *what;   /* "tracefs", "kprobes (PMU)", ... */
 	bool ok;
-	char detail[160];   /* path, value or why not */
+	char detail[256];   /* path, value or why not */
 };
 /* Probes this kernel and these privileges without leaving anything behind
  * (probe objects are created in an ftstack_<pid> group and removed). Fills up

@@ -72,6 +72,8 @@ check "--call-graph copy: no stack cut at the copy's end" bash -c "! grep -q 'ma
 run_ft $TMP/o $TMP/e -e $EV -f --call-graph copy,64 --buffer-size 16384 -c "$W $d"
 check "--call-graph copy,64: the walk is cut, and the summary says so" \
 	grep -q "^ftstack: $d user stacks reached the end of the 64-byte stack copy" $TMP/e
+check "--call-graph copy,64: the summary names --call-graph fp, which walks them whole" \
+	grep -q "user stacks: copy; --call-graph copy,SIZE copies more; --call-graph fp walks them whole)" $TMP/e
 # nofp_paths calls getppid through main -> nofp_a -> nofp_b, built without
 # frame pointers: a frame-pointer walk loses nofp_a and main; by default
 # the CFI finds them (the walk never meets a frame pointer, so CFI goes on

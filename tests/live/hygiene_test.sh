@@ -70,9 +70,11 @@ check "check: the capability rows" grep -Eq '^perf_event_open callchains +yes' $
 ustacks=$(grep '^user stacks ' $TMP/o)
 cost='([0-9]+\.[0-9]{2} us|too small to measure here)'
 check "check: user stacks timed, fp against a copy: $ustacks" \
-	grep -Eq "^user stacks +yes +the kernel's walk \(fp\) $cost( a sample)?, a 2048-byte copy $cost: (--call-graph copy is the cheaper here|fp costs about the same or less here|they differ too little to measure here)\$" <<<"$ustacks"
+	grep -Eq "^user stacks +yes +the kernel's walk \+ a 1024-byte copy \(fp\) $cost( a sample)?, a 2048-byte copy \(copy\) $cost: (copy is the cheaper here|fp is the cheaper here|they differ too little to measure here)\$" <<<"$ustacks"
 check "check: no negative figure" bash -c "! grep -q -- '-[0-9]' <<<\"\$1\"" _ "$ustacks"
-check "check: the copy the cheaper only against a measured walk" \
-	bash -c "! grep -q 'copy is the cheaper' <<<\"\$1\" || grep -q '(fp) [0-9.]* us a sample' <<<\"\$1\"" _ "$ustacks"
+# the rule: fp only when it is measurably the cheaper, else copy
+method=$(sed -n 's/^user-stack method  *yes  *\([a-z]*\) .*/\1/p' $TMP/o)
+want=copy; grep -q 'fp is the cheaper here' <<<"$ustacks" && want=fp
+expect_eq "check: the method follows the verdict (fp only when measurably cheaper)" "$method" "$want"
 expect_eq "check: tracefs as found" "$(tracefs_state)" "$before"
 finish

@@ -38,6 +38,6 @@ check "uprobe on leaf: under func_a ($a) and func_b ($b), as often" \
 # ftstack check says which method it chose here, and why
 "$FTSTACK" check >$TMP/o 2>$TMP/e
 check "check: the user-stack method and why" \
-	grep -Eq '^user-stack method +yes +(fp|copy) \(walk of 16 frames ' $TMP/o
+	grep -Eq '^user-stack method +yes +(fp|copy) \(fp \(16-frame walk \+ 1024-byte copy\) ' $TMP/o
 expect_eq "kernel state as found" "$(tracefs_state)" "$before"
 finish

@@ -757,33 +757,46 @@ static void judge_rounds(int n, double base, double fp, double copy, double a,
 static void test_ustack_judge(void)
 {
 	struct perfev_ustack_cost c;
-	/* this project's VMs: 15 us a sample, the walk 1.2 us, the copy 0.4 */
+	/* this project's VMs: 15 us a sample, fp (walk + 1 KB copy) 1.2 us,
+	 * the 2 KB copy 0.4 */
 	judge_rounds(31, 15000, 1200, 400, 150, &c);
 	CHECK(c.fp_measured && c.fp_ns > 1000 && c.fp_ns < 1400 && c.copy_measured &&
 	      c.copy_ns > 200 && c.copy_ns < 600 && c.verdict == PERFEV_USTACK_COPY,
-	      "slow reads: walk %.0f ns, copy %.0f ns, the copy the cheaper", c.fp_ns, c.copy_ns);
+	      "slow reads: fp %.0f ns, copy %.0f ns, the copy the cheaper", c.fp_ns, c.copy_ns);
 	/* a fast host where the copy costs more */
 	judge_rounds(31, 1000, 80, 300, 20, &c);
 	CHECK(c.fp_measured && c.copy_measured && c.verdict == PERFEV_USTACK_FP,
-	      "fast host: walk %.0f ns, copy %.0f ns, fp", c.fp_ns, c.copy_ns);
-	/* the copy cheaper, but not by half */
+	      "fast host: fp %.0f ns, copy %.0f ns, fp measurably cheaper", c.fp_ns, c.copy_ns);
+	/* the copy cheaper, but not by half: copy (the old rule, "copy only
+	 * below half the walk", said fp) */
 	judge_rounds(31, 15000, 1000, 700, 50, &c);
-	CHECK(c.verdict == PERFEV_USTACK_FP, "copy 700 against walk 1000: fp (%d)", c.verdict);
+	CHECK(c.verdict == PERFEV_USTACK_COPY, "copy 700 against fp 1000: copy (%d)", c.verdict);
+	/* session 7's VM: fp 1.37 us, the copy 0.55 (old rule: fp) */
+	judge_rounds(31, 15000, 1370, 550, 300, &c);
+	CHECK(c.verdict == PERFEV_USTACK_COPY, "copy 550 against fp 1370: copy (%d)", c.verdict);
+	/* fp cheaper by less than the noise: too small to tell, not fp */
+	judge_rounds(31, 15000, 600, 620, 400, &c);
+	CHECK(c.verdict == PERFEV_USTACK_TOO_SMALL, "fp 20 ns cheaper in +-400 ns of noise: too "
+	      "small to tell (%d)", c.verdict);
 	/* the host that printed -12.7 us: noise of +-20 us around costs of
 	 * 1 us and 0.5 us; and costs of nothing in the same noise */
-	int negative = 0, measured_nothing = 0;
+	int negative = 0, measured_nothing = 0, fp_won = 0;
 	for (int run = 0; run < 20; run++) {
 		judge_rounds(31, 30000, 1000, 500, 20000, &c);
 		negative += c.fp_ns < 0 || c.copy_ns < 0 || c.fp_measured != (c.fp_ns > 0) ||
 			    c.copy_measured != (c.copy_ns > 0);
+		fp_won += c.verdict == PERFEV_USTACK_FP;
 		judge_rounds(31, 30000, 0, 0, 20000, &c);
 		negative += c.fp_ns < 0 || c.copy_ns < 0;
 		measured_nothing += c.fp_measured + c.copy_measured;
+		fp_won += c.verdict == PERFEV_USTACK_FP;
 	}
 	CHECK(negative == 0, "noise 20x the costs, 20 runs: no figure negative, 0 when not measured");
 	CHECK(measured_nothing <= 3, "costs of nothing in noise, 20 runs: %d of 40 figures measured "
 	      "(a 95%% interval: 1 expected)", measured_nothing);
-	/* a walk and a copy that cost the same, and a baseline dearer than both */
+	CHECK(fp_won <= 2, "noise 20x the costs, 40 judgements: fp chosen %d times (at most 2.5%% "
+	      "each expected)", fp_won);
+	/* fp and copy that cost the same, and a baseline dearer than both */
 	judge_rounds(31, 15000, 600, 600, 100, &c);
 	CHECK(c.verdict == PERFEV_USTACK_TOO_SMALL, "equal costs: they differ too little (%d)", c.verdict);
 	judge_rounds(31, 15000, -800, -900, 100, &c);
@@ -796,6 +809,17 @@ static void test_ustack_judge(void)
 	perfev_ustack_judge(tn, tf, tc, 9, &c);
 	CHECK(c.fp_measured && c.fp_ns == 100 && c.copy_measured && c.copy_ns == 20 &&
 	      c.verdict == PERFEV_USTACK_COPY && c.rounds == 9, "noiseless: 100 and 20 ns, the copy");
+	/* noiseless, fp 1 ns cheaper: fp (the old rule said fp too, but for
+	 * the walk's sake; this and the next pin the new rule's boundary) */
+	for (int i = 0; i < 9; i++)
+		tf[i] = 1019 + i;
+	perfev_ustack_judge(tn, tf, tc, 9, &c);
+	CHECK(c.verdict == PERFEV_USTACK_FP, "noiseless: fp 19, copy 20 ns: fp (%d)", c.verdict);
+	/* noiseless, copy 1 ns cheaper: copy (the old rule: fp) */
+	for (int i = 0; i < 9; i++)
+		tf[i] = 1021 + i;
+	perfev_ustack_judge(tn, tf, tc, 9, &c);
+	CHECK(c.verdict == PERFEV_USTACK_COPY, "noiseless: fp 21, copy 20 ns: copy (%d)", c.verdict);
 	/* too few rounds for a 95% interval: nothing measured */
 	perfev_ustack_judge(tn, tf, tc, 5, &c);
 	CHECK(!c.fp_measured && !c.copy_measured && c.verdict == PERFEV_USTACK_TOO_SMALL,
@@ -808,17 +832,19 @@ static void test_live_ustack_cost(int tp)
 {
 	struct perfev_ustack_cost c;
 	uint64_t t0 = mono_ns();
-	int ret = perfev_ustack_cost(tp, 2048, &c);
+	int ret = perfev_ustack_cost(tp, 1024, 2048, &c);
 	double ms = (double)(mono_ns() - t0) / 1e6;
 	CHECK(ret == 0, "perfev_ustack_cost (%d)", ret);
 	if (ret < 0)
 		return;
 	CHECK(c.fp_ns >= 0 && c.copy_ns >= 0 && c.fp_measured == (c.fp_ns > 0) &&
 	      c.copy_measured == (c.copy_ns > 0),
-	      "user stack costs: walk %.0f ns (%s), copy %.0f ns (%s), never negative", c.fp_ns,
+	      "user stack costs: fp %.0f ns (%s), copy %.0f ns (%s), never negative", c.fp_ns,
 	      c.fp_measured ? "measured" : "too small", c.copy_ns, c.copy_measured ? "measured" : "too small");
-	CHECK(c.rounds >= 9 && c.rounds <= 31 && c.calls >= 100 && c.calls <= 1000 && c.frames == 16,
-	      "%d rounds of %d calls under %d frames", c.rounds, c.calls, c.frames);
+	CHECK(c.rounds >= 9 && c.rounds <= 31 && c.calls >= 100 && c.calls <= 1000 && c.frames == 16 &&
+	      c.fp_bytes == 1024 && c.copy_bytes == 2048,
+	      "%d rounds of %d calls under %d frames, copies of %u and %u bytes", c.rounds, c.calls,
+	      c.frames, c.fp_bytes, c.copy_bytes);
 	CHECK(ms < 5000, "timed in %.0f ms (about 200 expected)", ms);
 }
 
