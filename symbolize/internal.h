@@ -28,6 +28,27 @@ static inline size_t sym_addr_upper_bound(const void *base, size_t n, size_t siz
 	return lo;
 }
 
+/* ---- a cache bounded by count and bytes, least recently used out (lru.c) ---- */
+
+/* One slot of a cache: USED the time of its last use (0: the slot is
+ * empty), BYTES what it holds, PINNED when it may not go now. */
+struct sym_lru_entry {
+	uint64_t used, bytes;
+	bool pinned;
+};
+
+struct sym_lru_bound {
+	size_t max_entries;
+	uint64_t max_bytes;
+};
+
+/* Which of the N slots E to empty before an entry of ADD bytes is added
+ * within bound B: the least recently used slot not pinned, or -1 when the
+ * new entry fits (or nothing can go: then it is let in over the bound, as
+ * is a single entry larger than max_bytes). Called until it returns -1. */
+long sym_lru_victim(const struct sym_lru_entry *e, size_t n, const struct sym_lru_bound *b,
+		    uint64_t add);
+
 /* ---- the process history (procs.c, forget.c) ---- */
 
 struct map {

@@ -2,7 +2,8 @@
  * in a remote address space whose memory is the copy (stack addresses)
  * and the mapped files themselves (code, .eh_frame_hdr, .eh_frame), and
  * whose registers are the sampled ones. A file's unwind table is found
- * through its PT_GNU_EH_FRAME header, read once per file and kept; each
+ * through its PT_GNU_EH_FRAME header, read once per file and kept while
+ * the file is among the recently used (bounded by count and bytes); each
  * process gets an address space with libunwind's global cache of register
  * rules per ip, dropped when the process exec's. sym_unwind also keeps
  * each ip's CFA rule when it is a simple one (learnt by probing libunwind,
@@ -20,6 +21,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "symbolize/internal.h"
 #include "symbolize/symbolize.h"
 
 /* Exported by libunwind (perf calls it the same way) but left out of its
@@ -30,7 +32,11 @@ extern int UNW_OBJ(dwarf_search_unwind_table)(unw_addr_space_t as, unw_word_t ip
 					      int need_unwind_info, void *arg);
 
 #define UNWIND_PROCS 64     /* processes with an address space kept */
-#define UNWIND_FILES 256    /* files with their tables kept */
+/* files kept mapped, least recently used out (symbolize/lru.c): a walk
+ * of clang touches libLLVM (110 MB) and libclang-cpp (59 MB), which must
+ * both stay */
+#define UNWIND_FILES 64
+#define UNWIND_FILE_BYTES (256ull << 20)
 #define WALK_FILES 8        /* files one walk remembers */
 #define MAX_LOADS 16
 #define UNWIND_CUT_RANGE (64ULL << 20)
@@ -61,8 +67,9 @@ struct sym_unwinder {
 	struct sym_procs *procs;
 	struct uproc procs_cache[UNWIND_PROCS];
 	unsigned next_proc;
-	struct ufile *files[UNWIND_FILES];
-	unsigned nfiles, next_file;
+	struct ufile *files[UNWIND_FILES]; /* NULL: an empty slot */
+	struct sym_lru_entry lru[UNWIND_FILES];
+	uint64_t clock; /* file uses so far: LRU's time */
 	/* sym_unwind_splice's repair per ip (per process image, direct-mapped):
 	 * RA_SLOT 0 when the function keeps a frame pointer there (the first
 	 * CFI step gave the chain's own next return address: no repair), else
@@ -174,19 +181,38 @@ fail:
 	return NULL;
 }
 
-/* The kept file at PATH, opened on first use; NULL if it cannot be read. */
+/* The kept file at PATH, opened on first use; NULL if it cannot be read.
+ * Files the walk in progress holds (seen) stay. */
 static struct ufile *ufile_get(struct sym_unwinder *u, const char *path)
 {
-	for (unsigned i = 0; i < u->nfiles; i++)
-		if (u->files[i] && strcmp(u->files[i]->path, path) == 0)
+	for (unsigned i = 0; i < UNWIND_FILES; i++)
+		if (u->files[i] && strcmp(u->files[i]->path, path) == 0) {
+			u->lru[i].used = ++u->clock;
 			return u->files[i];
+		}
 	struct ufile *f = ufile_open(path);
 	if (!f)
 		return NULL;
-	unsigned slot = u->nfiles < UNWIND_FILES ? u->nfiles++ : u->next_file++ % UNWIND_FILES;
-	ufile_free(u->files[slot]);
-	u->files[slot] = f;
-	return f;
+	for (unsigned i = 0; i < UNWIND_FILES; i++) {
+		u->lru[i].pinned = false;
+		for (unsigned j = 0; j < u->nseen && u->files[i]; j++)
+			u->lru[i].pinned |= u->seen[j].f == u->files[i];
+	}
+	const struct sym_lru_bound bound = { UNWIND_FILES, UNWIND_FILE_BYTES };
+	long v;
+	while ((v = sym_lru_victim(u->lru, UNWIND_FILES, &bound, f->size)) >= 0) {
+		ufile_free(u->files[v]);
+		u->files[v] = NULL;
+		u->lru[v] = (struct sym_lru_entry){ 0 };
+	}
+	for (unsigned i = 0; i < UNWIND_FILES; i++)
+		if (!u->files[i]) {
+			u->files[i] = f;
+			u->lru[i] = (struct sym_lru_entry){ .used = ++u->clock, .bytes = f->size };
+			return f;
+		}
+	ufile_free(f); /* every slot pinned: cannot be, a walk pins WALK_FILES */
+	return NULL;
 }
 
 /* The file mapped at ADDR in the walk's process, and its load bias. */
@@ -323,7 +349,7 @@ void sym_unwinder_free(struct sym_unwinder *u)
 	for (int i = 0; i < UNWIND_PROCS; i++)
 		if (u->procs_cache[i].as)
 			unw_destroy_addr_space(u->procs_cache[i].as);
-	for (unsigned i = 0; i < u->nfiles; i++)
+	for (unsigned i = 0; i < UNWIND_FILES; i++)
 		ufile_free(u->files[i]);
 	if (u->probe_as)
 		unw_destroy_addr_space(u->probe_as);
