@@ -10,9 +10,15 @@
  *    exits that grows with what the last sweep had to keep, so their cost,
  *    a pass over the table, stays a few steps per exit.
  * offcpu forgets its own threads (offcpu.c); the unwinder keeps a fixed
- * number of processes and files (symbolize/unwind.c). Without -i the table
- * itself grows with distinct stacks, up to --max-stacks. */
+ * number of processes, and of files within a byte bound (symbolize/unwind.c). Without -i the table
+ * itself grows with distinct stacks, up to --max-stacks.
+ * What was let go goes back to the system (ft_session_trim): freed memory
+ * the allocator keeps counts in RSS as much as memory in use. */
 #include <stdlib.h>
+#include <time.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include "collector/session.h"
 
 #define FORGET_BATCH 1024 /* exits between sweeps, at least */
@@ -66,13 +72,32 @@ void ft_session_drained(struct ft_session *s, uint64_t horizon)
 		s->read_until = horizon;
 }
 
+void ft_session_trim(void)
+{
+#ifdef __GLIBC__
+	/* glibc keeps freed memory below the heap's top (an ELF file's symbol
+	 * names, 64 KB chunks among smaller blocks still in use) and in each
+	 * thread's arena; malloc_trim gives back every free page of them */
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	malloc_trim(0);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	struct mallinfo2 m = mallinfo2();
+	ft_debug("heap: %zu KB in use, %zu KB in blocks of their own, %zu KB free (its whole "
+		 "pages given back in %lld us)", m.uordblks >> 10, m.hblkhd >> 10, m.fordblks >> 10,
+		 (long long)((t1.tv_sec - t0.tv_sec) * 1000000 + (t1.tv_nsec - t0.tv_nsec) / 1000));
+#endif
+}
+
 void ft_session_forget(struct ft_session *s)
 {
 	if (s->symcache)
 		sym_cache_clear(s->symcache);
 	/* samples waiting for the kernel's symbols are in no table yet */
-	if (!s->procs || !sym_procs_exited(s->procs) || s->kstate == FT_KSYMS_LOADING)
+	if (!s->procs || !sym_procs_exited(s->procs) || s->kstate == FT_KSYMS_LOADING) {
+		ft_session_trim();
 		return;
+	}
 	struct ids ids = { 0 };
 	if (s->agg)
 		agg_table_tasks(s->agg, collect, &ids);
@@ -88,6 +113,7 @@ void ft_session_forget(struct ft_session *s)
 	ft_debug("forgot %zu exited tasks; %zu exited kept (stacks of theirs counted, or "
 		 "within %llu ms of their exit)", gone, s->forget_kept,
 		 (unsigned long long)(SYM_EXIT_GRACE_NS / 1000000));
+	ft_session_trim();
 }
 
 bool ft_session_forget_due(const struct ft_session *s)

@@ -1,6 +1,9 @@
 /* ftstack: count stack traces with the kernel's own tracing machinery. */
 #include <stdarg.h>
 #include <stdio.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include "collector/collector.h"
 #include "tracefs/tracefs.h"
 
@@ -12,6 +15,13 @@ static void debug_tracefs(const char *what, const char *path, const char *value)
 int main(int argc, char **argv)
 {
 	struct ft_options o;
+#ifdef __GLIBC__
+	/* Blocks of 128 KB and more (an ELF file's symbol table, a table's
+	 * slots) get pages of their own, given back when freed. glibc's
+	 * default raises this bound to the largest such block freed, after
+	 * which the next ones come from the heap and stay in RSS when freed. */
+	mallopt(M_MMAP_THRESHOLD, 128 << 10);
+#endif
 	int ret = ft_options_parse(argc, argv, &o);
 	if (ret == 1 || ret < 0) {
 		ft_options_free(&o);
