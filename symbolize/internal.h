@@ -69,6 +69,11 @@ struct gen {
 	bool snapshot;
 };
 
+/* A layout of a process's address space from TIME on (layout.c) */
+struct layout {
+	uint64_t time, serial;
+};
+
 struct comm {
 	uint64_t time;
 	char name[16];
@@ -89,6 +94,8 @@ struct proc {
 	size_t n, cap;
 	struct comm *comms; /* by time */
 	size_t ncomm, capcomm;
+	struct layout *layouts; /* by time */
+	size_t nlayout, caplayout;
 };
 
 struct file {
@@ -108,6 +115,7 @@ struct sym_procs {
 	uint32_t *fhash; /* path hash -> file index + 1 */
 	size_t fhcap;
 	size_t nexited;  /* entries marked exited, not yet forgotten */
+	uint64_t serial; /* the last layout's serial */
 };
 
 /* procs.c's table, for forget.c. The entry of PID, or NULL. */
@@ -128,5 +136,20 @@ int sym_files_rehash(struct sym_procs *p, size_t cap);
 /* A record (not a sample) of task ID at TIME, after its EXIT record: the
  * id was taken by a new task (forget.c). */
 void sym_proc_revive(struct sym_procs *p, struct proc *pr, uint64_t time);
+
+/* ---- layouts (layout.c): what sym_procs_image returns ---- */
+
+/* A new layout of PR from TIME on: a generation begins, or a mapping
+ * replaced another's code (without memory, the layout in effect at TIME is
+ * renumbered instead). */
+void sym_layout_add(struct sym_procs *p, struct proc *pr, uint64_t time);
+/* New serials for PR's layouts from TIME on (what snapshots said from then
+ * on was dropped: the addresses may hold other code than they said). */
+void sym_layout_renew_from(struct sym_procs *p, struct proc *pr, uint64_t time);
+/* Whether mapping M, added to G, overlaps one of G's with other code there
+ * (another file, or the same at another offset). */
+bool sym_layout_replaces(const struct gen *g, const struct map *m);
+/* The serial of PR's layout at TIME (the first before all), 0 for none. */
+uint64_t sym_layout_at(const struct proc *pr, uint64_t time);
 
 #endif

@@ -53,6 +53,7 @@ void sym_proc_release(struct proc *pr)
 		free(pr->gens[g].maps);
 	free(pr->gens);
 	free(pr->comms);
+	free(pr->layouts);
 	sym_perfmap_free(pr->perfmap);
 }
 
@@ -138,14 +139,16 @@ static int map_push(struct gen *g, const struct map *m)
 	return 0;
 }
 
-/* Starts a generation of PR at TIME (kept in time order). Mappings the
+/* Starts a generation of PR at TIME (kept in time order), a layout of its
+ * own. Mappings the
  * generation before holds from TIME on are this one's: rings are decoded
  * one after another, so a process's MMAP2 records (on the CPU it ran on)
  * can come before the exec or fork record (on another) that began it. */
-static struct gen *gen_add(struct proc *pr, uint64_t time, bool snapshot)
+static struct gen *gen_add(struct sym_procs *p, struct proc *pr, uint64_t time, bool snapshot)
 {
 	if (GROW(pr->gens, pr->n, pr->cap, 2) < 0)
 		return NULL;
+	sym_layout_add(p, pr, time);
 	size_t i = pr->n;
 	while (i > 0 && pr->gens[i - 1].time > time)
 		i--;
@@ -196,8 +199,9 @@ static void comm_add(struct proc *pr, uint64_t time, const char *name, bool snap
 /* Forgets what snapshots said of PR from TIME on: a fork or exec record at
  * TIME starts a history the records describe completely. The MMAP2
  * mappings a dropped generation held go to the one in effect at their time. */
-static void drop_snapshots_from(struct proc *pr, uint64_t time)
+static void drop_snapshots_from(struct sym_procs *p, struct proc *pr, uint64_t time)
 {
+	sym_layout_renew_from(p, pr, time);
 	for (size_t i = pr->n; i > 0; i--) {
 		struct gen g = pr->gens[i - 1];
 		if (!g.snapshot || g.time < time)
@@ -205,7 +209,7 @@ static void drop_snapshots_from(struct proc *pr, uint64_t time)
 		memmove(&pr->gens[i - 1], &pr->gens[i], (pr->n - i) * sizeof(*pr->gens));
 		pr->n--;
 		for (size_t j = 0; j < g.n; j++) {
-			struct gen *to = pr->n ? gen_at(pr, g.maps[j].time) : gen_add(pr, 0, false);
+			struct gen *to = pr->n ? gen_at(pr, g.maps[j].time) : gen_add(p, pr, 0, false);
 			if (!g.maps[j].snapshot && to)
 				map_push(to, &g.maps[j]);
 		}
@@ -273,12 +277,14 @@ static long file_index(struct sym_procs *p, const char *path)
 	return (long)p->nfiles++;
 }
 
-static int map_add(struct gen *g, uint64_t time, uint64_t start, uint64_t end, uint64_t pgoff,
-		   long file, bool snapshot)
+static int map_add(struct sym_procs *p, struct proc *pr, struct gen *g, uint64_t time,
+		   uint64_t start, uint64_t end, uint64_t pgoff, long file, bool snapshot)
 {
 	if (file < 0 || end <= start)
 		return file < 0 ? (int)file : 0;
 	const struct map m = { start, end, pgoff, time, (uint32_t)file, snapshot };
+	if (sym_layout_replaces(g, &m))
+		sym_layout_add(p, pr, time);
 	return map_push(g, &m);
 }
 
@@ -297,7 +303,7 @@ static int read_comm(const char *path, char *comm, size_t len)
 }
 
 /* Adds the executable mappings of a /proc/PID/maps file to G. */
-static int read_maps(struct sym_procs *p, FILE *f, struct gen *g, uint64_t time)
+static int read_maps(struct sym_procs *p, struct proc *pr, FILE *f, struct gen *g, uint64_t time)
 {
 	char line[4352];
 	int ret = 0;
@@ -311,7 +317,7 @@ static int read_maps(struct sym_procs *p, FILE *f, struct gen *g, uint64_t time)
 		char *file = line + pos;
 		file[strcspn(file, "\n")] = '\0';
 		if (*file) /* anonymous code (JIT) has no file to name it */
-			ret = map_add(g, time, start, end, off, file_index(p, file), true);
+			ret = map_add(p, pr, g, time, start, end, off, file_index(p, file), true);
 	}
 	return ret;
 }
@@ -333,9 +339,9 @@ int sym_procs_snapshot(struct sym_procs *p, uint32_t pid, uint64_t time)
 	if (pr && !pr->based && pr->n) {
 		g = &pr->gens[pr->n - 1];
 	} else if (pr) {
-		g = gen_add(pr, time, true);
+		g = gen_add(p, pr, time, true);
 	}
-	int ret = g ? read_maps(p, f, g, time) : -ENOMEM;
+	int ret = g ? read_maps(p, pr, f, g, time) : -ENOMEM;
 	fclose(f);
 	if (pr) {
 		pr->based = true;
@@ -358,9 +364,9 @@ void sym_procs_mmap(struct sym_procs *p, uint32_t pid, uint64_t time, uint64_t s
 	struct proc *pr = sym_proc_get(p, pid);
 	if (pr)
 		sym_proc_revive(p, pr, time);
-	struct gen *g = !pr ? NULL : pr->n ? gen_at(pr, time) : gen_add(pr, 0, false);
+	struct gen *g = !pr ? NULL : pr->n ? gen_at(pr, time) : gen_add(p, pr, 0, false);
 	if (g)
-		map_add(g, time, start, start + len, pgoff, file_index(p, filename), false);
+		map_add(p, pr, g, time, start, start + len, pgoff, file_index(p, filename), false);
 }
 
 void sym_procs_comm(struct sym_procs *p, uint32_t tid, uint64_t time, const char *comm, bool exec)
@@ -372,8 +378,8 @@ void sym_procs_comm(struct sym_procs *p, uint32_t tid, uint64_t time, const char
 	if (exec && time > pr->exit_time)
 		pr->leader_gone = false; /* the exec'ing thread is the main one now */
 	if (exec)
-		drop_snapshots_from(pr, time);
-	if (exec && gen_add(pr, time, false))
+		drop_snapshots_from(p, pr, time);
+	if (exec && gen_add(p, pr, time, false))
 		pr->based = true;
 	comm_add(pr, time, comm, false);
 }
@@ -401,8 +407,8 @@ void sym_procs_fork(struct sym_procs *p, uint32_t pid, uint32_t ppid, uint32_t p
 	}
 	if (!pr || !pg)
 		return; /* parent unknown: a snapshot will tell */
-	drop_snapshots_from(pr, time);
-	struct gen *g = gen_add(pr, time, false);
+	drop_snapshots_from(p, pr, time);
+	struct gen *g = gen_add(p, pr, time, false);
 	if (!g)
 		return;
 	pr->based = true;
@@ -410,7 +416,7 @@ void sym_procs_fork(struct sym_procs *p, uint32_t pid, uint32_t ppid, uint32_t p
 	/* all of them: a parent snapshot taken after the fork stamps its maps
 	 * later than the fork, yet they are what the child started with */
 	for (size_t i = 0; i < pg->n; i++)
-		map_add(g, time, pg->maps[i].start, pg->maps[i].end, pg->maps[i].pgoff,
+		map_add(p, pr, g, time, pg->maps[i].start, pg->maps[i].end, pg->maps[i].pgoff,
 			pg->maps[i].file, false);
 }
 
@@ -426,7 +432,7 @@ void sym_procs_thread(struct sym_procs *p, uint32_t pid, uint32_t tid, uint32_t 
 	if (pr)
 		sym_proc_revive(p, pr, time);
 	t->thread_seen = true;
-	drop_snapshots_from(t, time);
+	drop_snapshots_from(p, t, time);
 	comm_add(t, time, creator_comm(p, pid, ptid, time), false);
 }
 
@@ -549,8 +555,7 @@ static const struct sym_perfmap *perfmap_of(const struct sym_procs *p, struct pr
 
 uint64_t sym_procs_image(const struct sym_procs *p, uint32_t pid, uint64_t time)
 {
-	const struct gen *g = gen_at(sym_proc_find(p, pid), time);
-	return g ? g->time + 1 : 0;
+	return sym_layout_at(sym_proc_find(p, pid), time);
 }
 
 int sym_procs_module(struct sym_procs *p, uint32_t pid, uint64_t time, uint64_t addr,

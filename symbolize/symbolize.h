@@ -143,8 +143,11 @@ struct sym_frame {
 int sym_procs_lookup(struct sym_procs *p, uint32_t pid, uint64_t time,
 		     uint64_t addr, struct sym_frame *out);
 
-/* Which address space PID had at TIME: a value that changes at exec (and
- * when a record replaces what a /proc snapshot said); 0 for an unknown pid. */
+/* Which layout PID's address space had at TIME: a serial no other layout
+ * of any process had, new at an exec, a fork, a mapping over another's code
+ * (a library unmapped, another mapped there), a record replacing what a
+ * /proc snapshot said (layout.c). Per-address caches key by it. 0 for an
+ * unknown pid. */
 uint64_t sym_procs_image(const struct sym_procs *p, uint32_t pid, uint64_t time);
 
 /* The ELF file mapped at user address ADDR of PID at TIME, and its load

@@ -5,7 +5,8 @@
  * through its PT_GNU_EH_FRAME header, read once per file and kept while
  * the file is among the recently used (bounded by count and bytes); each
  * process gets an address space with libunwind's global cache of register
- * rules per ip, dropped when the process exec's. sym_unwind also keeps
+ * rules per ip, dropped when the process's layout changes (an exec, a
+ * library mapped over another: sym_procs_image). sym_unwind also keeps
  * each ip's CFA rule when it is a simple one (learnt by probing libunwind,
  * see "rules" below) and walks later samples by the rules alone. */
 #define UNW_REMOTE_ONLY
@@ -70,14 +71,15 @@ struct sym_unwinder {
 	struct ufile *files[UNWIND_FILES]; /* NULL: an empty slot */
 	struct sym_lru_entry lru[UNWIND_FILES];
 	uint64_t clock; /* file uses so far: LRU's time */
-	/* sym_unwind_splice's repair per ip (per process image, direct-mapped):
+	/* sym_unwind_splice's repair per ip (per process layout, whose serial
+	 * sym_procs_image never gives twice, direct-mapped):
 	 * RA_SLOT 0 when the function keeps a frame pointer there (the first
 	 * CFI step gave the chain's own next return address: no repair), else
 	 * 1 + the stack slot (8 bytes from sp) of the one return address the
 	 * chain lacks (a frameless leaf, a function's first instruction): the
 	 * CFA rule of a pc is fixed, so that slot is the same every time */
 	struct { uint32_t pid, ra_slot; uint64_t image, ip; } top[FP_CACHE];
-	/* sym_unwind's rules per ip (per process image, direct-mapped; the
+	/* sym_unwind's rules per ip (per process layout, direct-mapped; the
 	 * key is ip * 2 + 1 for a return address, whose row libunwind takes at
 	 * ip - 1): CFA = rsp or rbp + CFA_OFF, the return address at CFA +
 	 * RA_OFF, rbp at CFA + BP_OFF or unchanged; END where the walk stops */
@@ -356,7 +358,8 @@ void sym_unwinder_free(struct sym_unwinder *u)
 	free(u);
 }
 
-/* The address space of the walk's process, its cache kept until an exec. */
+/* The address space of the walk's process, its cache kept while its
+ * layout stays. */
 static unw_addr_space_t proc_as(struct sym_unwinder *u)
 {
 	const struct sym_ustack *s = u->cur;
