@@ -5,8 +5,8 @@
  * when the pid is taken by a new process after the old one was forgotten.
  * Each such moment starts a layout with a serial no other layout of any
  * process ever had, so caches of per-address facts (unwind.c's rules and
- * repairs) keyed by pid, layout and address can never give one file's fact
- * for another's code. A layout boundary where nothing changed costs only a
+ * repairs, symcache.c's names) keyed by pid, layout and address can never
+ * give one file's fact for another's code. A layout boundary where nothing changed costs only a
  * fact learnt again. */
 #include <errno.h>
 #include <stdlib.h>

@@ -252,7 +252,8 @@ struct sym_usdt {
 int sym_usdt_list(const char *path, struct sym_usdt **out);
 
 /* ---- the name cache (symcache.c): address -> frame name, each distinct
- * address resolved once; names live as long as the cache ---- */
+ * address (a user one: of a pid and layout) resolved once; names live as
+ * long as the cache ---- */
 struct sym_cache;
 
 /* How names are written: -s, -v, and user names demangled unless

@@ -1,6 +1,8 @@
 /* Names of addresses, each distinct address resolved once: kernel addresses
  * through kallsyms, user addresses through the process history as it was when
- * the stack was first seen. Names live until the cache is cleared (each -i
+ * the stack was first seen. A user address is one per pid and layout
+ * (sym_procs_image): after an exec, or another library mapped where one
+ * was, the same pid and address name other code. Names live until the cache is cleared (each -i
  * interval) or freed, so named stacks can point at them. */
 #include <errno.h>
 #include <inttypes.h>
@@ -13,6 +15,7 @@
 struct entry {
 	uint64_t addr;    /* with bit 63 set for a user return address */
 	uint32_t pid;     /* 0 for kernel addresses */
+	uint64_t image;   /* the process's layout; 0 for kernel addresses */
 	const char *name;
 };
 
@@ -154,17 +157,20 @@ const char *sym_cache_name(struct sym_cache *c, uint32_t pid, uint64_t time, uin
 {
 	/* leaf and non-leaf lookups of one user address may differ: key apart */
 	uint64_t key = pid && !leaf ? addr | (1ull << 63) : addr;
+	uint64_t image = pid && c->procs ? sym_procs_image(c->procs, pid, time) : 0;
 	struct agg_probe p;
 	bool room = reserve(c) == 0;
-	for (uint32_t i = agg_index_first(&c->index, agg_hash_finish(agg_hash_mix(key, pid)), &p); i;
-	     i = agg_index_next(&c->index, &p))
-		if (c->entries[i].addr == key && c->entries[i].pid == pid)
+	uint64_t h = agg_hash_finish(agg_hash_mix(agg_hash_mix(key, pid), image));
+	for (uint32_t i = agg_index_first(&c->index, h, &p); i; i = agg_index_next(&c->index, &p))
+		if (c->entries[i].addr == key && c->entries[i].pid == pid &&
+		    c->entries[i].image == image)
 			return c->entries[i].name;
 	const char *name = keep(c, resolve(c, pid, time, addr, leaf));
 	if (!name)
 		return "[unknown]";
 	if (room) { /* else named again next time */
-		c->entries[c->n] = (struct entry){ .addr = key, .pid = pid, .name = name };
+		c->entries[c->n] = (struct entry){ .addr = key, .pid = pid, .image = image,
+						   .name = name };
 		agg_index_put(&c->index, &p, c->n++);
 	}
 	return name;

@@ -766,36 +766,6 @@ static void test_unwind(void)
 static void test_unwind(void) { CHECK(1, "skipped: DWARF registers are taken on x86-64 only"); }
 #endif
 
-/* A user address in a known file without a symbol for it is "[BASENAME]"
- * (stackcollapse-perf's rule, as report names perf script's frames); one in
- * no known mapping is "[unknown]". */
-static void test_symcache_unknown(void)
-{
-	struct sym_procs *p = NULL;
-	struct sym_cache *c = NULL;
-	struct sym_cache_style style = { .offsets = true };
-	char dir[] = "/tmp/ftstack-symcache.XXXXXX", path[64];
-
-	CHECK(mkdtemp(dir) != NULL, "symcache: temp dir");
-	snprintf(path, sizeof(path), "%s/libblob.so.1", dir);
-	FILE *f = fopen(path, "w");
-	if (f) {
-		fputs("not an ELF file, so nothing in it has a symbol\n", f);
-		fclose(f);
-	}
-	CHECK(sym_procs_create(dir, NULL, &p) == 0, "symcache: procs");
-	sym_procs_mmap(p, 4242, 10, 0x400000, 0x1000, 0, true, path);
-	CHECK(sym_cache_create(NULL, p, &style, &c) == 0, "symcache: create");
-	CHECK_STR(sym_cache_name(c, 4242, 20, 0x400010, true), "[libblob.so.1]",
-		  "symcache: no symbol in a known file (no offset added with -s)");
-	CHECK_STR(sym_cache_name(c, 4242, 20, 0x900010, true), "[unknown]",
-		  "symcache: an address in no mapping");
-	sym_cache_free(c);
-	sym_procs_free(p);
-	unlink(path);
-	rmdir(dir);
-}
-
 int main(void)
 {
 #if defined(__x86_64__)
@@ -809,6 +779,5 @@ int main(void)
 	test_perfmap();
 	test_demangle();
 	test_unwind();
-	test_symcache_unknown();
 	CHECK_DONE();
 }
