@@ -16,12 +16,16 @@
  *  - A switch-out after the thread's EXIT record (do_task_dead) ends nothing.
  *  - A thread that exited is forgotten once every ring was read well past
  *    its exit (symbolize's grace): the table holds the threads that live.
+ *  - Each switch-out's stacks wait in a buffer from a pool (stack_pool.h),
+ *    not one malloc and free per switch: a busy system switches out
+ *    hundreds of thousands of times a second.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "collector/offcpu.h"
+#include "collector/stack_pool.h"
 #include "host/host.h"
 #include "symbolize/symbolize.h"
 #include "tracefs/tracefs.h"
@@ -56,6 +60,7 @@ struct ft_offcpu {
 	uint32_t off_prev_pid, off_prev_state;
 	uint32_t size_prev_state;
 	uint32_t event;
+	struct ft_stack_pool pool; /* the switch-outs' ips */
 };
 
 static struct thread *thread_get(struct ft_offcpu *oc, uint32_t tid, bool create)
@@ -181,19 +186,25 @@ static void count_interval(struct ft_offcpu *oc, uint32_t tid, const struct swit
 	oc->c.count(oc->c.ctx, &smp, oc->event, us);
 }
 
-static void drop(struct thread *t, uint32_t i)
+/* Gives E's stacks back to the pool. */
+static void release(struct ft_offcpu *oc, const struct switch_ev *e)
 {
-	free(t->ev[i].ips);
+	ft_stack_pool_put(&oc->pool, e->ips, e->nk + e->nu + 1);
+}
+
+static void drop(struct ft_offcpu *oc, struct thread *t, uint32_t i)
+{
+	release(oc, &t->ev[i]);
 	memmove(&t->ev[i], &t->ev[i + 1], (size_t)(t->n - i - 1) * sizeof(t->ev[0]));
 	t->n--;
 }
 
 /* Room for one more switch: the array grows, up to OFFCPU_PENDING_MAX,
  * beyond which the oldest (whose partner was lost) goes. */
-static int make_room(struct thread *t)
+static int make_room(struct ft_offcpu *oc, struct thread *t)
 {
 	if (t->n == OFFCPU_PENDING_MAX)
-		drop(t, 0);
+		drop(oc, t, 0);
 	if (t->n < t->cap)
 		return 0;
 	uint32_t cap = t->cap ? t->cap * 2 : 8;
@@ -206,10 +217,10 @@ static int make_room(struct thread *t)
 }
 
 /* Inserts E in time order; ft_offcpu_settle pairs. Takes E's ips. */
-static void add_switch(struct thread *t, struct switch_ev *e)
+static void add_switch(struct ft_offcpu *oc, struct thread *t, struct switch_ev *e)
 {
-	if (make_room(t) < 0) {
-		free(e->ips);
+	if (make_room(oc, t) < 0) {
+		release(oc, e);
 		return;
 	}
 	uint32_t i = t->n;
@@ -243,7 +254,7 @@ static void settle_thread(struct ft_offcpu *oc, struct thread *t, uint64_t horiz
 		}
 	}
 	for (uint32_t j = 0; j < i; j++)
-		free(t->ev[j].ips);
+		release(oc, &t->ev[j]);
 	memmove(&t->ev[0], &t->ev[i], (size_t)(t->n - i) * sizeof(t->ev[0]));
 	t->n -= i;
 }
@@ -279,7 +290,7 @@ static void forget_exited(struct ft_offcpu *oc, uint64_t horizon)
 			continue;
 		if (gone_for_good(t, horizon)) {
 			for (uint32_t j = 0; j < t->n; j++)
-				free(t->ev[j].ips);
+				release(oc, &t->ev[j]);
 			free(t->ev);
 			continue;
 		}
@@ -337,17 +348,17 @@ void ft_offcpu_sample(struct ft_offcpu *oc, const struct perfev_sample *smp, uin
 		oc->st.filtered++;
 		out.filtered = true;
 		out.nk = out.nu = 0;
-		add_switch(t, &out);
+		add_switch(oc, t, &out);
 		return;
 	}
-	out.ips = malloc((out.nk + out.nu + 1) * sizeof(uint64_t));
+	out.ips = ft_stack_pool_get(&oc->pool, out.nk + out.nu + 1);
 	if (!out.ips)
 		return;
 	if (out.nk) /* -U: no kernel callchain at all */
 		memcpy(out.ips, smp->kips, out.nk * sizeof(uint64_t));
 	if (out.nu)
 		memcpy(out.ips + out.nk, smp->uips, out.nu * sizeof(uint64_t));
-	add_switch(t, &out);
+	add_switch(oc, t, &out);
 }
 
 void ft_offcpu_switch_in(struct ft_offcpu *oc, uint32_t tid, uint64_t time)
@@ -356,7 +367,7 @@ void ft_offcpu_switch_in(struct ft_offcpu *oc, uint32_t tid, uint64_t time)
 	struct thread *t = tid ? thread_get(oc, tid, true) : NULL;
 	struct switch_ev in = { .time = time, .out = false };
 	if (t)
-		add_switch(t, &in);
+		add_switch(oc, t, &in);
 }
 
 void ft_offcpu_exit(struct ft_offcpu *oc, uint32_t tid, uint64_t time)
@@ -370,7 +381,7 @@ void ft_offcpu_exit(struct ft_offcpu *oc, uint32_t tid, uint64_t time)
 	/* its last switch-out may already be here (read from another ring) */
 	for (uint32_t i = t->n; i > 0; i--)
 		if (t->ev[i - 1].out && dead_switch_out(t, t->ev[i - 1].time)) {
-			drop(t, i - 1);
+			drop(oc, t, i - 1);
 			break;
 		}
 }
@@ -403,9 +414,10 @@ void ft_offcpu_free(struct ft_offcpu *oc)
 		return;
 	for (size_t i = 0; i < oc->cap; i++) {
 		for (uint32_t j = 0; j < oc->t[i].n; j++)
-			free(oc->t[i].ev[j].ips);
+			release(oc, &oc->t[i].ev[j]);
 		free(oc->t[i].ev);
 	}
+	ft_stack_pool_clear(&oc->pool);
 	free(oc->t);
 	free(oc);
 }
