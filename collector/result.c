@@ -24,17 +24,23 @@ int ft_result_write(struct agg_named *named, const struct ft_options *o,
 	return out_write(out, oo, stacks, n, &tot);
 }
 
+/* What lost events mean and what to do, the same in both live summaries */
+static const char *lost_why(uint64_t lost)
+{
+	return lost ? " (ring buffer full: raise --buffer-size)" : "";
+}
+
 void ft_result_summary(const struct ft_summary *c, const struct agg_named_stats *ns)
 {
 	if (c->live && c->intervals) /* each interval's table was reset: the run's totals */
 		ft_warn("%" PRIu64 " events counted in %" PRIu32 " interval%s (at most %zu distinct "
 			"stacks in one), %" PRIu64 " lost%s", c->counted, c->intervals,
 			c->intervals == 1 ? "" : "s", c->interval_stacks, c->lost,
-			c->lost ? " (ring buffer full: raise --buffer-size)" : "");
+			lost_why(c->lost));
 	else if (c->live)
 		ft_warn("%" PRIu64 " events counted in %zu distinct stacks (%zu printed), %" PRIu64
 			" lost%s", c->counted, ns->stacks_before, ns->stacks_after, c->lost,
-			c->lost ? " (ring buffer full: raise --buffer-size)" : "");
+			lost_why(c->lost));
 	else
 		ft_warn("%" PRIu64 " events in %zu distinct stacks (%zu printed)",
 			ns->count_before, ns->stacks_before, ns->stacks_after);

@@ -17,56 +17,9 @@
 
 static struct sym_kernel *k;
 static struct ft_options opt;
-static struct ft_event ev = { .kind = FT_EV_TRACEPOINT, .name = "t:kmem:kmalloc", .label = "kmalloc" };
 static const uint64_t a[] = { 0xffffffff81021020ull, 0xffffffff81022008ull };
 static const uint64_t b[] = { 0xffffffff81021830ull, 0xffffffff81022010ull };
 static const uint64_t c[] = { 0xffffffff81022008ull };
-
-/* Kernel stacks of one tracepoint, folded, each stack under its comm. */
-static int session(struct ft_session *s, const char *proc_root, double interval, size_t max)
-{
-	memset(s, 0, sizeof(*s));
-	memset(&opt, 0, sizeof(opt));
-	opt.cmd = FT_COUNT;
-	opt.format = OUT_FOLDED;
-	opt.kernel_only = true;
-	opt.state = -1;
-	opt.interval = interval;
-	opt.max_stacks = max;
-	s->opt = &opt;
-	s->plan.events = &ev;
-	s->plan.nevents = 1;
-	s->ksyms = k;
-	s->kstate = FT_KSYMS_READY;
-	s->self = 777;
-	s->want_kernel = true;
-	s->need_procs = s->key_pid = s->key_tid = true;
-	struct agg_config ac = { .key_pid = true, .key_tid = true, .max_stacks = max };
-	struct sym_cache_style st = { .demangle = true };
-	s->out = tmpfile();
-	if (!s->out || ft_kfilter_init(&s->kfilter, k, false) < 0 || agg_table_create(&ac, &s->agg) < 0 ||
-	    sym_procs_create(proc_root, "/nonexistent", &s->procs) < 0 ||
-	    sym_cache_create(k, s->procs, &st, &s->symcache) < 0)
-		return -1;
-	return 0;
-}
-
-static void session_free(struct ft_session *s)
-{
-	ft_kfilter_free(&s->kfilter);
-	agg_table_destroy(s->agg);
-	sym_cache_free(s->symcache);
-	sym_procs_free(s->procs);
-	if (s->out)
-		fclose(s->out);
-}
-
-static void sample(struct ft_session *s, uint32_t pid, const uint64_t *ips, uint32_t n, uint64_t t)
-{
-	struct perfev_record r = { .kind = PERFEV_SAMPLE, .pid = pid, .tid = pid, .time = t };
-	r.sample = (struct perfev_sample){ .pid = pid, .tid = pid, .time = t, .kips = ips, .nkips = n };
-	ft_session_record(s, &r, 0);
-}
 
 /* PID forked by 4242 at T, exec'ing COMM just after. */
 static void spawn(struct ft_session *s, uint32_t pid, const char *comm, uint64_t t)
@@ -96,83 +49,65 @@ static const char *interval(struct ft_session *s, uint64_t horizon)
 	return ret == 0 ? test_slurp(s->out, true) : NULL;
 }
 
-/* The summary line(s) ft_print_result writes on stderr. */
-static const char *summary(struct ft_session *s)
-{
-	static char buf[1024];
-	FILE *f = tmpfile();
-	int saved = dup(STDERR_FILENO);
-	buf[0] = '\0';
-	if (!f || saved < 0)
-		return buf;
-	fflush(stderr);
-	dup2(fileno(f), STDERR_FILENO);
-	int ret = ft_print_result(s, s->out);
-	fflush(stderr);
-	dup2(saved, STDERR_FILENO);
-	close(saved);
-	rewind(f);
-	size_t n = ret == 0 ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
-	buf[n] = '\0';
-	fclose(f);
-	return buf;
-}
-
 static void test_intervals(const char *proc)
 {
 	struct ft_session s;
-	if (session(&s, proc, 1, 2) < 0) {
+	if (test_session(&s, &opt, k, proc, 1, 2) < 0) {
 		CHECK(0, "a session on fixtures");
 		return;
 	}
-	sample(&s, 4242, a, 2, 1000);
+	test_sample(&s, 4242, a, 2, 1000);
 	spawn(&s, 5000, "child", 2000);
-	sample(&s, 5000, a, 2, 3000);
+	test_sample(&s, 5000, a, 2, 3000);
 	exit_rec(&s, 5000, 4000);
-	sample(&s, 5000, a, 2, 3500); /* stamped before the exit, read after it */
-	sample(&s, 5000, c, 1, 3600); /* a third distinct stack: over --max-stacks 2 */
+	test_sample(&s, 5000, a, 2, 3500); /* stamped before the exit, read after it */
+	test_sample(&s, 5000, c, 1, 3600); /* a third distinct stack: over --max-stacks 2 */
 	CHECK_STR(interval(&s, 4000 + 10),
 		  "worker;do_syscall_64;__kmalloc_noprof 1\nchild;do_syscall_64;__kmalloc_noprof 2\n",
 		  "interval 1: the exited process's stacks named, the late sample's too");
 	uint64_t resolved = sym_cache_resolved(s.symcache);
 	CHECK_STR(sym_procs_comm_at(s.procs, 5000, 3000), "child",
 		  "exited within the grace before the horizon: kept");
-	sample(&s, 4242, a, 2, 4000 + G + 100);
+	test_sample(&s, 4242, a, 2, 4000 + G + 100);
 	CHECK_STR(interval(&s, 4000 + G + 200), "worker;do_syscall_64;__kmalloc_noprof 1\n",
 		  "interval 2");
 	CHECK(!sym_procs_comm_at(s.procs, 5000, 3000) && sym_procs_exited(s.procs) == 0,
 	      "after it, the process that exited is forgotten");
 	CHECK_EQ_U64(sym_cache_resolved(s.symcache), resolved + 2,
 		     "the name cache started afresh: the same 2 addresses named again");
-	sample(&s, 4242, b, 2, 4000 + G + 300);
-	sample(&s, 4242, b, 2, 4000 + G + 400);
-	const char *sum = summary(&s);
+	test_sample(&s, 4242, b, 2, 4000 + G + 300);
+	test_sample(&s, 4242, b, 2, 4000 + G + 400);
+	const char *sum = test_summary(&s);
 	CHECK(strstr(sum, "ftstack: 6 events counted in 3 intervals (at most 2 distinct stacks in "
 			  "one), 0 lost\n") != NULL, "the summary: the run's totals (%s)", sum);
 	CHECK(strstr(sum, "ftstack: 1 events not counted: --max-stacks 2") != NULL,
 	      "--max-stacks drops of every interval");
-	session_free(&s);
+	test_session_free(&s);
 
 	/* the run ends right after an interval: no empty last one counted */
-	if (session(&s, proc, 1, 0) < 0)
+	if (test_session(&s, &opt, k, proc, 1, 0) < 0)
 		return;
-	sample(&s, 4242, a, 2, 1000);
+	test_sample(&s, 4242, a, 2, 1000);
+	struct perfev_record lost = { .kind = PERFEV_LOST, .time = 1500 };
+	lost.lost.lost = 2;
+	ft_session_record(&s, &lost, 0);
 	interval(&s, 2000);
-	sum = summary(&s);
+	sum = test_summary(&s);
 	CHECK(strstr(sum, "ftstack: 1 events counted in 1 interval (at most 1 distinct stacks in "
-			  "one), 0 lost\n") != NULL, "one interval (%s)", sum);
-	session_free(&s);
+			  "one), 2 lost (ring buffer full: raise --buffer-size)\n") != NULL,
+	      "one interval, the lost events and what to do (%s)", sum);
+	test_session_free(&s);
 }
 
 /* Without -i: the table keeps what it counts; other exited tasks go. */
 static void test_no_interval(const char *proc)
 {
 	struct ft_session s;
-	if (session(&s, proc, 0, 0) < 0)
+	if (test_session(&s, &opt, k, proc, 0, 0) < 0)
 		return;
-	sample(&s, 4242, a, 2, 1000);
+	test_sample(&s, 4242, a, 2, 1000);
 	spawn(&s, 5000, "child", 2000);
-	sample(&s, 5000, a, 2, 3000);
+	test_sample(&s, 5000, a, 2, 3000);
 	exit_rec(&s, 5000, 4000);
 	spawn(&s, 6000, "quiet", 2000); /* counted nothing */
 	exit_rec(&s, 6000, 4000);
@@ -188,11 +123,11 @@ static void test_no_interval(const char *proc)
 	      "processes that counted nothing are forgotten");
 	CHECK_EQ_U64(sym_procs_exited(s.procs), 1, "the one a counted stack needs is kept");
 	CHECK(!ft_session_forget_due(&s), "and no sweep is due until more exit");
-	summary(&s);
+	test_summary(&s);
 	CHECK_STR(test_slurp(s.out, true),
 		  "child;do_syscall_64;__kmalloc_noprof 1\nworker;do_syscall_64;__kmalloc_noprof 1\n",
 		  "the end names it");
-	session_free(&s);
+	test_session_free(&s);
 }
 
 int main(void)

@@ -84,60 +84,18 @@ static void test_symcache(void)
 }
 
 static struct ft_options opt;
-static struct ft_event ev = { .kind = FT_EV_TRACEPOINT, .name = "t:kmem:kmalloc", .label = "kmalloc" };
-
-/* A session counting kernel stacks of one tracepoint, names per process. */
-static int session(struct ft_session *s, const char *proc_root)
-{
-	memset(s, 0, sizeof(*s));
-	memset(&opt, 0, sizeof(opt));
-	opt.cmd = FT_COUNT;
-	opt.format = OUT_FOLDED;
-	opt.kernel_only = true;
-	opt.state = -1;
-	s->opt = &opt;
-	s->plan.events = &ev;
-	s->plan.nevents = 1;
-	s->ksyms = k;
-	s->kstate = FT_KSYMS_READY; /* given, not loaded on first need */
-	s->self = 777;
-	s->want_kernel = true;
-	s->need_procs = s->key_pid = s->key_tid = true;
-	struct agg_config ac = { .key_pid = true, .key_tid = true };
-	struct sym_cache_style st = { .demangle = true };
-	if (ft_kfilter_init(&s->kfilter, k, false) < 0 || agg_table_create(&ac, &s->agg) < 0 ||
-	    sym_procs_create(proc_root, "/nonexistent", &s->procs) < 0 ||
-	    sym_cache_create(k, s->procs, &st, &s->symcache) < 0)
-		return -1;
-	return 0;
-}
-
-static void session_free(struct ft_session *s)
-{
-	ft_kfilter_free(&s->kfilter);
-	agg_table_destroy(s->agg);
-	sym_cache_free(s->symcache);
-	sym_procs_free(s->procs);
-}
-
-static void sample(struct ft_session *s, uint32_t pid, const uint64_t *ips, uint32_t n, uint64_t t)
-{
-	struct perfev_record r = { .kind = PERFEV_SAMPLE, .pid = pid, .tid = pid, .time = t };
-	r.sample = (struct perfev_sample){ .pid = pid, .tid = pid, .time = t, .kips = ips, .nkips = n };
-	ft_session_record(s, &r, 0);
-}
 
 static void test_session_print(const char *proc_root)
 {
 	struct ft_session s;
-	CHECK(session(&s, proc_root) == 0, "a session on fixtures");
+	CHECK(test_session(&s, &opt, k, proc_root, 0, 0) == 0, "a session on fixtures");
 	const uint64_t a[] = { 0xffffffff81010010ull, 0xffffffff81021020ull, 0xffffffff81022008ull,
 			       0xffffffff81022410ull };
 	const uint64_t b[] = { 0xffffffff81021830ull, 0xffffffff81022010ull };
 	for (int i = 0; i < 3; i++)
-		sample(&s, 4242, a, 4, 1000 + i);
-	sample(&s, 4242, b, 2, 2000);
-	sample(&s, 777, a, 4, 2100); /* ftstack itself */
+		test_sample(&s, 4242, a, 4, 1000 + i);
+	test_sample(&s, 4242, b, 2, 2000);
+	test_sample(&s, 777, a, 4, 2100); /* ftstack itself */
 	struct perfev_record lost = { .kind = PERFEV_LOST, .time = 3000 };
 	lost.lost.lost = 5;
 	ft_session_record(&s, &lost, 0);
@@ -151,14 +109,13 @@ static void test_session_print(const char *proc_root)
 	CHECK_EQ_U64(s.cnt.lost, 5, "lost records added up");
 	CHECK_EQ_U64(s.cnt.throttled, 1, "a throttle record");
 	CHECK_EQ_U64(s.last_time, 3100, "the newest record time is the end");
-	FILE *out = tmpfile();
-	CHECK(out && ft_print_result(&s, out) == 0, "the result is written");
-	CHECK_STR(out ? test_slurp(out, false) : NULL,
+	const char *sum = test_summary(&s);
+	CHECK(strstr(sum, ", 5 lost (ring buffer full: raise --buffer-size)\n") != NULL,
+	      "the summary: the lost events and what to do (%s)", sum);
+	CHECK_STR(test_slurp(s.out, true),
 		  "worker;do_syscall_64;kmalloc_trace 1\n"
 		  "worker;entry_SYSCALL_64;do_syscall_64;__kmalloc_noprof 3\n",
 		  "folded: machinery cut, comm from the process, least frequent first");
-	if (out)
-		fclose(out);
 
 	/* --through: only stacks through do_syscall_64's caller, cut there */
 	agg_table_reset(s.agg);
@@ -166,16 +123,13 @@ static void test_session_print(const char *proc_root)
 	ft_kfilter_add_through(&s.kfilter, k, "entry_SYSCALL_64");
 	s.plan.through_name = "entry_SYSCALL_64";
 	for (int i = 0; i < 3; i++)
-		sample(&s, 4242, a, 4, 4000 + i);
-	sample(&s, 4242, b, 2, 5000);
+		test_sample(&s, 4242, a, 4, 4000 + i);
+	test_sample(&s, 4242, b, 2, 5000);
 	CHECK(s.cnt.counted == 3 && s.cnt.through_miss == 1, "--through: 3 kept, 1 left out");
 	opt.top = 1;
-	out = tmpfile();
-	CHECK(out && ft_print_result(&s, out) == 0, "written again");
-	CHECK_STR(out ? test_slurp(out, false) : NULL, "worker;entry_SYSCALL_64 3\n", "cut at the --through function");
-	if (out)
-		fclose(out);
-	session_free(&s);
+	CHECK(ft_print_result(&s, s.out) == 0, "written again");
+	CHECK_STR(test_slurp(s.out, true), "worker;entry_SYSCALL_64 3\n", "cut at the --through function");
+	test_session_free(&s);
 }
 
 static void test_loop(void)

@@ -1,6 +1,6 @@
 /* Helpers several unit tests share: what the code under test wrote, a fake
- * /proc entry, this process's own mappings. Static: each test includes it
- * once. */
+ * /proc entry, this process's own mappings, and (after collector/session.h)
+ * a collector session on fixtures. Static: each test includes it once. */
 #ifndef FTSTACK_TEST_FIXTURE_H
 #define FTSTACK_TEST_FIXTURE_H
 
@@ -85,5 +85,96 @@ static inline int test_self_mapping(uint64_t addr, char *file, size_t len, uint6
 		fclose(f);
 	return ret;
 }
+
+/* ---- collector sessions, for the tests that include collector/session.h
+ * first ---- */
+#ifdef FTSTACK_SESSION_H
+#include <stdlib.h>
+
+/* A session counting kernel stacks of one tracepoint (t:kmem:kmalloc),
+ * folded, each stack under its process and thread, named with kernel
+ * symbols K and the processes of PROC_ROOT; O gets the options (-i
+ * INTERVAL, --max-stacks MAX) and the output goes to a temporary file.
+ * Returns 0 or -1. */
+static inline int test_session(struct ft_session *s, struct ft_options *o, struct sym_kernel *k,
+			       const char *proc_root, double interval, size_t max)
+{
+	static struct ft_event ev = { .kind = FT_EV_TRACEPOINT, .name = "t:kmem:kmalloc",
+				      .label = "kmalloc" };
+	memset(s, 0, sizeof(*s));
+	memset(o, 0, sizeof(*o));
+	o->cmd = FT_COUNT;
+	o->format = OUT_FOLDED;
+	o->kernel_only = true;
+	o->state = -1;
+	o->interval = interval;
+	o->max_stacks = max;
+	s->opt = o;
+	s->plan.events = &ev;
+	s->plan.nevents = 1;
+	s->ksyms = k;
+	s->kstate = FT_KSYMS_READY; /* given, not loaded on first need */
+	s->self = 777;
+	s->want_kernel = true;
+	s->need_procs = s->key_pid = s->key_tid = true;
+	struct agg_config ac = { .key_pid = true, .key_tid = true, .max_stacks = max };
+	struct sym_cache_style st = { .demangle = true };
+	s->out = tmpfile();
+	if (!s->out || ft_kfilter_init(&s->kfilter, k, false) < 0 ||
+	    agg_table_create(&ac, &s->agg) < 0 ||
+	    sym_procs_create(proc_root, "/nonexistent", &s->procs) < 0 ||
+	    sym_cache_create(k, s->procs, &st, &s->symcache) < 0)
+		return -1;
+	return 0;
+}
+
+static inline void test_session_free(struct ft_session *s)
+{
+	ft_kfilter_free(&s->kfilter);
+	agg_table_destroy(s->agg);
+	sym_cache_free(s->symcache);
+	sym_procs_free(s->procs);
+	if (s->out)
+		fclose(s->out);
+}
+
+/* A sample of process PID (its main thread) at T with kernel stack IPS[N]. */
+static inline void test_sample(struct ft_session *s, uint32_t pid, const uint64_t *ips,
+			       uint32_t n, uint64_t t)
+{
+	struct perfev_record r = { .kind = PERFEV_SAMPLE, .pid = pid, .tid = pid, .time = t };
+	r.sample = (struct perfev_sample){ .pid = pid, .tid = pid, .time = t, .kips = ips,
+					   .nkips = n };
+	ft_session_record(s, &r, 0);
+}
+
+/* What ft_print_result writes on stderr (the summary), its result going
+ * to s->out; "" when it fails. */
+static inline const char *test_summary(struct ft_session *s)
+{
+	static char buf[1024];
+	FILE *f = tmpfile();
+	int saved = dup(STDERR_FILENO);
+	buf[0] = '\0';
+	if (!f || saved < 0) {
+		if (f)
+			fclose(f);
+		if (saved >= 0)
+			close(saved);
+		return buf;
+	}
+	fflush(stderr);
+	dup2(fileno(f), STDERR_FILENO);
+	int ret = ft_print_result(s, s->out);
+	fflush(stderr);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	rewind(f);
+	size_t n = ret == 0 ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+#endif
 
 #endif
