@@ -136,10 +136,14 @@ int ft_loop_run(struct ft_session *s, int epfd)
 			goto cleanup;
 		}
 	}
-	/* -p/-L with no perf ring (--backend ftrace -K): nothing hangs up when
-	 * the targets exit, so look on a timeout */
-	if (!s->perf && !s->have_child && (s->opt->npids || s->opt->ntids))
-		s->poll_rings = true;
+	/* the targets' pidfds say when they exit; where the kernel has none
+	 * (threads before 6.9), and with no perf ring to hang up (--backend
+	 * ftrace -K), look on a timeout too */
+	if ((ret = ft_targets_watch(&s->targets, epfd)) < 0)
+		goto cleanup;
+	for (int i = 0; i < s->targets.n; i++)
+		if (s->targets.t[i].fd < 0 || !s->perf)
+			s->poll_rings = true;
 	/* the command may have exited before the signalfd existed */
 	bool end = s->have_child && ft_child_reap(&s->child);
 	while (!end) {
@@ -166,6 +170,8 @@ int ft_loop_run(struct ft_session *s, int epfd)
 				ret = on_timer(s, ifd, true);
 			else if (c == &tags[TAG_SETTLE])
 				ret = on_timer(s, tfd, false);
+			else if (ft_targets_owns(&s->targets, c))
+				ended = ft_targets_exited(&s->targets, c, epfd) && !s->have_child;
 			else if (ft_perf_source_owns(s, c) && (evs[i].events & EPOLLHUP))
 				ended = ret = ft_perf_source_hangup(s, c, epfd);
 			else if (ft_perf_source_owns(s, c))

@@ -205,8 +205,18 @@ static int task_list(const struct ft_session *s, pid_t **out)
 	if (s->have_child) {
 		t[n++] = s->child.pid;
 	} else if (o->npids) {
-		for (int i = 0; i < o->npids; i++)
-			n += host_tasks("/proc", o->pids[i], t + n, max - n);
+		for (int i = 0; i < o->npids; i++) {
+			uint64_t since = 0;
+			int got;
+			while ((got = host_tasks("/proc", o->pids[i], t + n, max - n)) == 0 &&
+			       ft_targets_retry(&s->targets, o->pids[i], &since))
+				; /* not found by number, yet its pidfd says it runs */
+			if (got == 0 && n < max) {
+				t[n] = o->pids[i]; /* its open says what became of it */
+				got = 1;
+			}
+			n += got;
+		}
 	} else if (o->ntids) {
 		for (int i = 0; i < o->ntids; i++)
 			t[n++] = o->tids[i];
@@ -279,7 +289,11 @@ static int open_event(struct ft_session *s, int ev, const bool *online, const pi
 		if (!online[cpu])
 			continue;
 		for (int t = 0; t < ntasks; t++) {
-			int ret = open_one(s, ev, tasks[t], cpu, t == 0);
+			uint64_t since = 0;
+			int ret;
+			while ((ret = open_one(s, ev, tasks[t], cpu, t == 0)) == -ESRCH &&
+			       ft_targets_retry(&s->targets, tasks[t], &since))
+				; /* as in task_list */
 			if (ret == -ESRCH && tasks[t] > 0 && ntasks > 1)
 				continue; /* a thread of -p that exited meanwhile */
 			if (ret < 0 && first && e->optional && ft_plan_refusal(ret)) {
@@ -429,18 +443,6 @@ int ft_perf_source_ready(struct ft_session *s, void *cookie)
 }
 
 
-/* True while some -p process or -L thread still runs. */
-static bool targets_alive(const struct ft_options *o)
-{
-	for (int i = 0; i < o->npids; i++)
-		if (host_task_running("/proc", o->pids[i]))
-			return true;
-	for (int i = 0; i < o->ntids; i++)
-		if (host_task_running("/proc", o->tids[i]))
-			return true;
-	return false;
-}
-
 int ft_perf_source_hangup(struct ft_session *s, void *cookie, int epfd)
 {
 	struct ft_perf_ring *r = cookie;
@@ -459,7 +461,7 @@ int ft_perf_source_hangup(struct ft_session *s, void *cookie, int epfd)
 bool ft_perf_source_targets_gone(const struct ft_session *s)
 {
 	const struct ft_options *o = s->opt;
-	return !s->have_child && (o->npids || o->ntids) && !targets_alive(o);
+	return !s->have_child && (o->npids || o->ntids) && !ft_targets_alive(&s->targets);
 }
 
 int ft_perf_source_drain_all(struct ft_session *s)

@@ -121,6 +121,8 @@ static void count_interval(void *ctx, const struct perfev_sample *smp, uint32_t 
 /* Plan and symbols: everything that can fail for bad input. Exit status. */
 static int prepare(struct ft_session *s)
 {
+	if (ft_targets_open(&s->targets, s->opt) < 0)
+		return 2;
 	/* else they are loaded when a kernel stack is first counted (count.c) */
 	bool kallsyms_first = ft_plan_wants_kallsyms(s->opt);
 	if (kallsyms_first && load_kallsyms(s) < 0)
@@ -248,6 +250,7 @@ cleanup:
 	if (s.have_child)
 		ft_child_stop(&s.child);
 	ft_source_close(&s);
+	ft_targets_close(&s.targets);
 	ft_sink_close(&s);
 	if (epfd >= 0)
 		close(epfd);

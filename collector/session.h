@@ -47,6 +47,20 @@ struct ft_ftrace_source;
 struct sym_cache;
 struct sym_unwinder;
 
+/* targets.c: the processes of -p and threads of -L, held by pidfd */
+struct ft_target {
+	pid_t id;
+	int fd;                  /* its pidfd, -1 where the kernel has none */
+	bool thread;             /* -L */
+	bool gone;               /* its pidfd fired */
+};
+struct ft_targets {
+	int n;
+	struct ft_target t[512]; /* -p's 256 and -L's 256 */
+};
+/* how long a lookup by pid that says "no such process" is asked again */
+#define FT_TARGET_PATIENCE_MS 2000
+
 struct ft_session {
 	const struct ft_options *opt;
 	struct ft_plan plan;
@@ -63,6 +77,7 @@ struct ft_session {
 	struct ft_offcpu *offcpu;
 	struct ft_child child;
 	bool have_child;
+	struct ft_targets targets; /* -p, -L */
 	bool want_user, want_kernel;
 	bool need_procs;         /* user stacks or comm shown: follow processes */
 	bool track;              /* side-band records wanted (comm/task, mmap2 with user stacks) */
@@ -150,6 +165,25 @@ int ft_perf_source_ready(struct ft_session *s, void *cookie);
 int ft_perf_source_hangup(struct ft_session *s, void *cookie, int epfd);
 /* True when the run follows -p/-L tasks and none of them runs any more. */
 bool ft_perf_source_targets_gone(const struct ft_session *s);
+
+/* ---- targets (targets.c) ---- */
+/* Opens a pidfd for every -p process and -L thread of O. Returns 0, or
+ * -ESRCH after saying which does not exist. */
+int ft_targets_open(struct ft_targets *t, const struct ft_options *o);
+/* True while some target has not exited. */
+bool ft_targets_alive(const struct ft_targets *t);
+/* After a lookup of target ID said ESRCH: true (after a short nap) when
+ * its pidfd says it still runs and the patience, counted from *SINCE_MS
+ * (0: now), is not spent, so the lookup should be asked again. */
+bool ft_targets_retry(const struct ft_targets *t, pid_t id, uint64_t *since_ms);
+/* Adds every target's pidfd to EPFD; its cookie is the target. Returns 0 or -errno. */
+int ft_targets_watch(struct ft_targets *t, int epfd);
+/* True when an epoll COOKIE is one of the targets'. */
+bool ft_targets_owns(const struct ft_targets *t, const void *cookie);
+/* The target of COOKIE exited: takes it out of EPFD. Returns true when no
+ * target runs any more. */
+bool ft_targets_exited(struct ft_targets *t, void *cookie, int epfd);
+void ft_targets_close(struct ft_targets *t);
 int ft_perf_source_enable(struct ft_session *s);
 void ft_perf_source_disable(struct ft_session *s);
 void ft_perf_source_close(struct ft_session *s);

@@ -117,6 +117,22 @@ expect_eq "--no-demangle: the symbol as it is" "$(folded_count $TMP/o ';main;_ZN
 # -p: attach to a running process; the run ends by itself once it exits
 p_until_exit "-p" $n -e $EV -f
 expect_eq "-p: caller_a:caller_b" "$(folded_count $TMP/o caller_a):$(folded_count $TMP/o caller_b)" "$a:$b"
+# -p follows its process, not its number: once it exits, a new process
+# given the same pid (through ns_last_pid) must not keep the run going
+reused=0
+for try in 1 2 3 4 5; do
+	rm -f $TMP/go
+	"$BIN/getppid_paths" 1000 --wait $TMP/go & wpid=$!
+	"$FTSTACK" -e $EV -f -p $wpid >$TMP/o 2>$TMP/e & fpid=$!
+	wait_for 60 started $fpid
+	touch $TMP/go; wait $wpid
+	echo $((wpid - 1)) >/proc/sys/kernel/ns_last_pid; sleep 60 & spid=$!
+	[ $spid -eq $wpid ] && reused=1
+	wait_for 30 gone $fpid; st=gone; gone $fpid || st=running
+	kill -INT $fpid 2>/dev/null; wait $fpid; kill $spid; wait $spid 2>/dev/null
+	[ $reused -eq 1 ] && break
+done
+expect_eq "-p: the pid given to a new process, the run still ends (reused:state)" "$reused:$st" "1:gone"
 # ... and ends with SIGINT while it still runs, printing and exiting 0
 sleep 30 & spid=$!
 "$FTSTACK" -e $EV -f -p $spid >$TMP/o 2>$TMP/e & fpid=$!

@@ -146,20 +146,40 @@ static void test_loop(void)
 	CHECK(ret == 0 && secs >= 0.19 && secs < 10, "the loop ends when the duration does (%.2f s)", secs);
 	close(epfd);
 
-	/* -p of a process that is gone, no ring: found on a poll timeout */
+	/* -p: the loop ends when the target exits, seen by its pidfd */
+	int go[2];
+	CHECK(pipe(go) == 0, "a pipe");
 	pid_t child = fork();
-	if (child == 0)
+	if (child == 0) {
+		char c;
+		close(go[1]);
+		(void)!read(go[0], &c, 1);
 		_exit(0);
-	waitpid(child, NULL, 0);
+	}
+	close(go[0]);
 	struct ft_options p = { .npids = 1, .state = -1 };
 	p.pids[0] = child;
 	s = (struct ft_session){ .opt = &p };
-	CHECK(ft_perf_source_targets_gone(&s), "-p of a reaped process: the targets are gone");
-	p.pids[0] = getpid();
-	CHECK(!ft_perf_source_targets_gone(&s), "-p of this process: still there");
-	p.pids[0] = child;
+	CHECK(ft_targets_open(&s.targets, &p) == 0, "-p of a child: opened");
+	CHECK(!ft_perf_source_targets_gone(&s), "-p of a running child: still there");
+	close(go[1]);
 	epfd = epoll_create1(EPOLL_CLOEXEC);
-	CHECK(ft_loop_run(&s, epfd) == 0, "the loop ends when the -p process is gone");
+	CHECK(ft_loop_run(&s, epfd) == 0, "the loop ends when the -p process exits");
+	CHECK(ft_perf_source_targets_gone(&s), "-p of an exited child: the targets are gone");
+	close(epfd);
+	ft_targets_close(&s.targets);
+	waitpid(child, NULL, 0);
+
+	/* no pidfd (a thread before Linux 6.9): found by /proc on a poll timeout */
+	s = (struct ft_session){ .opt = &p };
+	s.targets.n = 1;
+	s.targets.t[0] = (struct ft_target){ .id = child, .fd = -1 };
+	CHECK(ft_perf_source_targets_gone(&s), "-p of a reaped process, no pidfd: gone");
+	s.targets.t[0].id = getpid();
+	CHECK(!ft_perf_source_targets_gone(&s), "-p of this process, no pidfd: still there");
+	s.targets.t[0].id = child;
+	epfd = epoll_create1(EPOLL_CLOEXEC);
+	CHECK(ft_loop_run(&s, epfd) == 0, "the loop ends when the -p process is gone (no pidfd)");
 	close(epfd);
 }
 
