@@ -119,6 +119,19 @@ static void count_interval(void *ctx, const struct perfev_sample *smp, uint32_t 
 }
 
 /* Plan and symbols: everything that can fail for bad input. Exit status. */
+/* The -p processes' (and -L threads' processes') maps, read once armed,
+ * as for -c's command: a sample may be counted only after its process has
+ * exited (samples wait while kallsyms loads), too late to read them then. */
+static void know_targets(struct ft_session *s)
+{
+	for (int i = 0; i < s->targets.n && s->need_procs; i++) {
+		pid_t pid = s->targets.t[i].id;
+		if (s->targets.t[i].thread && host_tgid("/proc", pid, &pid) < 0)
+			continue;
+		ft_session_know_process(s, (uint32_t)pid, 0);
+	}
+}
+
 static int prepare(struct ft_session *s)
 {
 	if (ft_targets_open(&s->targets, s->opt) < 0)
@@ -219,6 +232,7 @@ int ft_cmd_record(const struct ft_options *o)
 	 * from the start (its exec comes later, in the records) */
 	if (s.have_child)
 		sym_procs_snapshot(s.procs, (uint32_t)s.child.pid, 0);
+	know_targets(&s);
 	announce(&s);
 	if (s.have_child && (ret = ft_child_release(&s.child)) < 0) {
 		ft_error("cannot run %s: %s", o->command[0], strerror(-ret));
