@@ -205,18 +205,8 @@ static int task_list(const struct ft_session *s, pid_t **out)
 	if (s->have_child) {
 		t[n++] = s->child.pid;
 	} else if (o->npids) {
-		for (int i = 0; i < o->npids; i++) {
-			uint64_t since = 0;
-			int got;
-			while ((got = host_tasks("/proc", o->pids[i], t + n, max - n)) == 0 &&
-			       ft_targets_retry(&s->targets, o->pids[i], &since))
-				; /* not found by number, yet its pidfd says it runs */
-			if (got == 0 && n < max) {
-				t[n] = o->pids[i]; /* its open says what became of it */
-				got = 1;
-			}
-			n += got;
-		}
+		for (int i = 0; i < o->npids; i++)
+			n += host_tasks("/proc", o->pids[i], t + n, max - n);
 	} else if (o->ntids) {
 		for (int i = 0; i < o->ntids; i++)
 			t[n++] = o->tids[i];
@@ -289,11 +279,7 @@ static int open_event(struct ft_session *s, int ev, const bool *online, const pi
 		if (!online[cpu])
 			continue;
 		for (int t = 0; t < ntasks; t++) {
-			uint64_t since = 0;
-			int ret;
-			while ((ret = open_one(s, ev, tasks[t], cpu, t == 0)) == -ESRCH &&
-			       ft_targets_retry(&s->targets, tasks[t], &since))
-				; /* as in task_list */
+			int ret = open_one(s, ev, tasks[t], cpu, t == 0);
 			if (ret == -ESRCH && tasks[t] > 0 && ntasks > 1)
 				continue; /* a thread of -p that exited meanwhile */
 			if (ret < 0 && first && e->optional && ft_plan_refusal(ret)) {

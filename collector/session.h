@@ -58,8 +58,6 @@ struct ft_targets {
 	int n;
 	struct ft_target t[512]; /* -p's 256 and -L's 256 */
 };
-/* how long a lookup by pid that says "no such process" is asked again */
-#define FT_TARGET_PATIENCE_MS 2000
 
 struct ft_session {
 	const struct ft_options *opt;
@@ -172,10 +170,6 @@ bool ft_perf_source_targets_gone(const struct ft_session *s);
 int ft_targets_open(struct ft_targets *t, const struct ft_options *o);
 /* True while some target has not exited. */
 bool ft_targets_alive(const struct ft_targets *t);
-/* After a lookup of target ID said ESRCH: true (after a short nap) when
- * its pidfd says it still runs and the patience, counted from *SINCE_MS
- * (0: now), is not spent, so the lookup should be asked again. */
-bool ft_targets_retry(const struct ft_targets *t, pid_t id, uint64_t *since_ms);
 /* Adds every target's pidfd to EPFD; its cookie is the target. Returns 0 or -errno. */
 int ft_targets_watch(struct ft_targets *t, int epfd);
 /* True when an epoll COOKIE is one of the targets'. */

@@ -4,15 +4,7 @@
  * round in minutes), so "is PID still running" asked by number can keep a
  * run going for a stranger. A pidfd stays bound to the process it was
  * opened for and becomes readable when that process has exited: the loop
- * watches it, and the run ends once every target's has fired.
- *
- * Looking a pid up by number can also miss a process that runs: on this
- * project's Linux 6.18 VMs a process started a moment before was now and
- * then not found by kill(), stat(/proc/PID) or perf_event_open() from
- * another process for several hundred ms, while its parent still found it.
- * So a lookup that says ESRCH is asked again for up to
- * FT_TARGET_PATIENCE_MS before it is believed, and an open that fails with
- * ESRCH while the target's pidfd says it runs is tried again. */
+ * watches it, and the run ends once every target's has fired. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -20,7 +12,6 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 #include "collector/session.h"
 #include "host/host.h"
@@ -28,43 +19,23 @@
 #ifndef PIDFD_THREAD
 #define PIDFD_THREAD O_EXCL /* Linux 6.9: a pidfd for one thread */
 #endif
-#define RETRY_STEP_MS 10
 
-static uint64_t now_ms(void)
+/* pidfd_open(ID). Returns the fd, -1 where the kernel has no pidfd for it
+ * (before 5.3, or a thread before 6.9), or -ESRCH. */
+static int open_pidfd(pid_t id, bool thread)
 {
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000u + (uint64_t)t.tv_nsec / 1000000u;
-}
-
-static void nap(void)
-{
-	struct timespec t = { 0, RETRY_STEP_MS * 1000000L };
-	nanosleep(&t, NULL);
-}
-
-/* pidfd_open(ID), asked again while it says ESRCH, up to the patience.
- * Returns the fd, -1 where the kernel has no pidfd for it (before 5.3, or
- * a thread before 6.9), or -ESRCH. */
-static int open_patiently(pid_t id, bool thread)
-{
-	uint64_t until = now_ms() + FT_TARGET_PATIENCE_MS;
-	for (;;) {
-		int fd = (int)syscall(SYS_pidfd_open, id, thread ? PIDFD_THREAD : 0);
-		if (fd >= 0)
-			return fd;
-		/* no pidfd here: existence by kill(), liveness by /proc */
-		if (errno != ESRCH && (kill(id, 0) == 0 || errno != ESRCH))
-			return -1;
-		if (now_ms() >= until)
-			return -ESRCH;
-		nap();
-	}
+	int fd = (int)syscall(SYS_pidfd_open, id, thread ? PIDFD_THREAD : 0);
+	if (fd >= 0)
+		return fd;
+	/* no pidfd here: existence by kill(), liveness by /proc */
+	if (errno != ESRCH && (kill(id, 0) == 0 || errno != ESRCH))
+		return -1;
+	return -ESRCH;
 }
 
 static int add(struct ft_targets *t, pid_t id, bool thread)
 {
-	int fd = open_patiently(id, thread);
+	int fd = open_pidfd(id, thread);
 	if (fd == -ESRCH) {
 		ft_error("%s %d: no such %s (see ps -e%s)", thread ? "-L" : "-p", (int)id,
 			 thread ? "thread" : "process", thread ? "L" : "");
@@ -101,21 +72,6 @@ bool ft_targets_alive(const struct ft_targets *t)
 	for (int i = 0; i < t->n; i++)
 		if (target_runs(&t->t[i]))
 			return true;
-	return false;
-}
-
-bool ft_targets_retry(const struct ft_targets *t, pid_t id, uint64_t *since_ms)
-{
-	uint64_t now = now_ms();
-	if (!*since_ms)
-		*since_ms = now;
-	if (now - *since_ms >= FT_TARGET_PATIENCE_MS)
-		return false;
-	for (int i = 0; i < t->n; i++)
-		if (t->t[i].id == id && t->t[i].fd >= 0 && target_runs(&t->t[i])) {
-			nap();
-			return true;
-		}
 	return false;
 }
 

@@ -123,7 +123,7 @@ reused=0
 for try in 1 2 3 4 5; do
 	rm -f $TMP/go
 	"$BIN/getppid_paths" 1000 --wait $TMP/go & wpid=$!
-	"$FTSTACK" -e $EV -f -p $wpid >$TMP/o 2>$TMP/e & fpid=$!
+	: >$TMP/e; "$FTSTACK" -e $EV -f -p $wpid >$TMP/o 2>$TMP/e & fpid=$!
 	wait_for 60 started $fpid
 	touch $TMP/go; wait $wpid
 	echo $((wpid - 1)) >/proc/sys/kernel/ns_last_pid; sleep 60 & spid=$!
@@ -135,7 +135,7 @@ done
 expect_eq "-p: the pid given to a new process, the run still ends (reused:state)" "$reused:$st" "1:gone"
 # ... and ends with SIGINT while it still runs, printing and exiting 0
 sleep 30 & spid=$!
-"$FTSTACK" -e $EV -f -p $spid >$TMP/o 2>$TMP/e & fpid=$!
+: >$TMP/e; "$FTSTACK" -e $EV -f -p $spid >$TMP/o 2>$TMP/e & fpid=$!
 wait_for 60 started $fpid
 kill -INT $fpid; wait $fpid; expect_eq "-p: SIGINT exits 0" $? 0
 check "-p: SIGINT prints the summary" grep -q '^ftstack: 0 events counted' $TMP/e

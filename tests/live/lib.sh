@@ -35,7 +35,10 @@ tracefs_state() {
 # and a slow or busy host must not fail a test by its speed
 wait_for() { local end=$((SECONDS + $1)); shift; until "$@" 2>/dev/null; do [ $SECONDS -ge $end ] && return 1; sleep 0.05; done; }
 gone() { ! kill -0 "$1" 2>/dev/null; }
-# started PID: ftstack PID says it is tracing ($TMP/e), or has ended
+# started PID: ftstack PID says it is tracing ($TMP/e), or has ended.
+# Empty $TMP/e before starting ftstack in the background (": >$TMP/e"):
+# the redirection truncates it only once the child runs, and an earlier
+# run's "Tracing" line would let the test go on before this run is armed
 started() { grep -q Tracing $TMP/e 2>/dev/null || gone "$1"; }
 # run_ft OUT ERR ARGS...: runs ftstack, stdout to OUT, stderr to ERR; returns its status
 run_ft() { local o=$1 e=$2; shift 2; "$FTSTACK" "$@" >"$o" 2>"$e"; }
@@ -47,7 +50,7 @@ p_until_exit() {
 	local name=$1 n=$2 wpid fpid i; shift 2
 	rm -f $TMP/go
 	"$BIN/getppid_paths" $n --wait $TMP/go & wpid=$!
-	"$FTSTACK" "$@" -p $wpid >$TMP/o 2>$TMP/e & fpid=$!
+	: >$TMP/e; "$FTSTACK" "$@" -p $wpid >$TMP/o 2>$TMP/e & fpid=$!
 	wait_for 60 started $fpid
 	touch $TMP/go; wait $wpid
 	wait_for 30 gone $fpid

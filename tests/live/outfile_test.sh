@@ -107,7 +107,7 @@ expect_eq "live -o -i: every event in FILE" "$(folded_count $D/live.folded 'main
 echo "the old result" > $D/live.folded
 rm -f $TMP/go
 "$W" 1000 --wait $TMP/go & wpid=$!
-"$FTSTACK" -e $EV -f -o $D/live.folded -p $wpid >/dev/null 2>$TMP/e & fpid=$!
+: >$TMP/e; "$FTSTACK" -e $EV -f -o $D/live.folded -p $wpid >/dev/null 2>$TMP/e & fpid=$!
 wait_for 60 started $fpid
 kill -KILL $fpid; wait $fpid 2>/dev/null
 touch $TMP/go; wait $wpid

@@ -60,7 +60,7 @@ check "c:malloc: every stack's leaf is malloc" awk 'NF && $0 !~ /;malloc [0-9]+$
 rm -f $TMP/go
 "$W" $n --wait $TMP/go & p1=$!
 "$W" $n --wait $TMP/go & p2=$!
-"$FTSTACK" -e "$W:do_getppid" -f -U -p $p1 >$TMP/o 2>$TMP/e & fpid=$!
+: >$TMP/e; "$FTSTACK" -e "$W:do_getppid" -f -U -p $p1 >$TMP/o 2>$TMP/e & fpid=$!
 wait_for 60 started $fpid
 touch $TMP/go; wait $p1 $p2
 kill -INT $fpid; wait $fpid
@@ -70,7 +70,7 @@ expect_eq "uprobe -p: only the one process" "$(folded_count $TMP/o 'do_getppid [
 # that takes: the shell waits on a FIFO, forking nothing before)
 mkfifo $TMP/go.fifo
 sh -c "read x < $TMP/go.fifo; ls / >/dev/null" & sp=$!
-"$FTSTACK" -l c malloc -f -U -p $sp >$TMP/o 2>$TMP/e & fpid=$!
+: >$TMP/e; "$FTSTACK" -l c malloc -f -U -p $sp >$TMP/o 2>$TMP/e & fpid=$!
 wait_for 60 started $fpid
 echo go > $TMP/go.fifo
 wait $sp; wait_for 30 gone $fpid
@@ -86,7 +86,7 @@ for args in "-l c malloc -U" "-e t:syscalls:sys_enter_getppid" \
 	    "--backend ftrace -e t:syscalls:sys_enter_getppid"; do
 	rm -f $TMP/go
 	sh -c "while [ ! -e $TMP/go ]; do sleep 0.05; done; ls / >/dev/null" & sp=$!
-	"$FTSTACK" $args -f -p $sp >$TMP/o 2>$TMP/e & fpid=$!
+	: >$TMP/e; "$FTSTACK" $args -f -p $sp >$TMP/o 2>$TMP/e & fpid=$!
 	wait_for 60 started $fpid
 	sleep 0.5; touch $TMP/go; wait $sp
 	wait_for 15 gone $fpid
