@@ -299,12 +299,12 @@ static int open_events(struct ft_session *s, int epfd, struct ft_event *events, 
 
 /* Without --buffer-size: 4 MB per CPU, about 20 ms of the busiest
  * workloads here (offcpu's pipe ping-pong), so a reader that loses its CPU
- * to busy neighbours for a while loses nothing; at most 256 MB in all on
- * large machines, and never under 512 KB. */
-/* 4 MB per CPU; 64 MB when samples carry a copy of the stack (ten to
- * fifty times the bytes of a callchain, and a copy makes each event
- * cheaper, so they come faster: 1M getppid calls lost 2-8% of their
- * samples in 16 MB rings, none in 64 MB); at most 256 MB in all. */
+ * to busy neighbours for a while loses nothing; 64 MB when samples carry a
+ * copy of the stack (ten to fifty times the bytes of a callchain, so they
+ * fill faster: a getppid loop writes ~2 GB/s, and 8-16 MB rings lose
+ * samples in some runs while the scheduler places a -c command next to
+ * the reader, doc/PERFORMANCE.md); at most 256 MB in all on large
+ * machines, and never under 512 KB. */
 static size_t default_ring_kb(const bool *online, int top, uint32_t copy_bytes)
 {
 	int n = 0;
