@@ -404,30 +404,66 @@ static int drain_ring(struct ft_session *s, struct ft_perf_ring *r)
 	return n < 0 ? (int)n : 0;
 }
 
-static bool first_time(struct ft_session *s, struct ft_perf_ring *r, uint64_t *t)
+/* The rings' records merged into time order: user stacks are walked as
+ * samples are read, and a sample needs its process's exec and mmap records,
+ * which sit in the ring of whichever CPU the process ran on then (a ring
+ * that may not have filled enough to wake the loop). Draining ring after
+ * ring, oldest first, was not enough: a process that ran on CPU 1, then
+ * mapped a library on CPU 0 and ran on CPU 1 again had its later samples
+ * walked (and left short, as if their code were unknown) before the mmap.
+ * Each step drains the ring holding the oldest record up to the next ring's
+ * oldest; first times are kept between steps (one decode a step). */
+static int drain_merged(struct ft_session *s)
 {
-	return r->ring.base &&
-	       perfev_ring_first_time(&r->ring, s->perf->sample_type, s->perf->regs_mask, t) == 0;
+	struct ft_perf_source *ps = s->perf;
+	uint64_t next[FT_MAX_CPUS];
+	bool broken[FT_MAX_CPUS];
+	int n = ps ? ps->ncpus : 0, ret;
+	for (int c = 0; c < n; c++) {
+		struct perfev_ring *r = &ps->rings[c].ring;
+		ret = r->base ? perfev_ring_first_time(r, ps->sample_type, ps->regs_mask, &next[c]) :
+				-ENOENT;
+		broken[c] = ret < 0 && ret != -ENOENT;
+		if (ret < 0)
+			next[c] = UINT64_MAX;
+	}
+	for (;;) {
+		int a = -1;
+		uint64_t until = UINT64_MAX;
+		for (int c = 0; c < n; c++) {
+			if (next[c] == UINT64_MAX)
+				continue;
+			if (a < 0 || next[c] < next[a]) {
+				if (a >= 0)
+					until = next[a];
+				a = c;
+			} else if (next[c] < until) {
+				until = next[c];
+			}
+		}
+		if (a < 0)
+			break;
+		uint64_t was = next[a];
+		long got = perfev_ring_drain_until(&ps->rings[a].ring, ps->sample_type, ps->regs_mask,
+						   until, on_record, s, &next[a]);
+		if (got < 0)
+			return (int)got;
+		if (got == 0 && next[a] == was)
+			next[a] = UINT64_MAX; /* no progress: cannot happen; never spin */
+	}
+	/* a ring whose oldest record could not be decoded: as it comes (the
+	 * drain skips what it cannot decode, and says when a header is broken) */
+	for (int c = 0; c < n; c++)
+		if (broken[c] && (ret = drain_ring(s, &ps->rings[c])) < 0)
+			return ret;
+	return 0;
 }
 
-/* Before ring R, the rings whose oldest record is older than R's: user
- * stacks are walked as samples are read, and a sample needs its process's
- * exec and mmap records, which may sit in another CPU's ring that has not
- * filled enough to wake the loop. */
 int ft_perf_source_ready(struct ft_session *s, void *cookie)
 {
-	struct ft_perf_ring *r = cookie;
-	uint64_t tr, t;
-	if (first_time(s, r, &tr))
-		for (int cpu = 0; cpu < s->perf->ncpus; cpu++) {
-			struct ft_perf_ring *o = &s->perf->rings[cpu];
-			int ret;
-			if (o != r && first_time(s, o, &t) && t < tr && (ret = drain_ring(s, o)) < 0)
-				return ret;
-		}
-	return drain_ring(s, r);
+	(void)cookie; /* every ring is drained, in time order */
+	return drain_merged(s);
 }
-
 
 int ft_perf_source_hangup(struct ft_session *s, void *cookie, int epfd)
 {
@@ -452,23 +488,7 @@ bool ft_perf_source_targets_gone(const struct ft_session *s)
 
 int ft_perf_source_drain_all(struct ft_session *s)
 {
-	struct ft_perf_source *ps = s->perf;
-	/* oldest first (see ft_perf_source_ready), each ring once */
-	for (int round = 0; ps && round < ps->ncpus; round++) {
-		struct ft_perf_ring *oldest = NULL;
-		uint64_t best = 0, t;
-		for (int cpu = 0; cpu < ps->ncpus; cpu++)
-			if (first_time(s, &ps->rings[cpu], &t) && (!oldest || t < best)) {
-				oldest = &ps->rings[cpu];
-				best = t;
-			}
-		if (!oldest)
-			break;
-		int ret = drain_ring(s, oldest);
-		if (ret < 0)
-			return ret;
-	}
-	return 0;
+	return drain_merged(s);
 }
 
 int ft_perf_source_enable(struct ft_session *s)

@@ -138,8 +138,19 @@ typedef int (*perfev_record_fn)(void *ctx, const struct perfev_record *rec);
  * Returns 0, -ENOENT when R is empty, -EINVAL when it cannot be read. */
 int perfev_ring_first_time(struct perfev_ring *r, uint64_t sample_type, uint64_t regs_mask,
 			   uint64_t *time);
+/* Hands every unread record of R to FN in ring order and releases the space.
+ * FN returning non-zero stops after that record. Undecodable records are
+ * skipped and counted (bad_records). Returns the number of records handed
+ * to FN, or -EINVAL when a record's header is broken (the space before it
+ * is released). */
 long perfev_ring_drain(struct perfev_ring *r, uint64_t sample_type, uint64_t regs_mask,
 		       perfev_record_fn fn, void *ctx);
+/* As perfev_ring_drain, but stops before the first record stamped later
+ * than UNTIL, and sets *NEXT (if not NULL) to that record's time, or to
+ * UINT64_MAX when none was left: the step of a merge of several rings into
+ * time order. */
+long perfev_ring_drain_until(struct perfev_ring *r, uint64_t sample_type, uint64_t regs_mask,
+			     uint64_t until, perfev_record_fn fn, void *ctx, uint64_t *next);
 
 /* The sample_regs_user mask ftstack asks for with a user stack copy (x86-64:
  * the general-purpose registers; ip, sp and bp start the walk). */

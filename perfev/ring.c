@@ -98,10 +98,12 @@ int perfev_ring_first_time(struct perfev_ring *r, uint64_t sample_type, uint64_t
 	return 0;
 }
 
-long perfev_ring_drain(struct perfev_ring *r, uint64_t sample_type, uint64_t regs_mask,
-		       perfev_record_fn fn, void *ctx)
+long perfev_ring_drain_until(struct perfev_ring *r, uint64_t sample_type, uint64_t regs_mask,
+			     uint64_t until, perfev_record_fn fn, void *ctx, uint64_t *next)
 {
 	struct perf_event_mmap_page *meta = r->base;
+	if (next)
+		*next = UINT64_MAX;
 	if (!meta)
 		return -EINVAL;
 	uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
@@ -125,6 +127,10 @@ long perfev_ring_drain(struct perfev_ring *r, uint64_t sample_type, uint64_t reg
 		struct perfev_record out;
 		if (perfev_decode(rec, h.size, sample_type, regs_mask, &out) < 0) {
 			r->bad_records++;
+		} else if (out.time > until) {
+			if (next)
+				*next = out.time;
+			break; /* left for a later drain: another ring's come first */
 		} else {
 			n++;
 			if (fn && fn(ctx, &out))
@@ -135,4 +141,10 @@ long perfev_ring_drain(struct perfev_ring *r, uint64_t sample_type, uint64_t reg
 	/* hand the consumed space back only after we are done reading it */
 	__atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
 	return ret < 0 ? ret : n;
+}
+
+long perfev_ring_drain(struct perfev_ring *r, uint64_t sample_type, uint64_t regs_mask,
+		       perfev_record_fn fn, void *ctx)
+{
+	return perfev_ring_drain_until(r, sample_type, regs_mask, UINT64_MAX, fn, ctx, NULL);
 }

@@ -35,6 +35,16 @@ run_ft $TMP/o $TMP/e -e "u:$BIN/leaf_ab:leaf" -f -U -c "$BIN/leaf_ab 0.2"
 a=$(folded_count $TMP/o ';main;func_a;leaf [0-9]+$'); b=$(folded_count $TMP/o ';main;func_b;leaf [0-9]+$')
 check "uprobe on leaf: under func_a ($a) and func_b ($b), as often" \
 	bash -c "[ $a -gt 0 ] && [ $a = $b ] && [ $((a + b)) = $(folded_count $TMP/o .) ]"
+# records of all CPUs read in time order: late_map maps code on CPU 0 and
+# runs it on CPU 1, whose ring's first records (its exec) are older; read
+# ring after ring, its samples were walked before the mmap and lost run
+if taskset -c 1 true 2>/dev/null; then
+	for cg in "" "--call-graph fp" "--call-graph dwarf"; do
+		taskset -c 1 "$FTSTACK" -e $EV -f -U $cg -c "$BIN/late_map 2000" >$TMP/o 2>$TMP/e
+		expect_eq "${cg:-default}: code mapped on another CPU: main;run;late_loop, every call" \
+			"$(folded_count $TMP/o '^late_map;.*main;run;late_loop [0-9]+$'):$(folded_count $TMP/o .)" "2000:2000"
+	done
+fi
 # ftstack check says which method it chose here, and why
 "$FTSTACK" check >$TMP/o 2>$TMP/e
 check "check: the user-stack method and why" \

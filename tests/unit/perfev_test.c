@@ -578,6 +578,43 @@ static void test_fake_ring(void)
 	free(meta);
 }
 
+/* perfev_ring_drain_until: the step of the merge of several rings */
+static void test_drain_until(void)
+{
+	struct perfev_ring r = { .fd = -1, .data_size = 4096 };
+	struct perf_event_mmap_page *meta = aligned_alloc(4096, 4096);
+	r.data = aligned_alloc(4096, 4096);
+	r.scratch = malloc(65536);
+	r.base = meta;
+	memset(meta, 0, 4096);
+	const uint64_t chain[] = { PERF_CONTEXT_USER, 3 };
+	struct bld smp;
+	size_t slen = build_sample(&smp, chain, 2);
+	finish(&smp, PERF_RECORD_SAMPLE, 0);
+	uint64_t pos = 0, next = 0;
+	for (uint64_t t = 10; t <= 30; t += 10) {
+		smp.w[3] = t; /* the sample's time */
+		ring_put(&r, &pos, smp.w, slen);
+	}
+	meta->data_head = pos;
+	struct tally t = { .ring = &r, .pid = 10 };
+	CHECK_EQ_U64(perfev_ring_drain_until(&r, PERFEV_SAMPLE_TYPE, 0, 15, count_cb, &t, &next), 1,
+		     "until 15: the record at 10");
+	CHECK_EQ_U64(next, 20, "the next one's time");
+	CHECK_EQ_U64(meta->data_tail, slen, "its space released, no more");
+	CHECK_EQ_U64(perfev_ring_drain_until(&r, PERFEV_SAMPLE_TYPE, 0, 19, count_cb, &t, &next), 0,
+		     "until 19: none");
+	CHECK_EQ_U64(perfev_ring_drain_until(&r, PERFEV_SAMPLE_TYPE, 0, 20, count_cb, &t, &next), 1,
+		     "until 20: the record at 20 (inclusive)");
+	CHECK_EQ_U64(perfev_ring_drain_until(&r, PERFEV_SAMPLE_TYPE, 0, UINT64_MAX, count_cb, &t, &next),
+		     1, "the rest");
+	CHECK_EQ_U64(next, UINT64_MAX, "none left: UINT64_MAX");
+	CHECK_EQ_U64(t.samples, 3, "3 samples in all");
+	free(r.scratch);
+	free(r.data);
+	free(meta);
+}
+
 /* ---- live rings (root): raw_syscalls:sys_enter filtered to getppid ---- */
 static int sys_enter_id(void)
 {
@@ -921,6 +958,7 @@ int main(void)
 	test_fixtures();
 	test_fuzz();
 	test_fake_ring();
+	test_drain_until();
 	test_ustack_judge();
 	test_live();
 	CHECK_DONE();
