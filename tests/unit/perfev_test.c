@@ -522,14 +522,28 @@ static void ring_put(struct perfev_ring *r, uint64_t *pos, const void *rec, size
 	*pos += n;
 }
 
+/* A 4 KB ring of our own: its meta page is returned (head and tail). */
+static struct perf_event_mmap_page *fake_ring(struct perfev_ring *r)
+{
+	*r = (struct perfev_ring){ .fd = -1, .data_size = 4096 };
+	r->base = aligned_alloc(4096, 4096);
+	r->data = aligned_alloc(4096, 4096);
+	r->scratch = malloc(65536);
+	memset(r->base, 0, 4096);
+	return r->base;
+}
+
+static void fake_ring_free(struct perfev_ring *r)
+{
+	free(r->scratch);
+	free(r->data);
+	free(r->base);
+}
+
 static void test_fake_ring(void)
 {
-	struct perfev_ring r = { .fd = -1, .data_size = 4096 };
-	struct perf_event_mmap_page *meta = aligned_alloc(4096, 4096);
-	r.data = aligned_alloc(4096, 4096);
-	r.scratch = malloc(65536);
-	r.base = meta;
-	memset(meta, 0, 4096);
+	struct perfev_ring r;
+	struct perf_event_mmap_page *meta = fake_ring(&r);
 	const uint64_t chain[] = { PERF_CONTEXT_KERNEL, 1, 2, PERF_CONTEXT_USER, 3 };
 	struct bld smp, bad, lost;
 	size_t slen = build_sample(&smp, chain, 5);
@@ -573,20 +587,14 @@ static void test_fake_ring(void)
 	meta->data_head = pos;
 	CHECK_EQ_U64(perfev_ring_drain(&r, PERFEV_SAMPLE_TYPE, 0, count_cb, &t), -EINVAL,
 		     "size beyond head: -EINVAL");
-	free(r.scratch);
-	free(r.data);
-	free(meta);
+	fake_ring_free(&r);
 }
 
 /* perfev_ring_drain_until: the step of the merge of several rings */
 static void test_drain_until(void)
 {
-	struct perfev_ring r = { .fd = -1, .data_size = 4096 };
-	struct perf_event_mmap_page *meta = aligned_alloc(4096, 4096);
-	r.data = aligned_alloc(4096, 4096);
-	r.scratch = malloc(65536);
-	r.base = meta;
-	memset(meta, 0, 4096);
+	struct perfev_ring r;
+	struct perf_event_mmap_page *meta = fake_ring(&r);
 	const uint64_t chain[] = { PERF_CONTEXT_USER, 3 };
 	struct bld smp;
 	size_t slen = build_sample(&smp, chain, 2);
@@ -610,9 +618,7 @@ static void test_drain_until(void)
 		     1, "the rest");
 	CHECK_EQ_U64(next, UINT64_MAX, "none left: UINT64_MAX");
 	CHECK_EQ_U64(t.samples, 3, "3 samples in all");
-	free(r.scratch);
-	free(r.data);
-	free(meta);
+	fake_ring_free(&r);
 }
 
 /* ---- live rings (root): raw_syscalls:sys_enter filtered to getppid ---- */
