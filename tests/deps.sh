@@ -3,11 +3,13 @@
 # Idempotent: only what is missing is installed.
 set -eu
 pkgs="build-essential pkg-config libtracefs-dev libtraceevent-dev libelf-dev
-      libunwind-dev liblzma-dev zlib1g-dev clang libclang-rt-14-dev
+      libunwind-dev libdw-dev liblzma-dev zlib1g-dev clang libclang-rt-14-dev
       linux-perf cppcheck systemtap-sdt-dev busybox-static cpio qemu-system-x86
       golang-go libxml2-utils firefox-esr
       libcap2-bin valgrind
       libcurl4-openssl-dev clickhouse-server python3"
+# libdw-dev: only its <dwarf.h>, the DWARF constants (DW_EH_PE_*) the
+# unwinder reads .eh_frame_hdr with; libdw itself is not linked
 # report_formats_test: node and npm fetch speedscope's schema (a nodejs that
 # already brings npm, e.g. NodeSource's, is kept)
 command -v npm >/dev/null || pkgs="$pkgs npm"
