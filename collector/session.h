@@ -110,6 +110,7 @@ struct ft_session {
 	 * (dwarf); ucopy_size bytes of stack copied per sample (0: none) */
 	enum ft_ustack_method ustack;
 	uint32_t ucopy_size;
+	uint64_t uregs_mask;     /* the user registers each sample takes with the copy */
 	char ustack_why[256];    /* why this method (chosen for the host, or asked) */
 	struct sym_unwinder *unwinder; /* CFI of the mapped files, for user stacks */
 };

@@ -111,6 +111,11 @@ void ft_ustack_choose(struct ft_session *s, const char *tracefs)
 		snprintf(s->ustack_why, sizeof(s->ustack_why),
 			 "not timed on this boot yet (ftstack check times both and saves its choice)");
 	}
+	/* CFI for every frame may read any register; the walks of fp and copy
+	 * start from ip, sp and bp, and each register asked for costs the
+	 * kernel a call a sample (perfev_user_frame_regs_mask) */
+	s->uregs_mask = s->ustack == FT_USTACK_DWARF ? perfev_user_regs_mask() :
+			perfev_user_frame_regs_mask();
 	s->ucopy_size = s->ustack == FT_USTACK_FP ? FT_FIX_SIZE_DEFAULT :
 			o->call_graph_set ? o->copy_size : FT_COPY_SIZE_DEFAULT;
 	ft_debug("user stacks: %s (%s), %u bytes of stack a sample", ft_ustack_name(s->ustack),
@@ -125,16 +130,16 @@ static int walk(struct ft_session *s, const struct perfev_sample *smp, uint32_t 
 	struct sym_ustack us = { .pid = smp->pid, .tid = smp->tid, .time = smp->time,
 				 .stack = smp->ustack, .size = smp->ustack ? smp->ustack_size : 0 };
 	bool chain_cut = false;
-	if (!smp->pid || perfev_ustack_dwarf_regs(smp, perfev_user_regs_mask(), us.regs) < 0)
+	if (!smp->pid || perfev_ustack_dwarf_regs(smp, s->uregs_mask, us.regs, &us.regs_known) < 0)
 		return s->ustack == FT_USTACK_COPY ?
-		       (int)perfev_ustack_walk(smp, perfev_user_regs_mask(), s->walk_u, max, cut) : -1;
+		       (int)perfev_ustack_walk(smp, s->uregs_mask, s->walk_u, max, cut) : -1;
 	ft_session_know_process(s, smp->pid, smp->time); /* its mappings, before the walk */
 	if (s->ustack == FT_USTACK_DWARF)
 		return (int)sym_unwind(s->unwinder, &us, s->walk_u, max, cut);
 	const uint64_t *chain = smp->uips;
 	uint32_t nchain = smp->nuips;
 	if (s->ustack == FT_USTACK_COPY) {
-		nchain = perfev_ustack_walk(smp, perfev_user_regs_mask(), s->chain_u, max, &chain_cut);
+		nchain = perfev_ustack_walk(smp, s->uregs_mask, s->chain_u, max, &chain_cut);
 		chain = s->chain_u;
 	}
 	if (nchain == 0)

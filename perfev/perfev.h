@@ -25,6 +25,7 @@ struct perfev_opts {
 	bool raw;               /* PERF_SAMPLE_RAW too (offcpu reads sched_switch fields) */
 	bool user_stack;        /* PERF_SAMPLE_STACK_USER + REGS_USER (--call-graph copy, uprobe [sp]) */
 	uint32_t stack_dump;    /* bytes of user stack copied with user_stack */
+	uint64_t regs_user;     /* registers taken with user_stack (0: perfev_user_regs_mask()) */
 	bool exclude_user_chain;   /* -K: exclude_callchain_user */
 	bool exclude_kernel_chain; /* -U: exclude_callchain_kernel */
 	bool track;             /* comm(+exec) + task records (side band) */
@@ -152,9 +153,13 @@ long perfev_ring_drain(struct perfev_ring *r, uint64_t sample_type, uint64_t reg
 long perfev_ring_drain_until(struct perfev_ring *r, uint64_t sample_type, uint64_t regs_mask,
 			     uint64_t until, perfev_record_fn fn, void *ctx, uint64_t *next);
 
-/* The sample_regs_user mask ftstack asks for with a user stack copy (x86-64:
- * the general-purpose registers; ip, sp and bp start the walk). */
+/* The sample_regs_user mask of every general-purpose register (x86-64:
+ * ax..ip, r8..r15), what --call-graph dwarf's CFI may read. 0 elsewhere. */
 uint64_t perfev_user_regs_mask(void);
+
+/* The sample_regs_user mask of the registers a frame walk starts from (x86-64:
+ * ip, sp and bp), what the fp and copy methods take. 0 elsewhere. */
+uint64_t perfev_user_frame_regs_mask(void);
 
 /* Follows frame pointers through sample S's copied user stack, as the
  * kernel's user callchain walk does through live memory: IPS[0] is the user
@@ -166,10 +171,11 @@ uint32_t perfev_ustack_walk(const struct perfev_sample *s, uint64_t regs_mask,
 			    uint64_t *ips, uint32_t max, bool *cut);
 
 /* Sample S's user registers (taken with REGS_MASK) in DWARF numbering, for
- * a DWARF unwinder: x86-64 rax rdx rcx rbx rsi rdi rbp rsp r8..r15, rip.
- * Returns 0, -ENOENT when the sample lacks one, -ENOTSUP elsewhere. */
+ * a DWARF unwinder: x86-64 rax rdx rcx rbx rsi rdi rbp rsp r8..r15, rip;
+ * those not taken are 0, and bit i of *KNOWN says whether OUT[i] was taken.
+ * Returns 0, -ENOENT when the sample lacks ip or sp, -ENOTSUP elsewhere. */
 int perfev_ustack_dwarf_regs(const struct perfev_sample *s, uint64_t regs_mask,
-			     uint64_t out[17]);
+			     uint64_t out[17], uint32_t *known);
 
 /* ---- what a sample's user stack costs on this host (cost.c) ---- */
 

@@ -39,7 +39,7 @@ static int reg_index(uint64_t mask, int reg)
 }
 
 int perfev_ustack_dwarf_regs(const struct perfev_sample *s, uint64_t regs_mask,
-			     uint64_t out[17])
+			     uint64_t out[17], uint32_t *known)
 {
 	/* x86-64 DWARF numbering: rax rdx rcx rbx rsi rdi rbp rsp r8..r15 rip */
 	static const int perf_reg[17] = {
@@ -49,13 +49,13 @@ int perfev_ustack_dwarf_regs(const struct perfev_sample *s, uint64_t regs_mask,
 		PERF_REG_X86_R12, PERF_REG_X86_R13, PERF_REG_X86_R14, PERF_REG_X86_R15,
 		PERF_REG_X86_IP,
 	};
-	if (!s->uregs)
+	if (!s->uregs || reg_index(regs_mask, REG_IP) < 0 || reg_index(regs_mask, REG_SP) < 0)
 		return -ENOENT;
+	*known = 0;
 	for (int i = 0; i < 17; i++) {
 		int at = reg_index(regs_mask, perf_reg[i]);
-		if (at < 0)
-			return -ENOENT;
-		out[i] = s->uregs[at];
+		out[i] = at < 0 ? 0 : s->uregs[at];
+		*known |= at < 0 ? 0 : 1u << i;
 	}
 	return 0;
 }
@@ -92,9 +92,9 @@ uint32_t perfev_ustack_walk(const struct perfev_sample *s, uint64_t regs_mask,
 }
 #else
 int perfev_ustack_dwarf_regs(const struct perfev_sample *s, uint64_t regs_mask,
-			     uint64_t out[17])
+			     uint64_t out[17], uint32_t *known)
 {
-	(void)s, (void)regs_mask, (void)out;
+	(void)s, (void)regs_mask, (void)out, (void)known;
 	return -ENOTSUP;
 }
 

@@ -197,6 +197,7 @@ struct sym_ustack {
 	uint32_t pid, tid;
 	uint64_t time;
 	uint64_t regs[17];    /* DWARF numbering (x86-64: rax..r15, then rip) */
+	uint32_t regs_known;  /* bit i: regs[i] was taken (0: all were) */
 	const uint8_t *stack; /* SIZE bytes from regs[7] (rsp) */
 	uint64_t size;
 };

@@ -298,6 +298,12 @@ static int access_reg(unw_addr_space_t as, unw_regnum_t reg, unw_word_t *valp, i
 	/* libunwind's x86-64 numbering is DWARF's: rax..r15, then rip */
 	if (write || reg < 0 || reg > UNW_X86_64_RIP)
 		return -UNW_EBADREG;
+	/* one the sample did not take (the fp and copy methods take ip, sp
+	 * and bp): a rule that needs it fails its step, and the stack is cut,
+	 * rather than walked on from a made-up 0 */
+	const struct sym_ustack *s = u->cur;
+	if (s && u->regs == s->regs && s->regs_known && !(s->regs_known & (1u << reg)))
+		return -UNW_EBADREG;
 	*valp = u->regs[reg];
 	return 0;
 }

@@ -289,10 +289,35 @@ static void test_ustack_walk(void)
 	c.s.uregs = c.regs;
 	static const uint64_t want[17] = { 100, 103, 102, 101, 104, 105, 106, 107,
 		109, 110, 111, 112, 113, 114, 115, 116, 108 };
-	CHECK(perfev_ustack_dwarf_regs(&c.s, mask, dw) == 0 && memcmp(dw, want, sizeof(dw)) == 0,
+	uint32_t known = 0;
+	CHECK(perfev_ustack_dwarf_regs(&c.s, mask, dw, &known) == 0 &&
+	      memcmp(dw, want, sizeof(dw)) == 0,
 	      "registers in DWARF order: rdx %" PRIu64 ", rip %" PRIu64, dw[1], dw[16]);
-	CHECK(perfev_ustack_dwarf_regs(&c.s, mask & ~(1ULL << 23), dw) == -ENOENT,
-	      "a mask without r15: no DWARF registers");
+	CHECK_EQ_U64(known, 0x1ffff, "all 17 taken");
+
+	/* what fp and copy take: bp, sp, ip (perf's order), the rest unknown */
+	const uint64_t frame = perfev_user_frame_regs_mask();
+	CHECK_EQ_U64(frame, 0x1c0ULL, "x86-64 frame regs mask: bp, sp, ip");
+	uint64_t three[3] = { WALK_SP + 32, WALK_SP, 0x401000 };
+	c.s.uregs = three;
+	static const uint64_t want3[17] = { [6] = WALK_SP + 32, [7] = WALK_SP, [16] = 0x401000 };
+	CHECK(perfev_ustack_dwarf_regs(&c.s, frame, dw, &known) == 0 &&
+	      memcmp(dw, want3, sizeof(dw)) == 0, "frame regs: rbp, rsp, rip in place, 0 elsewhere");
+	CHECK_EQ_U64(known, (1u << 6) | (1u << 7) | (1u << 16), "frame regs: known rbp, rsp, rip");
+	copied_stack_init(&c, 0x401000, WALK_SP + 32);
+	c.s.uregs = three;
+	frame_at(&c, 32, WALK_SP + 96, 0x402000);
+	frame_at(&c, 96, 0, 0x403000);
+	n = perfev_ustack_walk(&c.s, frame, ips, 8, &cut);
+	CHECK(n == 3 && ips[0] == 0x401000 && ips[1] == 0x402000 && ips[2] == 0x403000,
+	      "frame regs: the walk as with all registers (%u)", n);
+	CHECK(perfev_ustack_dwarf_regs(&c.s, frame & ~(1ULL << 7), dw, &known) == -ENOENT,
+	      "a mask without sp: no DWARF registers");
+	for (int i = 0; i < 17; i++)
+		c.regs[i] = 100 + i;
+	c.s.uregs = c.regs;
+	CHECK(perfev_ustack_dwarf_regs(&c.s, mask & ~(1ULL << 23), dw, &known) == 0 &&
+	      !(known & (1u << 15)) && dw[15] == 0, "a mask without r15: r15 unknown");
 }
 
 static void test_side_band(void)

@@ -684,6 +684,43 @@ static void test_unwind_rules(struct sym_procs *p)
 	sym_unwinder_free(w);
 }
 
+/* S with only the registers the fp and copy methods take (rip, rsp, rbp;
+ * perfev_user_frame_regs_mask): the same frames and cut as with all 17,
+ * each with an unwinder of its own, full walks and by the rules */
+static bool same_with_frame_regs(struct sym_procs *p, const struct sym_ustack *s, bool rules)
+{
+	struct sym_ustack three = *s;
+	memset(three.regs, 0, sizeof(three.regs));
+	three.regs[6] = s->regs[6], three.regs[7] = s->regs[7], three.regs[16] = s->regs[16];
+	three.regs_known = 1u << 6 | 1u << 7 | 1u << 16;
+	struct sym_unwinder *a = NULL, *b = NULL;
+	bool same = sym_unwinder_create(p, &a) == 0 && sym_unwinder_create(p, &b) == 0;
+	for (int pass = 0; pass < 2 && same; pass++) {
+		uint64_t x[32], y[32];
+		bool cx, cy;
+		if (!rules)
+			sym_unwinder_rules(a, false), sym_unwinder_rules(b, false);
+		uint32_t nx = sym_unwind(a, s, x, 32, &cx), ny = sym_unwind(b, &three, y, 32, &cy);
+		/* (libunwind's second walk of the signal frame's sample stops
+		 * early, with all registers or three: test_unwind_rules) */
+		same = (pass || nx > 2) && nx == ny && cx == cy &&
+		       memcmp(x, y, nx * sizeof(*x)) == 0;
+	}
+	sym_unwinder_free(a);
+	sym_unwinder_free(b);
+	return same;
+}
+
+static void test_unwind_frame_regs(struct sym_procs *p)
+{
+	CHECK(same_with_frame_regs(p, &unwind_sample, false) &&
+	      same_with_frame_regs(p, &unwind_sample, true),
+	      "rip, rsp and rbp only: this test's own stack, the same frames as with all 17");
+	CHECK(!sig_sample.size || (same_with_frame_regs(p, &sig_sample, false) &&
+				   same_with_frame_regs(p, &sig_sample, true)),
+	      "rip, rsp and rbp only: through a signal frame, the same frames as with all 17");
+}
+
 static void test_unwind(void)
 {
 	struct sym_procs *p = NULL;
@@ -754,6 +791,7 @@ static void test_unwind(void)
 	sym_unwinder_free(v);
 	test_unwind_special(p, u);
 	test_unwind_rules(p);
+	test_unwind_frame_regs(p);
 	/* a pid nothing is known of: the ip alone */
 	unwind_sample.pid = 999999999;
 	unwind_sample.size = sizeof(unwind_copy);
