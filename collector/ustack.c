@@ -112,8 +112,9 @@ void ft_ustack_choose(struct ft_session *s, const char *tracefs)
 			 "not timed on this boot yet (ftstack check times both and saves its choice)");
 	}
 	/* CFI for every frame may read any register; the walks of fp and copy
-	 * start from ip, sp and bp, and each register asked for costs the
-	 * kernel a call a sample (perfev_user_frame_regs_mask) */
+	 * start from ip, sp and bp (r10 and r11 for gcc's odd CFA rules), and
+	 * each register asked for costs the kernel a call a sample
+	 * (perfev_user_frame_regs_mask) */
 	s->uregs_mask = s->ustack == FT_USTACK_DWARF ? perfev_user_regs_mask() :
 			perfev_user_frame_regs_mask();
 	s->ucopy_size = s->ustack == FT_USTACK_FP ? FT_FIX_SIZE_DEFAULT :

@@ -126,9 +126,12 @@ uint64_t perfev_user_frame_regs_mask(void)
 	/* Each register asked for is a call in the kernel's sample path (and a
 	 * return, which an SRSO-mitigated AMD host makes dear): 17 registers
 	 * cost 14% more per sample than 3 on this project's VM
-	 * (doc/PERFORMANCE.md). A frame walk, and the CFA rules of nearly all
-	 * code, need only these three. */
-	return PERFEV_X86_REG(BP) | PERFEV_X86_REG(SP) | PERFEV_X86_REG(IP);
+	 * (doc/PERFORMANCE.md). A frame walk needs ip, sp and bp, the CFA
+	 * rules of nearly all code sp or bp; gcc's others are r10 (a
+	 * stack-realigning prologue) and r11 (a stack-clash probe loop, where
+	 * page faults, and so tracepoints, happen). */
+	return PERFEV_X86_REG(BP) | PERFEV_X86_REG(SP) | PERFEV_X86_REG(IP) |
+	       PERFEV_X86_REG(R10) | PERFEV_X86_REG(R11);
 #else
 	return 0;
 #endif

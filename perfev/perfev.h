@@ -157,8 +157,9 @@ long perfev_ring_drain_until(struct perfev_ring *r, uint64_t sample_type, uint64
  * ax..ip, r8..r15), what --call-graph dwarf's CFI may read. 0 elsewhere. */
 uint64_t perfev_user_regs_mask(void);
 
-/* The sample_regs_user mask of the registers a frame walk starts from (x86-64:
- * ip, sp and bp), what the fp and copy methods take. 0 elsewhere. */
+/* The sample_regs_user mask of the registers a frame walk starts from and
+ * gcc's CFA rules use (x86-64: ip, sp, bp, r10, r11), what the fp and copy
+ * methods take. 0 elsewhere. */
 uint64_t perfev_user_frame_regs_mask(void);
 
 /* Follows frame pointers through sample S's copied user stack, as the

@@ -298,8 +298,8 @@ static int access_reg(unw_addr_space_t as, unw_regnum_t reg, unw_word_t *valp, i
 	/* libunwind's x86-64 numbering is DWARF's: rax..r15, then rip */
 	if (write || reg < 0 || reg > UNW_X86_64_RIP)
 		return -UNW_EBADREG;
-	/* one the sample did not take (the fp and copy methods take ip, sp
-	 * and bp): a rule that needs it fails its step, and the splice keeps
+	/* one the sample did not take (the fp and copy methods take ip, sp,
+	 * bp, r10 and r11): a rule that needs it fails its step, and the splice keeps
 	 * the frame-pointer chain as it is (as where there is no CFI), rather
 	 * than walking on from a made-up 0 */
 	const struct sym_ustack *s = u->cur;

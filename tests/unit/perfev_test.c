@@ -295,17 +295,21 @@ static void test_ustack_walk(void)
 	      "registers in DWARF order: rdx %" PRIu64 ", rip %" PRIu64, dw[1], dw[16]);
 	CHECK_EQ_U64(known, 0x1ffff, "all 17 taken");
 
-	/* what fp and copy take: bp, sp, ip (perf's order), the rest unknown */
+	/* what fp and copy take: bp, sp, ip, r10, r11 (perf's order), the
+	 * rest unknown */
 	const uint64_t frame = perfev_user_frame_regs_mask();
-	CHECK_EQ_U64(frame, 0x1c0ULL, "x86-64 frame regs mask: bp, sp, ip");
-	uint64_t three[3] = { WALK_SP + 32, WALK_SP, 0x401000 };
-	c.s.uregs = three;
-	static const uint64_t want3[17] = { [6] = WALK_SP + 32, [7] = WALK_SP, [16] = 0x401000 };
+	CHECK_EQ_U64(frame, 0xc01c0ULL, "x86-64 frame regs mask: bp, sp, ip, r10, r11");
+	uint64_t five[5] = { WALK_SP + 32, WALK_SP, 0x401000, 10, 11 };
+	c.s.uregs = five;
+	static const uint64_t want5[17] = { [6] = WALK_SP + 32, [7] = WALK_SP, [10] = 10, [11] = 11,
+					    [16] = 0x401000 };
 	CHECK(perfev_ustack_dwarf_regs(&c.s, frame, dw, &known) == 0 &&
-	      memcmp(dw, want3, sizeof(dw)) == 0, "frame regs: rbp, rsp, rip in place, 0 elsewhere");
-	CHECK_EQ_U64(known, (1u << 6) | (1u << 7) | (1u << 16), "frame regs: known rbp, rsp, rip");
+	      memcmp(dw, want5, sizeof(dw)) == 0,
+	      "frame regs: rbp, rsp, r10, r11, rip in place, 0 elsewhere");
+	CHECK_EQ_U64(known, (1u << 6) | (1u << 7) | (1u << 10) | (1u << 11) | (1u << 16),
+		     "frame regs: known rbp, rsp, r10, r11, rip");
 	copied_stack_init(&c, 0x401000, WALK_SP + 32);
-	c.s.uregs = three;
+	c.s.uregs = five;
 	frame_at(&c, 32, WALK_SP + 96, 0x402000);
 	frame_at(&c, 96, 0, 0x403000);
 	n = perfev_ustack_walk(&c.s, frame, ips, 8, &cut);

@@ -684,9 +684,9 @@ static void test_unwind_rules(struct sym_procs *p)
 	sym_unwinder_free(w);
 }
 
-/* S with only the registers the fp and copy methods take (rip, rsp, rbp;
- * perfev_user_frame_regs_mask): the same frames and cut as with all 17,
- * each with an unwinder of its own, full walks and by the rules */
+/* S with only rip, rsp and rbp (the fp and copy methods take these and
+ * r10, r11: perfev_user_frame_regs_mask): the same frames and cut as with
+ * all 17, each with an unwinder of its own, full walks and by the rules */
 static bool same_with_frame_regs(struct sym_procs *p, const struct sym_ustack *s, bool rules)
 {
 	struct sym_ustack three = *s;
@@ -711,6 +711,48 @@ static bool same_with_frame_regs(struct sym_procs *p, const struct sym_ustack *s
 	return same;
 }
 
+/* A sample in a stack-realigning prologue, as gcc writes one: the CFA is
+ * r10 until the frame is built. r10_frame takes its registers there
+ * (DWARF order into r10_sample.regs, rax and rcx clobbered) and its stack
+ * (r10_copy), then returns; r10_return is where it returns to. */
+static struct sym_ustack r10_sample;
+static uint8_t r10_stack[256];
+static uint64_t r10_return;
+void r10_frame(void);
+__attribute__((used)) static void r10_copy(void)
+{
+	copy_raw(r10_stack, r10_sample.regs[7], sizeof(r10_stack));
+}
+__asm__(".text\n.type r10_frame, @function\nr10_frame:\n.cfi_startproc\n"
+	"lea 8(%rsp), %r10\n"
+	".cfi_def_cfa %r10, 0\n"
+	"and $-32, %rsp\n"
+	"lea r10_sample+16(%rip), %rax\n" /* regs[]: after pid, tid, time */
+	"mov %rbp, 48(%rax)\nmov %rsp, 56(%rax)\nmov %r10, 80(%rax)\nmov %r11, 88(%rax)\n"
+	"lea 0(%rip), %rcx\nmov %rcx, 128(%rax)\n"
+	"sub $32, %rsp\nmov %r10, (%rsp)\ncall r10_copy\nmov (%rsp), %r10\n" /* r10 is the callee's */
+	"lea -8(%r10), %rsp\n"
+	".cfi_def_cfa %rsp, 8\n"
+	"ret\n.cfi_endproc\n.size r10_frame, .-r10_frame\n");
+
+__attribute__((noinline)) static void r10_caller(void)
+{
+	r10_frame();
+	r10_return = (uint64_t)(uintptr_t)__builtin_return_address(0); /* not a tail call */
+	__asm__ volatile("" ::: "memory");
+}
+
+/* Its caller's return address, from the CFI with KNOWN registers (0: all) */
+static uint32_t r10_walk(struct sym_procs *p, uint32_t known, uint64_t *ips)
+{
+	struct sym_unwinder *u = NULL;
+	bool cut;
+	r10_sample.regs_known = known;
+	uint32_t n = sym_unwinder_create(p, &u) == 0 ? sym_unwind(u, &r10_sample, ips, 2, &cut) : 0;
+	sym_unwinder_free(u);
+	return n;
+}
+
 static void test_unwind_frame_regs(struct sym_procs *p)
 {
 	CHECK(same_with_frame_regs(p, &unwind_sample, false) &&
@@ -719,6 +761,22 @@ static void test_unwind_frame_regs(struct sym_procs *p)
 	CHECK(!sig_sample.size || (same_with_frame_regs(p, &sig_sample, false) &&
 				   same_with_frame_regs(p, &sig_sample, true)),
 	      "rip, rsp and rbp only: through a signal frame, the same frames as with all 17");
+	/* the walk needs r10 there: with it (as fp and copy take it), the
+	 * caller; without it, the step is refused, not made up */
+	r10_caller();
+	r10_sample.pid = r10_sample.tid = (uint32_t)getpid();
+	r10_sample.time = 200;
+	r10_sample.stack = r10_stack;
+	r10_sample.size = sizeof(r10_stack);
+	const uint32_t frame = 1u << 6 | 1u << 7 | 1u << 10 | 1u << 11 | 1u << 16;
+	uint64_t ips[2] = { 0, 0 };
+	uint32_t n = r10_walk(p, frame, ips);
+	bool took = n == 2 && walk_has(p, ips, n, "r10_caller");
+	uint64_t caller = ips[1];
+	CHECK(took && (n = r10_walk(p, 0, ips)) == 2 && ips[1] == caller,
+	      "a realigning prologue (CFA r10): the caller with rip, rsp, rbp, r10, r11 as with all");
+	n = r10_walk(p, frame & ~(1u << 10), ips);
+	CHECK(n == 1, "the same without r10: the ip only (%u)", n);
 }
 
 static void test_unwind(void)
