@@ -93,9 +93,8 @@ static int open_rings(pid_t pid, const char *ustack, struct perfev_ring *rings, 
 		.track_mmap = true, .inherit = true, .disabled = true,
 		.max_stack = (uint16_t)(max_stack > 512 ? 512 : max_stack),
 		.wakeup_bytes = (uint32_t)(ring_bytes / 4),
-		.user_stack = ustack != NULL, .exclude_user_chain = copy,
+		.regs_user = ustack ? perfev_user_frame_regs_mask() : 0, .exclude_user_chain = copy,
 		.stack_dump = !ustack ? 0 : copy ? FT_COPY_SIZE_DEFAULT : FT_FIX_SIZE_DEFAULT,
-		.regs_user = perfev_user_frame_regs_mask(),
 	};
 	o.config = read_uint("/sys/kernel/tracing/events/raw_syscalls/sys_enter/id", 0);
 	snprintf(filter, sizeof(filter), "id == %d", SYS_getppid);

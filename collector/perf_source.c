@@ -139,7 +139,6 @@ static void attr_for(const struct ft_session *s, const struct ft_event *e, struc
 	po->inherit = s->have_child || o->npids > 0;
 	po->max_stack = s->max_stack;
 	/* uprobes at a function's entry need [sp], the caller the walk skips */
-	po->user_stack = s->perf->regs_mask != 0;
 	po->regs_user = s->perf->regs_mask;
 	po->stack_dump = s->ucopy_size ? s->ucopy_size : 8;
 }
@@ -350,7 +349,7 @@ static int open_events(struct ft_session *s, int epfd, struct ft_event *events, 
 		entry_fix |= events[e].entry_fix;
 	if ((s->ucopy_size || entry_fix) && s->want_user) {
 		ps->sample_type |= PERF_SAMPLE_STACK_USER | PERF_SAMPLE_REGS_USER;
-		ps->regs_mask = s->uregs_mask ? s->uregs_mask : perfev_user_frame_regs_mask();
+		ps->regs_mask = s->uregs_mask; /* ft_ustack_choose's, for the method */
 	}
 	for (int e = 0; e < nevents; e++)
 		if (events[e].raw)

@@ -169,8 +169,8 @@ int perfev_ustack_cost(int tp, uint32_t fp_bytes, uint32_t copy_bytes,
 	for (int k = 0; k < K_KINDS && !ret; k++) {
 		struct perfev_opts po = { .type = PERF_TYPE_TRACEPOINT, .config = (uint64_t)tp,
 			.sample_period = 1, .disabled = true, .exclude_user_chain = k != K_FP,
-			.user_stack = bytes[k] != 0, .stack_dump = bytes[k],
-			.regs_user = perfev_user_frame_regs_mask() };
+			.regs_user = bytes[k] ? perfev_user_frame_regs_mask() : 0,
+			.stack_dump = bytes[k] };
 		fd[k] = perfev_open(&po, 0, -1, -1);
 		if (fd[k] < 0)
 			ret = fd[k];

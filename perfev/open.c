@@ -19,9 +19,9 @@ static void fill_sampling(struct perf_event_attr *a, const struct perfev_opts *o
 	a->sample_type = PERFEV_SAMPLE_TYPE;
 	if (o->raw)
 		a->sample_type |= PERF_SAMPLE_RAW;
-	if (o->user_stack) {
+	if (o->regs_user) {
 		a->sample_type |= PERF_SAMPLE_STACK_USER | PERF_SAMPLE_REGS_USER;
-		a->sample_regs_user = o->regs_user ? o->regs_user : perfev_user_regs_mask();
+		a->sample_regs_user = o->regs_user;
 		a->sample_stack_user = o->stack_dump;
 	}
 	if (o->freq) {

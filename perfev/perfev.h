@@ -23,9 +23,10 @@ struct perfev_opts {
 	uint64_t sample_freq;   /* profile -F */
 	bool freq;
 	bool raw;               /* PERF_SAMPLE_RAW too (offcpu reads sched_switch fields) */
-	bool user_stack;        /* PERF_SAMPLE_STACK_USER + REGS_USER (--call-graph copy, uprobe [sp]) */
-	uint32_t stack_dump;    /* bytes of user stack copied with user_stack */
-	uint64_t regs_user;     /* registers taken with user_stack (0: perfev_user_regs_mask()) */
+	/* not 0: PERF_SAMPLE_REGS_USER with these registers and STACK_USER with
+	 * stack_dump bytes (user stacks walked by ftstack, uprobe [sp]) */
+	uint64_t regs_user;
+	uint32_t stack_dump;
 	bool exclude_user_chain;   /* -K: exclude_callchain_user */
 	bool exclude_kernel_chain; /* -U: exclude_callchain_kernel */
 	bool track;             /* comm(+exec) + task records (side band) */

@@ -666,13 +666,15 @@ static int sys_enter_id(void)
 }
 
 /* raw_syscalls:sys_enter (id TP) on this process, filtered to getppid; with
- * STACK_DUMP, each sample copies that many bytes of the user stack. */
+ * STACK_DUMP, each sample copies that many bytes of the user stack and takes
+ * the registers the fp and copy methods take. */
 static int open_getppid(int tp, size_t ring_bytes, bool raw, uint32_t stack_dump,
 			struct perfev_ring *r)
 {
 	struct perfev_opts o = { .type = PERF_TYPE_TRACEPOINT, .config = (uint64_t)tp,
 				 .sample_period = 1, .disabled = true, .raw = raw,
-				 .user_stack = stack_dump > 0, .stack_dump = stack_dump };
+				 .regs_user = stack_dump ? perfev_user_frame_regs_mask() : 0,
+				 .stack_dump = stack_dump };
 	int fd = perfev_open(&o, 0, -1, -1);
 	if (fd < 0)
 		return fd;
@@ -707,7 +709,7 @@ static uint64_t mono_ns(void)
 static void test_live_side_band(void)
 {
 	struct perfev_opts o = { .type = PERF_TYPE_SOFTWARE, .config = PERF_COUNT_SW_CPU_CLOCK,
-		.freq = true, .sample_freq = 999, .user_stack = true, .stack_dump = 8192,
+		.freq = true, .sample_freq = 999, .regs_user = perfev_user_regs_mask(), .stack_dump = 8192,
 		.track = true, .track_mmap = true, .disabled = true,
 		.max_stack = 32, .wakeup_bytes = 4096 };
 	struct perfev_ring r;
@@ -771,7 +773,7 @@ static int walk_cmp_cb(void *ctx, const struct perfev_record *rec)
 	uint64_t ips[128];
 	bool cut;
 	const struct perfev_sample *s = &rec->sample;
-	uint32_t n = perfev_ustack_walk(s, perfev_user_regs_mask(), ips, 128, &cut);
+	uint32_t n = perfev_ustack_walk(s, perfev_user_frame_regs_mask(), ips, 128, &cut);
 	w->samples++;
 	w->same += n > 0 && n <= s->nuips && memcmp(ips, s->uips, n * sizeof(ips[0])) == 0;
 	w->deep += n >= 4;
@@ -793,7 +795,7 @@ static void test_live_ustack(int tp)
 	perfev_disable(fd);
 	struct walk_cmp w = { 0 };
 	uint64_t type = PERFEV_SAMPLE_TYPE | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
-	perfev_ring_drain(&r, type, perfev_user_regs_mask(), walk_cmp_cb, &w);
+	perfev_ring_drain(&r, type, perfev_user_frame_regs_mask(), walk_cmp_cb, &w);
 	CHECK(w.samples == 500 && w.same == 500 && w.deep == 500,
 	      "500 samples: the copy's walk is the kernel's in %ld, 4+ frames deep in %ld",
 	      w.same, w.deep);

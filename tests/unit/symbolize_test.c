@@ -714,10 +714,9 @@ static bool same_with_frame_regs(struct sym_procs *p, const struct sym_ustack *s
 /* A sample in a stack-realigning prologue, as gcc writes one: the CFA is
  * r10 until the frame is built. r10_frame takes its registers there
  * (DWARF order into r10_sample.regs, rax and rcx clobbered) and its stack
- * (r10_copy), then returns; r10_return is where it returns to. */
+ * (r10_copy), then returns to r10_caller. */
 static struct sym_ustack r10_sample;
 static uint8_t r10_stack[256];
-static uint64_t r10_return;
 void r10_frame(void);
 __attribute__((used)) static void r10_copy(void)
 {
@@ -738,8 +737,7 @@ __asm__(".text\n.type r10_frame, @function\nr10_frame:\n.cfi_startproc\n"
 __attribute__((noinline)) static void r10_caller(void)
 {
 	r10_frame();
-	r10_return = (uint64_t)(uintptr_t)__builtin_return_address(0); /* not a tail call */
-	__asm__ volatile("" ::: "memory");
+	__asm__ volatile("" ::: "memory"); /* no tail call: r10_caller stays the caller */
 }
 
 /* Its caller's return address, from the CFI with KNOWN registers (0: all) */

@@ -65,6 +65,11 @@ static void test_asked(void)
 		      strncmp(s.ustack_why, "--call-graph ", 13) == 0,
 		      "--call-graph %s: %s, %u bytes copied (%s)", cases[i].arg,
 		      ft_ustack_name(s.ustack), s.ucopy_size, s.ustack_why);
+		/* the frame walks take bp, sp, ip, r10, r11; CFI for every frame
+		 * all 17 (x86-64 perf register numbers) */
+		CHECK(s.uregs_mask == (cases[i].dwarf ? 0xff01ffULL : 0xc01c0ULL),
+		      "--call-graph %s: the user registers taken (%#llx)", cases[i].arg,
+		      (unsigned long long)s.uregs_mask);
 	}
 }
 
