@@ -26,7 +26,7 @@
 #include <unistd.h>
 #include "cli/cli.h"
 #include "collector/collector.h"
-#include "collector/command.h"
+#include "task/task.h"
 #include "perfev/perfev.h"
 
 #define RING_BYTES (4096 * 1024) /* ftstack's default ring on up to 64 CPUs */

@@ -101,7 +101,7 @@ static bool is_number(const char *s)
 }
 
 /* "1,2,5" into ints, each checked (whether they exist is the run's
- * question: collector/targets.c). */
+ * question: task/targets.c). */
 static int parse_id_list(const char *opt, const char *s, pid_t *ids, int *n, int max)
 {
 	char *copy = strdup(s), *save = NULL;

@@ -1,5 +1,6 @@
-/* collector: the run: main, the event loop, the sources, the session,
- * check, cleanup and the report command.
+/* collector: the run: the session (records -> aggregate), the event loop,
+ * counting, user stacks, kernel-stack filters, offcpu pairing, printing,
+ * the sink, bounded memory. session.h is its interface to cmd/ and source/.
  */
 #ifndef FTSTACK_COLLECTOR_H
 #define FTSTACK_COLLECTOR_H
@@ -14,26 +15,5 @@
 #include "tracefs/tracefs.h"
 #include "cli/cli.h"
 #include "plan/plan.h"
-
-/* ---- subcommands ---- */
-int ft_cmd_record(const struct ft_options *o);  /* count, profile, offcpu */
-int ft_cmd_check(const struct ft_options *o);
-int ft_cmd_cleanup(const struct ft_options *o);
-int ft_cmd_report(const struct ft_options *o);
-/* cleanup's work on the tracefs at TRACEFS, with PROC_ROOT saying which
- * ftstack runs are alive; what it removed goes to OUT. Returns the exit status. */
-int ft_cleanup_run(const char *tracefs, const char *proc_root, FILE *out);
-
-/* ---- the result: stdout or -o FILE (result_file.c) ---- */
-struct ft_result {
-	FILE *f;               /* stdout, or the new file that replaces -o FILE */
-	struct out_file *file; /* NULL for stdout */
-};
-/* Returns 0, or the exit status after saying why (2: FILE is a symlink or
- * a directory; 1: it cannot be written, nothing changed). */
-int ft_result_open(const struct ft_options *o, struct ft_result *r);
-/* Complete: renames the new file over FILE; else drops it. Returns 0, or 1
- * after saying why. Safe on a result never opened (zeroed). */
-int ft_result_close(const struct ft_options *o, struct ft_result *r, bool complete);
 
 #endif

@@ -9,6 +9,7 @@
 #include <time.h>
 #include "collector/result.h"
 #include "collector/session.h"
+#include "source/source.h"
 
 static const char *entry_comm(struct ft_session *s, const struct agg_entry *e)
 {

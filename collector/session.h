@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include "aggregate/aggregate.h"
 #include "collector/collector.h"
-#include "collector/command.h"
+#include "task/task.h"
 #include "collector/kfilter.h"
 #include "collector/offcpu.h"
 #include "perfev/perfev.h"
@@ -46,18 +46,6 @@ struct ft_perf_source;
 struct ft_ftrace_source;
 struct sym_cache;
 struct sym_unwinder;
-
-/* targets.c: the processes of -p and threads of -L, held by pidfd */
-struct ft_target {
-	pid_t id;
-	int fd;                  /* its pidfd, -1 where the kernel has none */
-	bool thread;             /* -L */
-	bool gone;               /* its pidfd fired */
-};
-struct ft_targets {
-	int n;
-	struct ft_target t[512]; /* -p's 256 and -L's 256 */
-};
 
 struct ft_session {
 	const struct ft_options *opt;
@@ -143,72 +131,6 @@ void ft_session_kernel_abandon(struct ft_session *s);
 /* Marks the online CPUs (sysfs "0-1,4"), restricted by -C, in online[0..max).
  * Returns the highest marked CPU + 1. */
 int ft_online_cpus(const struct ft_options *o, bool *online, int max);
-
-/* ---- perf source ---- */
-/* Opens every event of the plan (per CPU, or per task with -p/-L/-c), maps
- * one ring per CPU and registers it with the loop. Returns 0, or -errno after
- * printing what to do. */
-int ft_perf_source_open(struct ft_session *s, int epfd);
-/* --backend ftrace: only the side band (comm, mmap, fork, exit) from a
- * dummy event, when processes are followed. Returns 0 or -errno. */
-int ft_perf_source_open_sideband(struct ft_session *s, int epfd);
-/* Drains every ring (end of run, -i interval). Returns 0 or -errno. */
-int ft_perf_source_drain_all(struct ft_session *s);
-/* Drains the ring behind an epoll cookie. */
-int ft_perf_source_ready(struct ft_session *s, void *cookie);
-/* The ring COOKIE reported EPOLLHUP: the task its fd follows (and every
- * inherited child) exited, and poll would say so forever. Drains the ring and
- * stops polling it. Returns 1 when none of the -p/-L tasks is left (the run
- * can end), 0 when some are (the loop then drains every ring on a short
- * timeout), or -errno. */
-int ft_perf_source_hangup(struct ft_session *s, void *cookie, int epfd);
-/* True when the run follows -p/-L tasks and none of them runs any more. */
-bool ft_perf_source_targets_gone(const struct ft_session *s);
-
-/* ---- targets (targets.c) ---- */
-/* Opens a pidfd for every -p process and -L thread of O. Returns 0, or
- * -ESRCH after saying which does not exist. */
-int ft_targets_open(struct ft_targets *t, const struct ft_options *o);
-/* True while some target has not exited. */
-bool ft_targets_alive(const struct ft_targets *t);
-/* Adds every target's pidfd to EPFD; its cookie is the target. Returns 0 or -errno. */
-int ft_targets_watch(struct ft_targets *t, int epfd);
-/* True when an epoll COOKIE is one of the targets'. */
-bool ft_targets_owns(const struct ft_targets *t, const void *cookie);
-/* The target of COOKIE exited: takes it out of EPFD. Returns true when no
- * target runs any more. */
-bool ft_targets_exited(struct ft_targets *t, void *cookie, int epfd);
-void ft_targets_close(struct ft_targets *t);
-int ft_perf_source_enable(struct ft_session *s);
-void ft_perf_source_disable(struct ft_session *s);
-void ft_perf_source_close(struct ft_session *s);
-/* Returns the plan index of the event with kernel id ID, or -1. */
-int ft_perf_source_event(const struct ft_session *s, uint64_t id);
-/* Records the rings could not decode (counted, never silent). */
-uint64_t ft_perf_source_bad_records(const struct ft_session *s);
-/* The CPU whose ring was the fullest when a drain began, and how full
- * (*PCT, percent of its size); -1 without rings. */
-int ft_perf_source_fullest(const struct ft_session *s, unsigned *pct);
-size_t ft_perf_source_ring_kb(const struct ft_session *s);
-/* True when cookie belongs to the perf source. */
-bool ft_perf_source_owns(const struct ft_session *s, const void *cookie);
-
-/* ---- ftrace source (ftrace_source.c): a private instance, stacktrace
- * triggers, per-CPU trace_pipe_raw; same contract as the perf source ---- */
-int ft_ftrace_source_open(struct ft_session *s, int epfd);
-int ft_ftrace_source_enable(struct ft_session *s);
-void ft_ftrace_source_disable(struct ft_session *s);
-bool ft_ftrace_source_owns(const struct ft_session *s, const void *cookie);
-int ft_ftrace_source_ready(struct ft_session *s, void *cookie);
-int ft_ftrace_source_drain_all(struct ft_session *s);
-void ft_ftrace_source_close(struct ft_session *s);
-
-/* ---- the backend chosen by --backend, one call for both ---- */
-int ft_source_open(struct ft_session *s, int epfd);
-int ft_source_enable(struct ft_session *s);
-void ft_source_disable(struct ft_session *s);
-int ft_source_drain_all(struct ft_session *s);
-void ft_source_close(struct ft_session *s);
 
 /* ---- user stacks (ustack.c) ---- */
 /* Sets s->ustack, ucopy_size and ustack_why: what --call-graph asked, else

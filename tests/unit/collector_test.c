@@ -15,6 +15,8 @@
 #include <unistd.h>
 #include "cli/progress.h"
 #include "collector/session.h"
+#include "source/source.h"
+#include "cmd/cmd.h"
 #include "tests/unit/check.h"
 #include "tests/unit/fixture.h"
 

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "collector/report_cmd.h"
+#include "cmd/report_cmd.h"
 #include "tests/unit/check.h"
 
 static char dir[64];

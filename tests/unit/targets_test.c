@@ -1,4 +1,4 @@
-/* collector/targets.c: -p processes held by pidfd. A child of this test is
+/* task/targets.c: -p processes held by pidfd. A child of this test is
  * the target; its exit must be seen through the pidfd (by epoll and by
  * ft_targets_alive) even after its pid number could name another process,
  * and a pid that does not exist is refused. */

@@ -4,7 +4,7 @@
 #define FTSTACK_REPORT_CMD_H
 
 #include <stdio.h>
-#include "collector/collector.h"
+#include "cmd/cmd.h"
 #include "report/report.h"
 
 struct report_ctx {

@@ -8,7 +8,9 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <unistd.h>
+#include "cmd/cmd.h"
 #include "collector/session.h"
+#include "source/source.h"
 #include "host/host.h"
 
 /* Whether this process may open system-wide perf events and read tracefs:

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "collector/report_cmd.h"
+#include "cmd/report_cmd.h"
 #include "collector/result.h"
 
 int ft_report_write(struct report_ctx *c, FILE *out)

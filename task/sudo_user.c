@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "cli/cli.h"
-#include "collector/command.h"
+#include "task/task.h"
 
 extern char **environ;
 

@@ -14,8 +14,8 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "collector/collector.h"
-#include "collector/command.h"
+#include "cli/cli.h"
+#include "task/task.h"
 
 /* Resolves argv[0] through PATH now, so the released child only execs. */
 static int resolve_path(const char *name, char *buf, size_t len)

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "collector/report_cmd.h"
+#include "cmd/report_cmd.h"
 #include "fleet/fleet.h"
 
 struct fleet_ctx {

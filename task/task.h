@@ -1,9 +1,12 @@
-/* The traced command (-c / --), internal to collector/. */
-#ifndef FTSTACK_COMMAND_H
-#define FTSTACK_COMMAND_H
+/* task: the tasks a run follows: the traced command (-c / --), run as the
+ * user who ran sudo, and the -p processes and -L threads held by pidfd. */
+#ifndef FTSTACK_TASK_H
+#define FTSTACK_TASK_H
 
 #include <stdbool.h>
 #include <sys/types.h>
+
+struct ft_options;
 
 struct ft_child {
 	pid_t pid;
@@ -39,4 +42,30 @@ bool ft_child_reap(struct ft_child *c);
  * reaps it, and frees what ft_child_start kept. Safe to call twice. */
 void ft_child_stop(struct ft_child *c);
 
+/* targets.c: the processes of -p and threads of -L, held by pidfd */
+struct ft_target {
+	pid_t id;
+	int fd;                  /* its pidfd, -1 where the kernel has none */
+	bool thread;             /* -L */
+	bool gone;               /* its pidfd fired */
+};
+struct ft_targets {
+	int n;
+	struct ft_target t[512]; /* -p's 256 and -L's 256 */
+};
+
+/* ---- targets (targets.c) ---- */
+/* Opens a pidfd for every -p process and -L thread of O. Returns 0, or
+ * -ESRCH after saying which does not exist. */
+int ft_targets_open(struct ft_targets *t, const struct ft_options *o);
+/* True while some target has not exited. */
+bool ft_targets_alive(const struct ft_targets *t);
+/* Adds every target's pidfd to EPFD; its cookie is the target. Returns 0 or -errno. */
+int ft_targets_watch(struct ft_targets *t, int epfd);
+/* True when an epoll COOKIE is one of the targets'. */
+bool ft_targets_owns(const struct ft_targets *t, const void *cookie);
+/* The target of COOKIE exited: takes it out of EPFD. Returns true when no
+ * target runs any more. */
+bool ft_targets_exited(struct ft_targets *t, void *cookie, int epfd);
+void ft_targets_close(struct ft_targets *t);
 #endif

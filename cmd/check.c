@@ -2,7 +2,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include "collector/collector.h"
+#include "cmd/cmd.h"
 #include "collector/session.h"
 #include "perfev/perfev.h"
 #include "tracefs/tracefs.h"

@@ -2,7 +2,7 @@
  * table, with -K/-U and --through applied. Shared by the file parsers
  * (report_cmd.c) and the clickhouse:// source (report_fleet.c). */
 #include <string.h>
-#include "collector/report_cmd.h"
+#include "cmd/report_cmd.h"
 
 static int event_index(struct report_ctx *c, const char *name)
 {

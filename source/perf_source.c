@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "cli/progress.h"
-#include "collector/session.h"
+#include "source/source.h"
 #include "host/host.h"
 
 struct ft_perf_ring {

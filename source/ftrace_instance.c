@@ -3,7 +3,7 @@
  * and ftrace_function.c (the function tracer). */
 #include <stdio.h>
 #include <string.h>
-#include "collector/ftrace_source.h"
+#include "source/ftrace_source.h"
 
 /* Writes VALUE to the instance file REL, recording UNDO. Prints the kernel's
  * complaint on failure. */

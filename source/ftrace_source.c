@@ -13,7 +13,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <unistd.h>
-#include "collector/ftrace_source.h"
+#include "source/ftrace_source.h"
 #include "host/host.h"
 
 #define MAX_PAGES_PER_READY 256 /* then let other CPUs' buffers have a turn */

@@ -3,7 +3,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include "collector/collector.h"
+#include "cmd/cmd.h"
 
 int ft_result_open(const struct ft_options *o, struct ft_result *r)
 {

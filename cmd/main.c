@@ -4,7 +4,7 @@
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
-#include "collector/collector.h"
+#include "cmd/cmd.h"
 #include "tracefs/tracefs.h"
 
 static void debug_tracefs(const char *what, const char *path, const char *value)

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "collector/ftrace_source.h"
+#include "source/ftrace_source.h"
 
 /* The instance's set_ftrace_filter as the kernel took it must name N
  * functions: with an empty one the tracer would trace every function in

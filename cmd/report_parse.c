@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include "collector/report_cmd.h"
+#include "cmd/report_cmd.h"
 #include "fleet/fleet.h"
 
 /* Reads FILE ("-": standard input) whole. Returns its length or -errno. */

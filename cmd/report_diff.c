@@ -8,7 +8,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "collector/report_cmd.h"
+#include "cmd/report_cmd.h"
 
 /* The index of event NAME in the merged table's names, added if new. */
 static int merged_event(char **names, int *n, const char *name)

@@ -3,7 +3,7 @@
 #ifndef FTSTACK_FTRACE_SOURCE_H
 #define FTSTACK_FTRACE_SOURCE_H
 
-#include "collector/session.h"
+#include "source/source.h"
 
 #define TGID_CACHE 4096
 

@@ -13,7 +13,8 @@
 #include <sys/epoll.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-#include "collector/session.h"
+#include "task/task.h"
+#include "cli/cli.h"
 #include "host/host.h"
 
 #ifndef PIDFD_THREAD

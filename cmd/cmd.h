@@ -1,0 +1,33 @@
+/* cmd: the subcommands (count/profile/offcpu through record.c, check,
+ * cleanup, report and its diff and fleet parts) and the result writer
+ * (stdout or -o FILE). */
+#ifndef FTSTACK_CMD_H
+#define FTSTACK_CMD_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include "cli/cli.h"
+#include "output/output.h"
+
+/* ---- subcommands ---- */
+int ft_cmd_record(const struct ft_options *o);  /* count, profile, offcpu */
+int ft_cmd_check(const struct ft_options *o);
+int ft_cmd_cleanup(const struct ft_options *o);
+int ft_cmd_report(const struct ft_options *o);
+/* cleanup's work on the tracefs at TRACEFS, with PROC_ROOT saying which
+ * ftstack runs are alive; what it removed goes to OUT. Returns the exit status. */
+int ft_cleanup_run(const char *tracefs, const char *proc_root, FILE *out);
+
+/* ---- the result: stdout or -o FILE (result_file.c) ---- */
+struct ft_result {
+	FILE *f;               /* stdout, or the new file that replaces -o FILE */
+	struct out_file *file; /* NULL for stdout */
+};
+/* Returns 0, or the exit status after saying why (2: FILE is a symlink or
+ * a directory; 1: it cannot be written, nothing changed). */
+int ft_result_open(const struct ft_options *o, struct ft_result *r);
+/* Complete: renames the new file over FILE; else drops it. Returns 0, or 1
+ * after saying why. Safe on a result never opened (zeroed). */
+int ft_result_close(const struct ft_options *o, struct ft_result *r, bool complete);
+
+#endif

@@ -1,0 +1,62 @@
+/* source: where a run's records come from: the perf rings (perf_source.c),
+ * the ftrace instance (ftrace_source.c and its function-tracer and
+ * instance-file helpers), and the one dispatcher over the backend --backend
+ * chose (source.c). Each hands its records to the session. */
+#ifndef FTSTACK_SOURCE_H
+#define FTSTACK_SOURCE_H
+
+#include "collector/session.h"
+
+/* ---- perf source ---- */
+/* Opens every event of the plan (per CPU, or per task with -p/-L/-c), maps
+ * one ring per CPU and registers it with the loop. Returns 0, or -errno after
+ * printing what to do. */
+int ft_perf_source_open(struct ft_session *s, int epfd);
+/* --backend ftrace: only the side band (comm, mmap, fork, exit) from a
+ * dummy event, when processes are followed. Returns 0 or -errno. */
+int ft_perf_source_open_sideband(struct ft_session *s, int epfd);
+/* Drains every ring (end of run, -i interval). Returns 0 or -errno. */
+int ft_perf_source_drain_all(struct ft_session *s);
+/* Drains the ring behind an epoll cookie. */
+int ft_perf_source_ready(struct ft_session *s, void *cookie);
+/* The ring COOKIE reported EPOLLHUP: the task its fd follows (and every
+ * inherited child) exited, and poll would say so forever. Drains the ring and
+ * stops polling it. Returns 1 when none of the -p/-L tasks is left (the run
+ * can end), 0 when some are (the loop then drains every ring on a short
+ * timeout), or -errno. */
+int ft_perf_source_hangup(struct ft_session *s, void *cookie, int epfd);
+/* True when the run follows -p/-L tasks and none of them runs any more. */
+bool ft_perf_source_targets_gone(const struct ft_session *s);
+
+int ft_perf_source_enable(struct ft_session *s);
+void ft_perf_source_disable(struct ft_session *s);
+void ft_perf_source_close(struct ft_session *s);
+/* Returns the plan index of the event with kernel id ID, or -1. */
+int ft_perf_source_event(const struct ft_session *s, uint64_t id);
+/* Records the rings could not decode (counted, never silent). */
+uint64_t ft_perf_source_bad_records(const struct ft_session *s);
+/* The CPU whose ring was the fullest when a drain began, and how full
+ * (*PCT, percent of its size); -1 without rings. */
+int ft_perf_source_fullest(const struct ft_session *s, unsigned *pct);
+size_t ft_perf_source_ring_kb(const struct ft_session *s);
+/* True when cookie belongs to the perf source. */
+bool ft_perf_source_owns(const struct ft_session *s, const void *cookie);
+
+/* ---- ftrace source (ftrace_source.c): a private instance, stacktrace
+ * triggers, per-CPU trace_pipe_raw; same contract as the perf source ---- */
+int ft_ftrace_source_open(struct ft_session *s, int epfd);
+int ft_ftrace_source_enable(struct ft_session *s);
+void ft_ftrace_source_disable(struct ft_session *s);
+bool ft_ftrace_source_owns(const struct ft_session *s, const void *cookie);
+int ft_ftrace_source_ready(struct ft_session *s, void *cookie);
+int ft_ftrace_source_drain_all(struct ft_session *s);
+void ft_ftrace_source_close(struct ft_session *s);
+
+/* ---- the backend chosen by --backend, one call for both ---- */
+int ft_source_open(struct ft_session *s, int epfd);
+int ft_source_enable(struct ft_session *s);
+void ft_source_disable(struct ft_session *s);
+int ft_source_drain_all(struct ft_session *s);
+void ft_source_close(struct ft_session *s);
+
+#endif
