@@ -113,13 +113,6 @@ static void announce(const struct ft_session *s)
 	ft_note("%s%s", head, until);
 }
 
-/* offcpu's intervals are counted as samples weighted by their length (us). */
-static void count_interval(void *ctx, const struct perfev_sample *smp, uint32_t event,
-			   uint64_t us)
-{
-	ft_session_count(ctx, smp, event, us);
-}
-
 /* Plan and symbols: everything that can fail for bad input. Exit status. */
 /* The -p processes' (and -L threads' processes') maps, read once armed,
  * as for -c's command: a sample may be counted only after its process has
@@ -149,7 +142,7 @@ static int prepare(struct ft_session *s)
 	if (s->want_user && s->plan.backend != FT_BACKEND_FTRACE)
 		ft_ustack_choose(s, s->plan.tracefs);
 	struct ft_offcpu_config oc = { .opt = s->opt, .self = s->self, .proc_root = "/proc",
-		.any_task = s->opt->command != NULL, .count = count_interval, .ctx = s };
+		.any_task = s->opt->command != NULL, .count = ft_session_count_cb, .ctx = s }; /* weight: us */
 	if (s->opt->cmd == FT_OFFCPU &&
 	    (ret = ft_offcpu_create(s->plan.tracefs, &oc, &s->offcpu)) < 0) {
 		ft_error("cannot read sched:sched_switch's format: %s",

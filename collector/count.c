@@ -239,3 +239,9 @@ void ft_session_count(struct ft_session *s, const struct perfev_sample *smp, uin
 	}
 	count_now(s, smp, event, weight);
 }
+
+void ft_session_count_cb(void *ctx, const struct perfev_sample *smp, uint32_t event,
+			 uint64_t weight)
+{
+	ft_session_count(ctx, smp, event, weight);
+}

@@ -177,8 +177,8 @@ int ft_loop_run(struct ft_session *s, int epfd)
 				ended = ret = ft_perf_source_hangup(s, c, epfd);
 			else if (ft_perf_source_owns(s, c))
 				ret = ft_perf_source_ready(s, c);
-			else if (ft_ftrace_source_owns(s, c))
-				ret = ft_ftrace_source_ready(s, c);
+			else if (ft_ftrace_source_owns(s->ftrace, c))
+				ret = ft_ftrace_source_ready(s->ftrace, c);
 			else if (ft_session_kernel_owns(s, c))
 				ft_session_kernel_wait(s); /* done: counts what waited */
 		}

@@ -79,21 +79,3 @@ int ft_session_record(struct ft_session *s, const struct perfev_record *rec, int
 	}
 	return 0;
 }
-
-int ft_online_cpus(const struct ft_options *o, bool *online, int max)
-{
-	int top = host_online_cpus("/sys", online, max);
-	if (top < 0) { /* no sysfs: the CPUs the C library counts */
-		long n = sysconf(_SC_NPROCESSORS_ONLN);
-		for (int c = 0; c < n && c < max; c++)
-			online[c] = true;
-	}
-	top = 0;
-	for (int c = 0; c < max; c++) {
-		if (online[c] && o->cpus_set && !o->cpus[c])
-			online[c] = false;
-		if (online[c])
-			top = c + 1;
-	}
-	return top;
-}

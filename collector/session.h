@@ -116,6 +116,10 @@ int ft_session_record(struct ft_session *s, const struct perfev_record *rec, int
 /* Counts one sample's stacks (weight w) after the kernel-stack filters. */
 void ft_session_count(struct ft_session *s, const struct perfev_sample *smp, uint32_t event,
 		      uint64_t weight);
+/* ft_session_count for callbacks (the ftrace source's and offcpu's count):
+ * CTX is the session. */
+void ft_session_count_cb(void *ctx, const struct perfev_sample *smp, uint32_t event,
+			 uint64_t weight);
 /* A process seen for the first time that was not born under tracing: its
  * maps are read now, while it most likely still runs. */
 void ft_session_know_process(struct ft_session *s, uint32_t pid, uint64_t time);
@@ -128,9 +132,6 @@ bool ft_session_kernel_owns(const struct ft_session *s, const void *cookie);
 /* Error paths: ends the loading thread and drops what waits, uncounted. */
 void ft_session_kernel_abandon(struct ft_session *s);
 
-/* Marks the online CPUs (sysfs "0-1,4"), restricted by -C, in online[0..max).
- * Returns the highest marked CPU + 1. */
-int ft_online_cpus(const struct ft_options *o, bool *online, int max);
 
 /* ---- user stacks (ustack.c) ---- */
 /* Sets s->ustack, ucopy_size and ustack_why: what --call-graph asked, else

@@ -17,7 +17,7 @@
  * so. */
 static int check_filter(struct ft_ftrace_source *fs, int n)
 {
-	const char *root = fs->s->plan.tracefs;
+	const char *root = fs->cfg.plan->tracefs;
 	int got = 0, ret = tfs_ftrace_filter_read(root, fs->inst, &got);
 	if (ret < 0)
 		ft_warn("cannot read back %s/%s/set_ftrace_filter: %s", root,
@@ -50,7 +50,7 @@ static bool written_before(const struct ft_plan *p, int i)
 static int write_filter(struct ft_ftrace_source *fs, struct tfs_raw_types *t,
 			struct tfs_raw_func *funcs)
 {
-	struct ft_plan *p = &fs->s->plan;
+	struct ft_plan *p = fs->cfg.plan;
 	int n = 0, lines = 0;
 	for (int i = 0; i < p->nevents; i++) {
 		struct ft_event *e = &p->events[i];
@@ -86,20 +86,20 @@ static int write_filter(struct ft_ftrace_source *fs, struct tfs_raw_types *t,
 
 int ft_ftrace_function_setup(struct ft_ftrace_source *fs, struct tfs_raw_types *t)
 {
-	struct ft_session *s = fs->s;
+	const struct ft_ftrace_config *c = &fs->cfg;
 	uint32_t id = 0;
-	int off = tfs_event_u64_offset(s->plan.tracefs, "ftrace", "function", "ip");
-	int ret = tfs_event_id(s->plan.tracefs, "ftrace", "function", &id);
+	int off = tfs_event_u64_offset(c->plan->tracefs, "ftrace", "function", "ip");
+	int ret = tfs_event_id(c->plan->tracefs, "ftrace", "function", &id);
 	if (ret < 0 || off < 0 || id > 65535) {
 		ft_error("no usable events/ftrace/function/format in %s",
-			s->plan.tracefs);
+			c->plan->tracefs);
 		return ret < 0 ? ret : off < 0 ? off : -EINVAL;
 	}
 	t->function = (uint16_t)id;
 	t->function_ip_offset = (uint32_t)off;
 	if ((ret = write_filter(fs, t, (struct tfs_raw_func *)t->funcs)) < 0)
 		return ret;
-	if (s->want_user)
+	if (c->want_user)
 		ft_warn("the function tracer records no user stacks: "
 			"kernel stacks only for %d function%s", t->nfuncs,
 			t->nfuncs == 1 ? "" : "s");

@@ -13,10 +13,10 @@ int ft_ftrace_write(struct ft_ftrace_source *fs, const char *rel, const char *va
 	char path[512], err[256] = "";
 	snprintf(path, sizeof(path), "%s/%s", fs->inst, rel);
 	ft_debug("ftrace: %s %s %s", append ? "append" : "write", path, value);
-	int ret = tfs_log_write(&fs->s->plan.log, fs->ti, rel, value, append, kind, undo, err,
+	int ret = tfs_log_write(&fs->cfg.plan->log, fs->ti, rel, value, append, kind, undo, err,
 				sizeof(err));
 	if (ret < 0)
 		ft_error("cannot write '%s' to %s/%s: %s%s%s", value,
-			fs->s->plan.tracefs, path, strerror(-ret), err[0] ? ": " : "", err);
+			fs->cfg.plan->tracefs, path, strerror(-ret), err[0] ? ": " : "", err);
 	return ret;
 }

@@ -25,7 +25,7 @@ static void inst_read_word(struct ft_ftrace_source *fs, const char *rel, char *b
 	char path[512], *text = NULL;
 	snprintf(path, sizeof(path), "%s/%s", fs->inst, rel);
 	buf[0] = '\0';
-	if (tfs_read_file(fs->s->plan.tracefs, path, &text) > 0) {
+	if (tfs_read_file(fs->cfg.plan->tracefs, path, &text) > 0) {
 		size_t n = strcspn(text, " \t\n");
 		if (n < len) {
 			memcpy(buf, text, n);
@@ -46,9 +46,10 @@ static int entry_ra_offset(const char *root, const struct ft_event *e)
  * offsets) for decoding. */
 static int setup_events(struct ft_ftrace_source *fs, uint16_t *ids, int *args, uint8_t *stacks)
 {
-	struct ft_session *s = fs->s;
-	for (int i = 0; i < s->plan.nevents; i++) {
-		const struct ft_event *e = &s->plan.events[i];
+	const struct ft_ftrace_config *c = &fs->cfg;
+	struct ft_plan *plan = c->plan;
+	for (int i = 0; i < plan->nevents; i++) {
+		const struct ft_event *e = &plan->events[i];
 		args[i] = -1;
 		if (e->kind == FT_EV_FUNCTION)
 			continue; /* setup_function; recognised by ip, not by type */
@@ -57,7 +58,7 @@ static int setup_events(struct ft_ftrace_source *fs, uint16_t *ids, int *args, u
 		bool user = e->path[0] != '\0';
 		stacks[i] = user ? TRACEFS_RAW_WANT_USTACK :
 			    TRACEFS_RAW_WANT_KSTACK | TRACEFS_RAW_WANT_USTACK;
-		bool kstack = (s->want_kernel || s->plan.through_name) && !user;
+		bool kstack = (c->want_kernel || plan->through_name) && !user;
 		char rel[512], trig[400], *text = NULL;
 		if (e->refused)
 			continue; /* a pattern's match kprobe_events refused */
@@ -67,36 +68,36 @@ static int setup_events(struct ft_ftrace_source *fs, uint16_t *ids, int *args, u
 			return -EOPNOTSUPP;
 		}
 		snprintf(rel, sizeof(rel), "%s/events/%s/%s/id", fs->inst, e->system, e->event);
-		int ret = tfs_read_file(s->plan.tracefs, rel, &text);
+		int ret = tfs_read_file(plan->tracefs, rel, &text);
 		long id = ret > 0 ? strtol(text, NULL, 10) : -1;
 		free(text);
 		if (id < 0 || id > 65535) {
 			ft_error("%s has no id in %s/%s", e->name,
-				s->plan.tracefs, rel);
+				plan->tracefs, rel);
 			return ret < 0 ? ret : -EINVAL;
 		}
 		ids[i] = (uint16_t)id;
-		args[i] = entry_ra_offset(s->plan.tracefs, e);
+		args[i] = entry_ra_offset(plan->tracefs, e);
 		/* the trigger carries the filter too: unconditional triggers fire on
 		 * hits the event filter throws away */
 		char err[256] = "";
 		const char *what = "filter", *value = e->filter;
 		if (e->filter[0] && (
-		    ret = tfs_event_filter(&s->plan.log, fs->ti, e->system, e->event, e->filter, err,
+		    ret = tfs_event_filter(&plan->log, fs->ti, e->system, e->event, e->filter, err,
 					   sizeof(err))) < 0)
 			goto refused;
 		snprintf(trig, sizeof(trig), "stacktrace%s%s", e->filter[0] ? " if " : "", e->filter);
 		if (kstack && (what = "trigger", value = trig,
-		    ret = tfs_trigger_add(&s->plan.log, fs->ti, e->system, e->event, trig, err,
+		    ret = tfs_trigger_add(&plan->log, fs->ti, e->system, e->event, trig, err,
 					  sizeof(err))) < 0)
 			goto refused;
 		what = "enable", value = "1";
-		if ((ret = tfs_event_enable(&s->plan.log, fs->ti, e->system, e->event)) < 0)
+		if ((ret = tfs_event_enable(&plan->log, fs->ti, e->system, e->event)) < 0)
 			goto refused;
 		continue;
 refused:
 		ft_error("cannot write '%s' to %s/%s/events/%s/%s/%s: %s%s%s",
-			value, s->plan.tracefs, fs->inst, e->system, e->event, what, strerror(-ret),
+			value, plan->tracefs, fs->inst, e->system, e->event, what, strerror(-ret),
 			err[0] ? ": " : "", err);
 		return ret;
 	}
@@ -109,7 +110,7 @@ static int follow_tid(struct ft_ftrace_source *fs, const char *tid)
 {
 	int ret = ft_ftrace_write(fs, "set_event_pid", tid, true, TRACEFS_UNDO_WRITE, " ");
 	/* the function tracer has a pid list of its own */
-	if (ret == 0 && fs->s->plan.function_tracer)
+	if (ret == 0 && fs->cfg.plan->function_tracer)
 		ret = ft_ftrace_write(fs, "set_ftrace_pid", tid, true, TRACEFS_UNDO_WRITE, " ");
 	return ret;
 }
@@ -132,23 +133,23 @@ static int follow_process(struct ft_ftrace_source *fs, pid_t pid)
  * their children). */
 static int setup_pids(struct ft_ftrace_source *fs)
 {
-	struct ft_session *s = fs->s;
-	const struct ft_options *o = s->opt;
+	const struct ft_ftrace_config *c = &fs->cfg;
+	const struct ft_options *o = c->opt;
 	char val[16];
 	int ret = 0;
-	if (!s->have_child && !o->npids && !o->ntids)
+	if (!c->child && !o->npids && !o->ntids)
 		return 0;
-	if (s->have_child)
-		ret = follow_process(fs, s->child.pid);
+	if (c->child)
+		ret = follow_process(fs, c->child);
 	for (int i = 0; i < o->npids && ret == 0; i++)
 		ret = follow_process(fs, o->pids[i]);
 	for (int i = 0; i < o->ntids && ret == 0; i++) {
 		snprintf(val, sizeof(val), "%d", (int)o->tids[i]);
 		ret = follow_tid(fs, val);
 	}
-	if (ret == 0 && (s->have_child || o->npids))
+	if (ret == 0 && (c->child || o->npids))
 		ret = ft_ftrace_write(fs, "options/event-fork", "1", false, TRACEFS_UNDO_WRITE, "0");
-	if (ret == 0 && (s->have_child || o->npids) && s->plan.function_tracer)
+	if (ret == 0 && (c->child || o->npids) && c->plan->function_tracer)
 		ret = ft_ftrace_write(fs, "options/function-fork", "1", false, TRACEFS_UNDO_WRITE,
 				      "0");
 	return ret;
@@ -158,7 +159,7 @@ static int setup_cpumask(struct ft_ftrace_source *fs, const bool *online, int to
 {
 	char mask[FT_MAX_CPUS / 4 + FT_MAX_CPUS / 32 + 2], old[64];
 	size_t m = 0;
-	if (!fs->s->opt->cpus_set)
+	if (!fs->cfg.opt->cpus_set)
 		return 0;
 	/* comma-separated 32-bit hex groups, most significant first */
 	for (int g = (top - 1) / 32; g >= 0; g--) {
@@ -175,7 +176,7 @@ static int setup_cpumask(struct ft_ftrace_source *fs, const bool *online, int to
 /* The instance's settings that are not per event. */
 static int setup_instance(struct ft_ftrace_source *fs)
 {
-	struct ft_session *s = fs->s;
+	const struct ft_ftrace_config *c = &fs->cfg;
 	char val[32], old[32];
 	int ret;
 	/* nothing is recorded until enable */
@@ -191,14 +192,14 @@ static int setup_instance(struct ft_ftrace_source *fs)
 		return ret;
 	/* unless told, the instance keeps the kernel's size (trace_buf_size,
 	 * 1410 KB per CPU by default), larger than the perf rings' default */
-	if (s->opt->buffer_set) {
+	if (c->opt->buffer_set) {
 		inst_read_word(fs, "buffer_size_kb", old, sizeof(old));
-		snprintf(val, sizeof(val), "%zu", s->opt->buffer_kb);
+		snprintf(val, sizeof(val), "%zu", c->opt->buffer_kb);
 		if ((ret = ft_ftrace_write(fs, "buffer_size_kb", val, false, TRACEFS_UNDO_WRITE,
 				      old[0] ? old : "1410")) < 0)
 			return ret;
 	}
-	if (s->want_user &&
+	if (c->want_user &&
 	    (ret = ft_ftrace_write(fs, "options/userstacktrace", "1", false, TRACEFS_UNDO_WRITE,
 			      "0")) < 0)
 		return ret;
@@ -216,40 +217,40 @@ static size_t subbuf_size(struct ft_ftrace_source *fs)
 
 static int open_cpus(struct ft_ftrace_source *fs, int epfd, struct tfs_raw_types *t)
 {
-	struct ft_session *s = fs->s;
+	const struct ft_ftrace_config *c = &fs->cfg;
 	static bool online[FT_MAX_CPUS];
 	memset(online, 0, sizeof(online));
-	int top = ft_online_cpus(s->opt, online, FT_MAX_CPUS), ret;
+	int top = ft_online_cpus(c->opt, online, FT_MAX_CPUS), ret;
 	if ((ret = setup_cpumask(fs, online, top)) < 0)
 		return ret;
 	fs->cpus = calloc((size_t)top + 1, sizeof(*fs->cpus));
 	fs->buf = malloc(fs->subbuf);
 	if (!fs->cpus || !fs->buf)
 		return -ENOMEM;
-	int k = tfs_event_type_id(s->plan.tracefs, "ftrace", "kernel_stack");
-	int u = tfs_event_type_id(s->plan.tracefs, "ftrace", "user_stack");
+	int k = tfs_event_type_id(c->plan->tracefs, "ftrace", "kernel_stack");
+	int u = tfs_event_type_id(c->plan->tracefs, "ftrace", "user_stack");
 	if (k < 0 || u < 0) {
 		ft_error("no ftrace/kernel_stack or user_stack format in %s",
-			s->plan.tracefs);
+			c->plan->tracefs);
 		return k < 0 ? k : u;
 	}
 	t->kernel_stack = (uint16_t)k;
 	t->user_stack = (uint16_t)u;
-	for (int c = 0; c < top; c++) {
-		if (!online[c])
+	for (int cpu = 0; cpu < top; cpu++) {
+		if (!online[cpu])
 			continue;
 		struct ft_ftrace_cpu *pc = &fs->cpus[fs->ncpus];
 		pc->src = fs;
-		pc->cpu = c;
-		pc->fd = tfs_cpu_open(fs->ti, c, fs->subbuf, &pc->tcpu);
+		pc->cpu = cpu;
+		pc->fd = tfs_cpu_open(fs->ti, cpu, fs->subbuf, &pc->tcpu);
 		if (pc->fd < 0) {
 			ft_error("cannot open %s/%s/per_cpu/cpu%d/trace_pipe_raw: %s",
-				s->plan.tracefs, fs->inst, c, strerror(-pc->fd));
+				c->plan->tracefs, fs->inst, cpu, strerror(-pc->fd));
 			return pc->fd;
 		}
 		fs->ncpus++;
-		if ((ret = tfs_raw_create(t, fs->subbuf, s->want_kernel || s->plan.through_name,
-					      s->want_user, &pc->raw)) < 0)
+		if ((ret = tfs_raw_create(t, fs->subbuf, c->want_kernel || c->plan->through_name,
+					      c->want_user, &pc->raw)) < 0)
 			return ret;
 		struct epoll_event ev = { .events = EPOLLIN, .data.ptr = pc };
 		if (epoll_ctl(epfd, EPOLL_CTL_ADD, pc->fd, &ev) < 0)
@@ -258,31 +259,33 @@ static int open_cpus(struct ft_ftrace_source *fs, int epfd, struct tfs_raw_types
 	return 0;
 }
 
-int ft_ftrace_source_open(struct ft_session *s, int epfd)
+int ft_ftrace_source_open(const struct ft_ftrace_config *cfg, int epfd,
+			  struct ft_ftrace_source **out)
 {
 	struct ft_ftrace_source *fs = calloc(1, sizeof(*fs));
 	if (!fs)
 		return -ENOMEM;
-	s->ftrace = fs;
-	fs->s = s;
-	snprintf(fs->inst, sizeof(fs->inst), "instances/%s", s->plan.group);
-	size_t n = (size_t)s->plan.nevents + 1;
+	*out = fs; /* closed by the caller, also when the set-up fails half way */
+	fs->cfg = *cfg;
+	const struct ft_ftrace_config *c = &fs->cfg;
+	snprintf(fs->inst, sizeof(fs->inst), "instances/%s", c->plan->group);
+	size_t n = (size_t)c->plan->nevents + 1;
 	uint16_t *ids = calloc(n, sizeof(*ids));
 	int *args = calloc(n, sizeof(*args));
 	uint8_t *stacks = calloc(n, sizeof(*stacks));
 	struct tfs_raw_func *funcs = calloc(n, sizeof(*funcs));
-	struct tfs_raw_types t = { .events = ids, .nevents = s->plan.nevents,
+	struct tfs_raw_types t = { .events = ids, .nevents = c->plan->nevents,
 				       .arg_offsets = args, .stacks = stacks, .funcs = funcs };
 	int ret = ids && args && stacks && funcs ?
-		  tfs_instance_create(&s->plan.log, s->plan.group, &fs->ti) : -ENOMEM;
+		  tfs_instance_create(&c->plan->log, c->plan->group, &fs->ti) : -ENOMEM;
 	if (ret < 0 && ret != -ENOMEM)
-		ft_warn("cannot make the instance %s/%s: %s", s->plan.tracefs,
+		ft_warn("cannot make the instance %s/%s: %s", c->plan->tracefs,
 			fs->inst, strerror(-ret));
 	if (ret == 0)
 		ret = setup_instance(fs);
 	if (ret == 0)
 		ret = setup_events(fs, ids, args, stacks);
-	if (ret == 0 && s->plan.function_tracer)
+	if (ret == 0 && c->plan->function_tracer)
 		ret = ft_ftrace_function_setup(fs, &t);
 	if (ret == 0) {
 		fs->subbuf = subbuf_size(fs);
@@ -297,20 +300,19 @@ int ft_ftrace_source_open(struct ft_session *s, int epfd)
 	return ret;
 }
 
-int ft_ftrace_source_enable(struct ft_session *s)
+int ft_ftrace_source_enable(struct ft_ftrace_source *fs)
 {
-	return ft_ftrace_write(s->ftrace, "tracing_on", "1", false, TRACEFS_UNDO_WRITE, "0");
+	return ft_ftrace_write(fs, "tracing_on", "1", false, TRACEFS_UNDO_WRITE, "0");
 }
 
-void ft_ftrace_source_disable(struct ft_session *s)
+void ft_ftrace_source_disable(struct ft_ftrace_source *fs)
 {
-	if (s->ftrace)
-		ft_ftrace_write(s->ftrace, "tracing_on", "0", false, TRACEFS_UNDO_WRITE, "0");
+	if (fs)
+		ft_ftrace_write(fs, "tracing_on", "0", false, TRACEFS_UNDO_WRITE, "0");
 }
 
-bool ft_ftrace_source_owns(const struct ft_session *s, const void *cookie)
+bool ft_ftrace_source_owns(const struct ft_ftrace_source *fs, const void *cookie)
 {
-	const struct ft_ftrace_source *fs = s->ftrace;
 	return fs && fs->ncpus && cookie >= (const void *)fs->cpus &&
 	       cookie < (const void *)(fs->cpus + fs->ncpus);
 }
@@ -333,19 +335,19 @@ static void on_sample(void *ctx, const struct tfs_raw_sample *rs)
 {
 	struct ft_ftrace_cpu *pc = ctx;
 	struct ft_ftrace_source *fs = pc->src;
-	struct ft_session *s = fs->s;
+	const struct ft_ftrace_config *c = &fs->cfg;
 	uint32_t tid = (uint32_t)rs->tid;
 	uint32_t pid = rs->tgid ? rs->tgid : tid == 0 ? 0 : tgid_of(fs, tid);
-	if (pid == (uint32_t)s->self) {
-		s->cnt.self_events++;
+	if (pid == (uint32_t)c->self) {
+		(*c->self_events)++;
 		return;
 	}
 	if (rs->tgid)
 		fs->tgids[tid % TGID_CACHE].tid = tid, fs->tgids[tid % TGID_CACHE].tgid = rs->tgid;
 	const uint64_t *kips = rs->kips;
 	uint32_t nkips = rs->nkips;
-	if (s->plan.events[rs->event].kind == FT_EV_FUNCTION)
-		ft_ftrace_function_cut(&s->plan.events[rs->event], &kips, &nkips);
+	if (c->plan->events[rs->event].kind == FT_EV_FUNCTION)
+		ft_ftrace_function_cut(&c->plan->events[rs->event], &kips, &nkips);
 	struct perfev_sample smp = {
 		.pid = pid, .tid = tid, .time = rs->ts, .cpu = (uint32_t)pc->cpu, .period = 1,
 		.kips = kips, .nkips = nkips, .uips = rs->uips, .nuips = rs->nuips,
@@ -353,7 +355,7 @@ static void on_sample(void *ctx, const struct tfs_raw_sample *rs)
 		.ustack = rs->has_arg ? (const uint8_t *)&rs->arg : NULL,
 		.ustack_size = rs->has_arg ? sizeof(rs->arg) : 0,
 	};
-	ft_session_count(s, &smp, (uint32_t)rs->event, 1);
+	c->count(c->ctx, &smp, (uint32_t)rs->event, 1);
 }
 
 static int read_cpu(struct ft_ftrace_cpu *pc, int max_pages)
@@ -369,9 +371,9 @@ static int read_cpu(struct ft_ftrace_cpu *pc, int max_pages)
 	return 0;
 }
 
-int ft_ftrace_source_ready(struct ft_session *s, void *cookie)
+int ft_ftrace_source_ready(struct ft_ftrace_source *fs, void *cookie)
 {
-	if (!ft_ftrace_source_owns(s, cookie))
+	if (!ft_ftrace_source_owns(fs, cookie))
 		return 0;
 	return read_cpu(cookie, MAX_PAGES_PER_READY);
 }
@@ -395,26 +397,25 @@ static void add_lost(struct ft_ftrace_cpu *pc)
 	char rel[128], *text = NULL;
 	uint64_t over = 0, drop = 0;
 	snprintf(rel, sizeof(rel), "%s/per_cpu/cpu%d/stats", fs->inst, pc->cpu);
-	if (tfs_read_file(fs->s->plan.tracefs, rel, &text) > 0 &&
+	if (tfs_read_file(fs->cfg.plan->tracefs, rel, &text) > 0 &&
 	    stat_value(text, "overrun:", &over)) {
 		stat_value(text, "dropped events:", &drop);
 		if (over > pc->overrun)
-			fs->s->cnt.lost += over - pc->overrun;
+			*fs->cfg.lost += over - pc->overrun;
 		if (drop > pc->dropped)
-			fs->s->cnt.lost += drop - pc->dropped;
+			*fs->cfg.lost += drop - pc->dropped;
 		pc->overrun = over;
 		pc->dropped = drop;
 	} else {
 		uint64_t m = tfs_raw_stats(pc->raw)->missed;
-		fs->s->cnt.lost += m - pc->missed;
+		*fs->cfg.lost += m - pc->missed;
 		pc->missed = m;
 	}
 	free(text);
 }
 
-int ft_ftrace_source_drain_all(struct ft_session *s)
+int ft_ftrace_source_drain_all(struct ft_ftrace_source *fs)
 {
-	struct ft_ftrace_source *fs = s->ftrace;
 	if (!fs)
 		return 0;
 	for (int i = 0; i < fs->ncpus; i++) {
@@ -436,9 +437,8 @@ int ft_ftrace_source_drain_all(struct ft_session *s)
 	return 0;
 }
 
-void ft_ftrace_source_close(struct ft_session *s)
+void ft_ftrace_source_close(struct ft_ftrace_source *fs)
 {
-	struct ft_ftrace_source *fs = s->ftrace;
 	if (!fs)
 		return;
 	for (int i = 0; i < fs->ncpus; i++) {
@@ -449,5 +449,4 @@ void ft_ftrace_source_close(struct ft_session *s)
 	free(fs->cpus);
 	free(fs->buf);
 	free(fs);
-	s->ftrace = NULL;
 }

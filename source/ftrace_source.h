@@ -18,7 +18,7 @@ struct ft_ftrace_cpu {
 };
 
 struct ft_ftrace_source {
-	struct ft_session *s;
+	struct ft_ftrace_config cfg;
 	char inst[64];              /* "instances/ftstack_<pid>" */
 	struct tracefs_instance *ti; /* the plan's log owns it */
 	struct ft_ftrace_cpu *cpus;

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "cli/progress.h"
+#include "collector/session.h"
 #include "source/source.h"
 #include "host/host.h"
 

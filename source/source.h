@@ -5,7 +5,18 @@
 #ifndef FTSTACK_SOURCE_H
 #define FTSTACK_SOURCE_H
 
-#include "collector/session.h"
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "cli/cli.h"
+#include "perfev/perfev.h"
+#include "plan/plan.h"
+
+/* The perf source and the dispatcher still take the run's session
+ * (collector/session.h); the ftrace source takes its own config. */
+struct ft_session;
+struct ft_perf_source;
+struct ft_ftrace_source;
 
 /* ---- perf source ---- */
 /* Opens every event of the plan (per CPU, or per task with -p/-L/-c), maps
@@ -43,14 +54,42 @@ size_t ft_perf_source_ring_kb(const struct ft_session *s);
 bool ft_perf_source_owns(const struct ft_session *s, const void *cookie);
 
 /* ---- ftrace source (ftrace_source.c): a private instance, stacktrace
- * triggers, per-CPU trace_pipe_raw; same contract as the perf source ---- */
-int ft_ftrace_source_open(struct ft_session *s, int epfd);
-int ft_ftrace_source_enable(struct ft_session *s);
-void ft_ftrace_source_disable(struct ft_session *s);
-bool ft_ftrace_source_owns(const struct ft_session *s, const void *cookie);
-int ft_ftrace_source_ready(struct ft_session *s, void *cookie);
-int ft_ftrace_source_drain_all(struct ft_session *s);
-void ft_ftrace_source_close(struct ft_session *s);
+ * triggers, per-CPU trace_pipe_raw. Takes no session: what it needs is in
+ * its config, and each sample goes to the count callback. ---- */
+struct ft_ftrace_config {
+	struct ft_plan *plan;          /* events, tracefs root, group, the undo log */
+	const struct ft_options *opt;  /* -C, --buffer-size, -p, -L */
+	pid_t child;                   /* the -c command (followed with its children), or 0 */
+	bool want_kernel, want_user;   /* which stacks the records carry */
+	pid_t self;                    /* ftstack itself: its events are left out */
+	uint64_t *lost;                /* where events the kernel could not store are added */
+	uint64_t *self_events;         /* where ftstack's own events are added */
+	/* one sample of plan event EVENT, weight 1 */
+	void (*count)(void *ctx, const struct perfev_sample *smp, uint32_t event, uint64_t weight);
+	void *ctx;
+};
+/* Makes the instance, sets up every plan event and opens the CPUs' buffers
+ * into EPFD (cookies: the CPUs). *OUT is set as soon as it is allocated, so
+ * a set-up that fails half way is released by ft_ftrace_source_close.
+ * Returns 0, or -errno after saying what failed. */
+int ft_ftrace_source_open(const struct ft_ftrace_config *cfg, int epfd,
+			  struct ft_ftrace_source **out);
+/* tracing_on. Returns 0 or -errno. */
+int ft_ftrace_source_enable(struct ft_ftrace_source *fs);
+void ft_ftrace_source_disable(struct ft_ftrace_source *fs);
+/* True when an epoll COOKIE is one of FS's CPUs (FS may be NULL). */
+bool ft_ftrace_source_owns(const struct ft_ftrace_source *fs, const void *cookie);
+/* Reads a bounded number of pages of the CPU behind COOKIE. Returns 0 or -errno. */
+int ft_ftrace_source_ready(struct ft_ftrace_source *fs, void *cookie);
+/* Reads every CPU to its end and adds what the kernel lost. Returns 0 or -errno. */
+int ft_ftrace_source_drain_all(struct ft_ftrace_source *fs);
+/* Closes the buffers and frees FS (NULL is fine); the instance itself is
+ * removed by the plan's undo log. */
+void ft_ftrace_source_close(struct ft_ftrace_source *fs);
+
+/* Marks the online CPUs (sysfs "0-1,4"), restricted by -C, in online[0..max).
+ * Returns the highest marked CPU + 1 (cpus.c). */
+int ft_online_cpus(const struct ft_options *o, bool *online, int max);
 
 /* ---- the backend chosen by --backend, one call for both ---- */
 int ft_source_open(struct ft_session *s, int epfd);
