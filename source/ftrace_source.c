@@ -358,6 +358,17 @@ static void on_sample(void *ctx, const struct tfs_raw_sample *rs)
 	c->count(c->ctx, &smp, (uint32_t)rs->event, 1);
 }
 
+void ft_ftrace_cpu_feed(struct ft_ftrace_cpu *pc, const void *page, size_t len)
+{
+	if (tfs_raw_feed(pc->raw, page, len, on_sample, pc) < 0)
+		pc->src->bad_pages++;
+}
+
+void ft_ftrace_cpu_flush(struct ft_ftrace_cpu *pc)
+{
+	tfs_raw_flush(pc->raw, on_sample, pc);
+}
+
 static int read_cpu(struct ft_ftrace_cpu *pc, int max_pages)
 {
 	struct ft_ftrace_source *fs = pc->src;
@@ -365,8 +376,7 @@ static int read_cpu(struct ft_ftrace_cpu *pc, int max_pages)
 		ssize_t n = tfs_cpu_read(pc->tcpu, fs->buf);
 		if (n <= 0)
 			return (int)n;
-		if (tfs_raw_feed(pc->raw, fs->buf, (size_t)n, on_sample, pc) < 0)
-			fs->bad_pages++;
+		ft_ftrace_cpu_feed(pc, fs->buf, (size_t)n);
 	}
 	return 0;
 }
@@ -423,7 +433,7 @@ int ft_ftrace_source_drain_all(struct ft_ftrace_source *fs)
 		int ret = read_cpu(pc, 1 << 30);
 		if (ret < 0)
 			return ret;
-		tfs_raw_flush(pc->raw, on_sample, pc);
+		ft_ftrace_cpu_flush(pc);
 		add_lost(pc);
 		const struct tfs_raw_stats *st = tfs_raw_stats(pc->raw);
 		ft_debug("ftrace cpu%d: %llu pages, %llu events, %llu kernel stacks, %llu user "

@@ -40,6 +40,13 @@ int ft_ftrace_write(struct ft_ftrace_source *fs, const char *rel, const char *va
  * Fills T's function fields for decoding. Returns 0 or -errno. */
 int ft_ftrace_function_setup(struct ft_ftrace_source *fs, struct tfs_raw_types *t);
 
+/* ftrace_source.c: decodes one sub-buffer of PC's CPU (LEN bytes, as
+ * trace_pipe_raw gave it) and hands each complete sample to the count
+ * callback; a page that does not decode is counted in bad_pages. */
+void ft_ftrace_cpu_feed(struct ft_ftrace_cpu *pc, const void *page, size_t len);
+/* Hands on every sample still waiting for its stacks (the end of a drain). */
+void ft_ftrace_cpu_flush(struct ft_ftrace_cpu *pc);
+
 /* Cuts a function event's kernel stack at the traced function: the
  * function tracer's own frames (its trampoline) come before it. */
 void ft_ftrace_function_cut(const struct ft_event *e, const uint64_t **ips, uint32_t *n);
