@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include "mem/mem.h"
 #include "cmd/report_cmd.h"
 #include "fleet/fleet.h"
 
@@ -28,15 +29,11 @@ static long read_all(const char *file, char **out)
 	size_t n;
 	while ((n = fread(buf + len, 1, cap - len, f)) > 0) {
 		len += n;
-		if (len == cap) {
-			char *nb = realloc(buf, cap *= 2);
-			if (!nb) {
-				free(buf);
-				len = 0;
-				buf = NULL;
-				break;
-			}
-			buf = nb;
+		if (len == cap && MEM_GROW(buf, cap, len + 1, 1 << 16)) {
+			free(buf);
+			len = 0;
+			buf = NULL;
+			break;
 		}
 	}
 	bool bad = ferror(f);

@@ -19,6 +19,7 @@
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
+#include "mem/mem.h"
 #include "collector/session.h"
 
 #define FORGET_BATCH 1024 /* exits between sweeps, at least */
@@ -34,15 +35,9 @@ static void push(struct ids *ids, uint32_t id)
 {
 	if (!id || ids->failed)
 		return;
-	if (ids->n == ids->cap) {
-		size_t cap = ids->cap ? ids->cap * 2 : 256;
-		uint32_t *v = realloc(ids->v, cap * sizeof(*v));
-		if (!v) {
-			ids->failed = true;
-			return;
-		}
-		ids->v = v;
-		ids->cap = cap;
+	if (MEM_GROW(ids->v, ids->cap, ids->n + 1, 256)) {
+		ids->failed = true;
+		return;
 	}
 	ids->v[ids->n++] = id;
 }

@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "mem/mem.h"
 #include "collector/offcpu.h"
 #include "collector/stack_pool.h"
 #include "host/host.h"
@@ -205,15 +206,7 @@ static int make_room(struct ft_offcpu *oc, struct thread *t)
 {
 	if (t->n == OFFCPU_PENDING_MAX)
 		drop(oc, t, 0);
-	if (t->n < t->cap)
-		return 0;
-	uint32_t cap = t->cap ? t->cap * 2 : 8;
-	struct switch_ev *ev = realloc(t->ev, cap * sizeof(*ev));
-	if (!ev)
-		return -ENOMEM;
-	t->ev = ev;
-	t->cap = cap;
-	return 0;
+	return MEM_GROW(t->ev, t->cap, (size_t)t->n + 1, 8);
 }
 
 /* Inserts E in time order; ft_offcpu_settle pairs. Takes E's ips. */

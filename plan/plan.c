@@ -316,6 +316,7 @@ void ft_plan_free(struct ft_plan *p)
 	free(p->events);
 	p->events = NULL;
 	p->nevents = 0;
+	p->capevents = 0;
 	free(p->avail_funcs);
 	p->avail_funcs = NULL;
 	p->avail_funcs_read = false;

@@ -54,6 +54,7 @@ struct ft_event {
 struct ft_plan {
 	struct ft_event *events;
 	int nevents;
+	size_t capevents;
 	/* the roots read: tracefs ("" = found by ft_plan_build), /sys and
 	 * /proc (NULL = the live ones); tests give fixture trees */
 	char tracefs[256];
