@@ -47,7 +47,7 @@ void ft_session_configure(struct ft_session *s, const char *proc_root)
 	s->want_user = !o->kernel_only;
 	s->want_kernel = !o->user_only;
 	/* the sink's rows carry the comm whatever the format */
-	bool comm = o->per_process || (o->format != OUT_TEXT && o->format != OUT_TOP) || o->sink;
+	bool comm = out_needs_comm(o->format, o->per_process) || o->sink;
 	s->need_procs = s->want_user || comm;
 	/* offcpu forgets threads that exit (they are not off CPU, they are gone) */
 	s->track = s->need_procs || o->cmd == FT_OFFCPU;

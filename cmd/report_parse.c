@@ -121,7 +121,7 @@ void ft_report_out_options(const struct report_ctx *c, struct out_options *oo)
 	*oo = (struct out_options){
 		.format = o->format, .delimiter = o->delimiter, .annotate = o->annotate,
 		.per_process = o->per_process, .comm_pid = o->pid_frame,
-		.show_comm = c->have_comm && o->format != OUT_TEXT && o->format != OUT_TOP,
+		.show_comm = c->have_comm && out_format_shows_comm(o->format),
 		.event_names = (const char *const *)c->events, .nevents = (uint32_t)c->nevents,
 		.event_frame = c->nevents > 1, .title = "ftstack report",
 		.event_weighted = c->ev_weighted,

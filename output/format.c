@@ -24,6 +24,16 @@ int out_format_parse(const char *name, enum out_format *out)
 	return -EINVAL;
 }
 
+bool out_format_shows_comm(enum out_format f)
+{
+	return f != OUT_TEXT && f != OUT_TOP;
+}
+
+bool out_needs_comm(enum out_format f, bool per_process)
+{
+	return per_process || out_format_shows_comm(f);
+}
+
 char *out_folded_frame(const char *name, char *buf, size_t len)
 {
 	if (!buf || len == 0)

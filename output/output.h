@@ -52,6 +52,14 @@ int out_write_diff(FILE *f, const struct out_options *o, const struct agg_named_
 /* Parses a --format name. Returns 0 or -EINVAL. */
 int out_format_parse(const char *name, enum out_format *out);
 
+/* The one rule for the comm. Returns whether format F prints each stack's
+ * comm (as folded's root frame and its kin: every format but text and top,
+ * which print it only per process, as bcc does). */
+bool out_format_shows_comm(enum out_format f);
+/* Returns whether stacks must carry their comm: F shows it, or -P prints
+ * it per process (PER_PROCESS). */
+bool out_needs_comm(enum out_format f, bool per_process);
+
 /* Copies NAME to buf with ';' and newlines replaced (folded frame rule).
  * Returns buf. */
 char *out_folded_frame(const char *name, char *buf, size_t len);
