@@ -60,9 +60,7 @@ void ft_session_configure(struct ft_session *s, const char *proc_root)
 static int load_kallsyms(struct ft_session *s)
 {
 	int ret = sym_kernel_load("/proc/kallsyms", &s->ksyms);
-	if (ret == -EPERM) {
-		ft_warn("kernel addresses are hidden (kernel.kptr_restrict): kernel frames print "
-			"as [unknown]; run as root or set kernel.kptr_restrict=0");
+	if (ft_kload_warn_hidden(ret)) {
 		s->ksyms = NULL;
 		ret = 0;
 	} else if (ret < 0) {

@@ -149,10 +149,7 @@ static void pending_count(struct ft_session *s)
 static void kernel_take(struct ft_session *s, int ret, struct sym_kernel *k,
 			const struct ft_kfilter *f)
 {
-	if (ret == -EPERM)
-		ft_warn("kernel addresses are hidden (kernel.kptr_restrict): kernel frames print "
-			"as [unknown]; run as root or set kernel.kptr_restrict=0");
-	else if (ret < 0)
+	if (!ft_kload_warn_hidden(ret) && ret < 0)
 		ft_warn("cannot read %s: %s; kernel frames print as [unknown]", KALLSYMS,
 			strerror(-ret));
 	s->ksyms = k;
