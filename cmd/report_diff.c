@@ -24,10 +24,7 @@ static int merged_event(char **names, int *n, const char *name)
 /* Adds side SIDE's stacks (as its folded output would count them) to M. */
 static int merge_side(struct report_ctx *c, int side, struct agg_named *m, char **names, int *n)
 {
-	const char *excl[65] = { NULL };
-	for (int i = 0; i < c->o->nexcludes && i < 64; i++)
-		excl[i] = c->o->excludes[i];
-	struct agg_filter f = { .exclude = excl };
+	struct agg_filter f = { .exclude = c->o->excludes };
 	struct agg_named_stats st;
 	const struct agg_named_stack *stacks;
 	ft_report_weigh(c);

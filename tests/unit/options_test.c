@@ -62,6 +62,13 @@ static void test_values_are_not_subcommands(void)
 	CHECK_EQ_U64(PARSE("--format", "text", "-x", "report", "-e", "x"), 0, "-x report parses");
 	CHECK(o.cmd == FT_COUNT && o.nexcludes == 1 && !strcmp(o.excludes[0], "report"),
 	      "-x report: an exclude pattern");
+	/* 70 patterns in one -x: 63 kept, the list stays NULL-terminated for agg_filter */
+	char many[256] = "a";
+	for (int i = 1; i < 70; i++)
+		strcat(many, ",a");
+	CHECK_EQ_U64(PARSE("-x", many, "-e", "x"), 0, "-x with 70 patterns parses");
+	CHECK(o.nexcludes == 63 && o.excludes[63] == NULL, "-x: 63 kept (%d), NULL after them",
+	      o.nexcludes);
 	CHECK_EQ_U64(PARSE("-c", "check", "-e", "x"), 0, "-c check -e x parses");
 	CHECK(o.cmd == FT_COUNT && o.command && !strcmp(o.command[0], "check"),
 	      "-c check: the command to run");
