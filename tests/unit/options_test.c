@@ -85,6 +85,25 @@ static void test_values_are_not_subcommands(void)
 static void test_errors(void)
 {
 	CHECK(PARSE("--bogus", "check") == -EINVAL, "an unknown option before check is refused");
+	/* numbers with a minimum (and --buffer-size's maximum): each bound taken, one past refused */
+	static const struct {
+		char *opt, *lo, *below, *above;
+	} num[] = {
+		{ "-t", "1", "0", NULL }, { "-F", "1", "0", NULL },
+		{ "--period", "10000", "9999", NULL }, { "--buffer-size", "8", "7", "1048577" },
+		{ "--max-stacks", "1", "0", NULL }, { "--max-probes", "1", "0", NULL },
+	};
+	for (size_t i = 0; i < sizeof(num) / sizeof(*num); i++) {
+		CHECK(PARSE(num[i].opt, num[i].lo, "-e", "x") == 0, "%s %s: the least taken",
+		      num[i].opt, num[i].lo);
+		CHECK(PARSE(num[i].opt, num[i].below, "-e", "x") == -EINVAL, "%s %s: refused",
+		      num[i].opt, num[i].below);
+		if (num[i].above)
+			CHECK(PARSE(num[i].opt, num[i].above, "-e", "x") == -EINVAL, "%s %s: refused",
+			      num[i].opt, num[i].above);
+	}
+	CHECK(PARSE("--buffer-size", "1048576", "-e", "x") == 0 && o.buffer_kb == 1048576,
+	      "--buffer-size 1048576: the most taken");
 	CHECK(PARSE("-e", "x", "check") == -EINVAL, "check takes no event");
 	CHECK(PARSE("--debug", "profile", "-e", "x") == -EINVAL, "profile takes no event");
 	CHECK(PARSE("-e", "x", "--") == -EINVAL, "nothing after -- is refused");
