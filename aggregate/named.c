@@ -111,13 +111,13 @@ static bool stack_equal(const struct agg_named_stack *a,
 	       (nf == 0 || memcmp(a->frames, b->frames, nf * sizeof(char *)) == 0);
 }
 
-int agg_named_create(struct agg_named **out)
+int agg_named_alloc(struct agg_named **out)
 {
 	*out = calloc(1, sizeof(**out));
 	return *out ? 0 : -ENOMEM;
 }
 
-void agg_named_destroy(struct agg_named *n)
+void agg_named_free(struct agg_named *n)
 {
 	struct named_chunk *c, *next;
 	struct named_out *o, *onext;

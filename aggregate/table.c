@@ -216,7 +216,7 @@ static void table_free(struct agg_table *t)
 	t->records = t->dropped = t->dropped_weight = 0;
 }
 
-int agg_table_create(const struct agg_config *cfg, struct agg_table **out)
+int agg_table_alloc(const struct agg_config *cfg, struct agg_table **out)
 {
 	struct agg_table *t = calloc(1, sizeof(*t));
 
@@ -226,14 +226,14 @@ int agg_table_create(const struct agg_config *cfg, struct agg_table **out)
 	if (cfg)
 		t->cfg = *cfg;
 	if (table_init(t)) {
-		agg_table_destroy(t);
+		agg_table_free(t);
 		return -ENOMEM;
 	}
 	*out = t;
 	return 0;
 }
 
-void agg_table_destroy(struct agg_table *t)
+void agg_table_free(struct agg_table *t)
 {
 	if (!t)
 		return;

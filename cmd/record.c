@@ -149,7 +149,7 @@ static int prepare(struct ft_session *s)
 	struct ft_offcpu_config oc = { .opt = s->opt, .self = s->self, .proc_root = "/proc",
 		.any_task = s->opt->command != NULL, .count = count_interval, .ctx = s };
 	if (s->opt->cmd == FT_OFFCPU &&
-	    (ret = ft_offcpu_create(s->plan.tracefs, &oc, &s->offcpu)) < 0) {
+	    (ret = ft_offcpu_alloc(s->plan.tracefs, &oc, &s->offcpu)) < 0) {
 		ft_error("cannot read sched:sched_switch's format: %s",
 			strerror(-ret));
 		return 1;
@@ -169,11 +169,11 @@ static int prepare(struct ft_session *s)
 		.addresses = s->opt->addresses, .demangle = !s->opt->no_demangle };
 	struct agg_config ac = { .key_pid = s->key_pid, .key_tid = s->key_tid,
 				  .max_stacks = s->opt->max_stacks };
-	if (sym_procs_create("/proc", "/usr/lib/debug", &s->procs) < 0 ||
-	    agg_table_create(&ac, &s->agg) < 0 ||
-	    sym_cache_create(s->ksyms, s->procs, &style,
+	if (sym_procs_alloc("/proc", "/usr/lib/debug", &s->procs) < 0 ||
+	    agg_table_alloc(&ac, &s->agg) < 0 ||
+	    sym_cache_alloc(s->ksyms, s->procs, &style,
 			       &s->symcache) < 0 ||
-	    (s->ucopy_size && sym_unwinder_create(s->procs, &s->unwinder) < 0)) {
+	    (s->ucopy_size && sym_unwinder_alloc(s->procs, &s->unwinder) < 0)) {
 		ft_error("out of memory");
 		return 1;
 	}
@@ -184,7 +184,7 @@ int ft_cmd_record(const struct ft_options *o)
 {
 	struct ft_session s = { .opt = o, .epfd = -1 };
 	int epfd = -1, status = 1, ret;
-	struct ft_result res = { 0 };
+	struct ft_dest res = { 0 };
 	FILE *out = NULL;
 	sigset_t mask;
 
@@ -207,7 +207,7 @@ int ft_cmd_record(const struct ft_options *o)
 		status = 2;
 		goto cleanup;
 	}
-	if ((status = ft_result_open(o, &res)) != 0)
+	if ((status = ft_dest_open(o, &res)) != 0)
 		goto cleanup;
 	status = 1;
 	out = s.out = res.f; /* -i prints there before the end */
@@ -259,7 +259,7 @@ int ft_cmd_record(const struct ft_options *o)
 	status = 0;
 cleanup:
 	/* -o FILE is in place before probes are detached, which takes a while */
-	if (ft_result_close(o, &res, status == 0) != 0)
+	if (ft_dest_close(o, &res, status == 0) != 0)
 		status = 1;
 	if (s.have_child)
 		ft_child_stop(&s.child);
@@ -270,12 +270,12 @@ cleanup:
 		close(epfd);
 	ft_offcpu_free(s.offcpu);
 	sym_cache_free(s.symcache);
-	agg_table_destroy(s.agg);
+	agg_table_free(s.agg);
 	sym_unwinder_free(s.unwinder);
 	sym_procs_free(s.procs);
 	ft_session_kernel_abandon(&s);
 	ft_kfilter_free(&s.kfilter);
 	sym_kernel_free(s.ksyms);
-	ft_plan_free(&s.plan);
+	ft_plan_destroy(&s.plan);
 	return status;
 }

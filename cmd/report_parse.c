@@ -131,7 +131,7 @@ void ft_report_out_options(const struct report_ctx *c, struct out_options *oo)
 
 void ft_report_ctx_free(struct report_ctx *c)
 {
-	agg_named_destroy(c->named);
+	agg_named_free(c->named);
 	for (int i = 0; i < c->nevents; i++)
 		free(c->events[i]);
 }

@@ -107,7 +107,7 @@ static uint64_t field(const void *raw, uint32_t raw_size, uint32_t off, uint32_t
 	return v;
 }
 
-int ft_offcpu_create(const char *tracefs, const struct ft_offcpu_config *c, struct ft_offcpu **out)
+int ft_offcpu_alloc(const char *tracefs, const struct ft_offcpu_config *c, struct ft_offcpu **out)
 {
 	struct tfs_field *f = NULL;
 	int n = tfs_event_fields(tracefs, "sched", "sched_switch", &f);

@@ -105,7 +105,7 @@ static int write_result(struct ft_session *s, struct agg_named_stats *st)
 	struct agg_named *named = NULL;
 	const char **names = calloc(s->plan.nevents + 1, sizeof(*names));
 	bool *in_stack = calloc(s->plan.nevents + 1, sizeof(*in_stack));
-	int ret = names && in_stack ? agg_named_create(&named) : -ENOMEM;
+	int ret = names && in_stack ? agg_named_alloc(&named) : -ENOMEM;
 	if (ret == 0)
 		ret = ft_build_named(s, named, out_needs_comm(o->format, o->per_process));
 	if (ret == 0) {
@@ -115,7 +115,7 @@ static int write_result(struct ft_session *s, struct agg_named_stats *st)
 				      s->plan.nevents == 1 ? s->plan.events[0].label : "event",
 				      s->out, st);
 	}
-	agg_named_destroy(named);
+	agg_named_free(named);
 	free(names);
 	free(in_stack);
 	return ret;

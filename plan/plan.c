@@ -309,7 +309,7 @@ int ft_plan_build(const struct ft_options *o, struct ft_plan *p)
 	return 0;
 }
 
-void ft_plan_free(struct ft_plan *p)
+void ft_plan_destroy(struct ft_plan *p)
 {
 	tfs_log_undo(&p->log);
 	tfs_log_free(&p->log);

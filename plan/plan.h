@@ -105,6 +105,6 @@ struct ft_spec;
 /* Kernel functions (plan_kfunc.c) and user functions/USDT (plan_uprobe.c). */
 int ft_plan_kfunc(const struct ft_options *o, const struct ft_spec *sp, struct ft_plan *p);
 int ft_plan_uprobe(const struct ft_options *o, const struct ft_spec *sp, struct ft_plan *p);
-void ft_plan_free(struct ft_plan *p);
+void ft_plan_destroy(struct ft_plan *p);
 
 #endif

@@ -17,7 +17,7 @@
 #include "symbolize/internal.h"
 #include "symbolize/symbolize.h"
 
-int sym_procs_create(const char *proc_root, const char *debug_root, struct sym_procs **out)
+int sym_procs_alloc(const char *proc_root, const char *debug_root, struct sym_procs **out)
 {
 	struct sym_procs *p = calloc(1, sizeof(*p));
 	if (!p)

@@ -32,7 +32,7 @@ struct sym_cache {
 	uint64_t resolved;
 };
 
-int sym_cache_create(const struct sym_kernel *k, struct sym_procs *procs,
+int sym_cache_alloc(const struct sym_kernel *k, struct sym_procs *procs,
 		       const struct sym_cache_style *style, struct sym_cache **out)
 {
 	struct sym_cache *c = calloc(1, sizeof(*c));
