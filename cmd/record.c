@@ -118,7 +118,6 @@ static void count_interval(void *ctx, const struct perfev_sample *smp, uint32_t 
 	ft_session_count(ctx, smp, event, us);
 }
 
-/* Plan and symbols: everything that can fail for bad input. Exit status. */
 /* The -p processes' (and -L threads' processes') maps, read once armed,
  * as for -c's command: a sample may be counted only after its process has
  * exited (samples wait while kallsyms loads), too late to read them then. */
@@ -132,11 +131,15 @@ static void know_targets(struct ft_session *s)
 	}
 }
 
+/* Everything before the kernel is touched: the -p/-L targets, kernel
+ * symbols when the plan needs their names, the plan, offcpu's pairing, the
+ * tables. Returns 0, or the exit status after saying why (2: bad input). */
 static int prepare(struct ft_session *s)
 {
 	if (ft_targets_open(&s->targets, s->opt) < 0)
 		return 2;
-	/* else they are loaded when a kernel stack is first counted (count.c) */
+	/* first when the plan needs kernel names (kernel functions, --through);
+	 * else they load when a kernel stack is first counted (count.c) */
 	bool kallsyms_first = ft_plan_wants_kallsyms(s->opt);
 	if (kallsyms_first && load_kallsyms(s) < 0)
 		return 1;

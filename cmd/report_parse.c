@@ -47,7 +47,8 @@ static long read_all(const char *file, char **out)
 	return (long)len;
 }
 
-/* Parses one file into c->named. Returns 0, or 1 after saying why not. */
+/* Parses one file into c->named. Returns 0, 2 after saying why (unreadable,
+ * none of the formats, or clickhouse:// refused), or 1 (out of memory). */
 int ft_report_parse_file(struct report_ctx *c, const char *file)
 {
 	if (fleet_is_url(file))

@@ -1,6 +1,7 @@
 /* ftstack report: one parsed or queried stack into the report's named
  * table, with -K/-U and --through applied. Shared by the file parsers
- * (report_cmd.c) and the clickhouse:// source (report_fleet.c). */
+ * (report/'s, called from report_parse.c) and the clickhouse:// source
+ * (report_fleet.c). */
 #include <string.h>
 #include "cmd/report_cmd.h"
 

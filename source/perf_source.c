@@ -50,8 +50,8 @@ static struct ft_event sideband_event = {
 	.perf_config = PERF_COUNT_SW_DUMMY,
 };
 
-
-/* -C: tracing_cpumask, so the other CPUs' buffers stay empty. */
+/* Keeps FD, an opened perf event of plan event EVENT, to be closed with the
+ * source. Returns 0 or -ENOMEM. */
 static int push_fd(struct ft_perf_source *ps, int fd, uint32_t event)
 {
 	size_t cap = ps->capfds; /* one capacity for the two arrays */
