@@ -1,4 +1,4 @@
-/* Command-line parsing: DESIGN.md section 1. Every value is checked here, so
+/* Command-line parsing: doc/DESIGN.md section 1. Every value is checked here, so
  * bad usage exits 2 before anything is created in the kernel. */
 #include <errno.h>
 #include <getopt.h>

@@ -1,4 +1,4 @@
-/* output: the formats of DESIGN.md section 2, written from named stacks that
+/* output: the formats of doc/DESIGN.md section 2, written from named stacks that
  * aggregate has merged, filtered and ordered (least frequent first). Pure
  * code writing to a FILE*: no kernel, no symbolization.
  */

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The tree's structure, checked on the build (DESIGN.md sections 3 and 6).
+"""The tree's structure, checked on the build (doc/DESIGN.md sections 3 and 6).
 
   - no include/call cycle spans more than two files: the graph's nodes are
     source files, its edges each `#include "..."` and each symbol an object
