@@ -137,9 +137,9 @@ struct agg_stats {
 struct agg_table;
 
 /* Returns 0 and a new empty table in *out, or -ENOMEM. */
-int agg_table_create(const struct agg_config *cfg, struct agg_table **out);
+int agg_table_alloc(const struct agg_config *cfg, struct agg_table **out);
 /* Frees the table and every stack it interned. NULL is fine. */
-void agg_table_destroy(struct agg_table *t);
+void agg_table_free(struct agg_table *t);
 /* Counts one record. Returns 0, -ENOSPC when it was dropped because
  * max_stacks distinct keys are already held (it is counted in stats), or
  * -ENOMEM. User stacks are always keyed with their pid internally: user
@@ -192,8 +192,8 @@ struct agg_named_stats {
 struct agg_named;
 
 /* Returns 0 and an empty named table, or -ENOMEM. */
-int agg_named_create(struct agg_named **out);
-void agg_named_destroy(struct agg_named *n);
+int agg_named_alloc(struct agg_named **out);
+void agg_named_free(struct agg_named *n);
 /* Adds count/weight to the stack with these names (merging equal ones: same
  * event, pid, comm string and frame strings). Strings are copied.
  * Returns 0 or -ENOMEM. */

@@ -1,6 +1,7 @@
 /* agg_named: stacks of symbol names. Every string is interned once, so two
  * stacks are equal exactly when their frame pointers are equal; merging is
  * a hash lookup over pointers. Then filters (-x, -m, -t) and ordering. */
+#include "mem/mem.h"
 #include "aggregate/aggregate.h"
 
 #include <errno.h>
@@ -60,24 +61,6 @@ static void *arena_alloc(struct agg_named *n, size_t size)
 	return c->bytes + c->used - size;
 }
 
-static int grow_array(void **arr, uint32_t *cap, uint32_t count, size_t size)
-{
-	uint32_t ncap;
-	void *p;
-
-	if (count < *cap)
-		return 0;
-	ncap = *cap ? *cap * 2 : MIN_ITEMS;
-	if (ncap <= *cap)
-		return -ENOMEM;
-	p = realloc(*arr, (size_t)ncap * size);
-	if (!p)
-		return -ENOMEM;
-	*arr = p;
-	*cap = ncap;
-	return 0;
-}
-
 static int intern(struct agg_named *n, const char *s, const char **out)
 {
 	size_t len = strlen(s);
@@ -93,8 +76,7 @@ static int intern(struct agg_named *n, const char *s, const char **out)
 			return 0;
 		}
 	}
-	if (grow_array((void **)&n->strs, &n->capstrs, n->nstrs,
-		       sizeof(*n->strs)))
+	if (MEM_GROW(n->strs, n->capstrs, (size_t)n->nstrs + 1, MIN_ITEMS))
 		return -ENOMEM;
 	copy = arena_alloc(n, len + 1);
 	if (!copy)
@@ -129,13 +111,13 @@ static bool stack_equal(const struct agg_named_stack *a,
 	       (nf == 0 || memcmp(a->frames, b->frames, nf * sizeof(char *)) == 0);
 }
 
-int agg_named_create(struct agg_named **out)
+int agg_named_alloc(struct agg_named **out)
 {
 	*out = calloc(1, sizeof(**out));
 	return *out ? 0 : -ENOMEM;
 }
 
-void agg_named_destroy(struct agg_named *n)
+void agg_named_free(struct agg_named *n)
 {
 	struct named_chunk *c, *next;
 	struct named_out *o, *onext;
@@ -179,8 +161,7 @@ static int insert_new(struct agg_named *n, struct named_entry *e, const struct a
 	uint32_t nf = e->s.nkframes + e->s.nuframes;
 	const char **frames = NULL;
 
-	if (grow_array((void **)&n->stacks, &n->capstacks, n->nstacks,
-		       sizeof(*n->stacks)))
+	if (MEM_GROW(n->stacks, n->capstacks, (size_t)n->nstacks + 1, MIN_ITEMS))
 		return -ENOMEM;
 	if (nf) {
 		frames = arena_alloc(n, nf * sizeof(*frames));

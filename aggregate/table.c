@@ -2,6 +2,7 @@
  * distinct array) and counted under (event, pid, tid, kernel id, user id),
  * both through the module's hash index (index.c). Steady state (known keys)
  * allocates nothing. */
+#include "mem/mem.h"
 #include "aggregate/aggregate.h"
 
 #include <errno.h>
@@ -114,18 +115,8 @@ static uint32_t interner_find(const struct interner *in, const uint64_t *a,
  * leaves a table that still has free slots. */
 static int interner_reserve(struct interner *in)
 {
-	if (in->nstacks == in->capstacks) {
-		uint32_t cap = in->capstacks * 2;
-		struct stack *s;
-
-		if (cap <= in->capstacks)
-			return -ENOMEM;
-		s = realloc(in->stacks, (size_t)cap * sizeof(*s));
-		if (!s)
-			return -ENOMEM;
-		in->stacks = s;
-		in->capstacks = cap;
-	}
+	if (MEM_GROW(in->stacks, in->capstacks, (size_t)in->nstacks + 1, 1))
+		return -ENOMEM;
 	return agg_index_reserve(&in->index);
 }
 
@@ -177,18 +168,8 @@ static int key_insert(struct agg_table *t, const struct key *k)
 {
 	struct agg_probe p;
 
-	if (t->nkeys == t->capkeys) {
-		uint32_t cap = t->capkeys * 2;
-		struct key *keys;
-
-		if (cap <= t->capkeys)
-			return -ENOMEM;
-		keys = realloc(t->keys, (size_t)cap * sizeof(*keys));
-		if (!keys)
-			return -ENOMEM;
-		t->keys = keys;
-		t->capkeys = cap;
-	}
+	if (MEM_GROW(t->keys, t->capkeys, (size_t)t->nkeys + 1, 1))
+		return -ENOMEM;
 	if (agg_index_reserve(&t->kindex) < 0)
 		return -ENOMEM;
 	key_find(t, k, &p);
@@ -235,7 +216,7 @@ static void table_free(struct agg_table *t)
 	t->records = t->dropped = t->dropped_weight = 0;
 }
 
-int agg_table_create(const struct agg_config *cfg, struct agg_table **out)
+int agg_table_alloc(const struct agg_config *cfg, struct agg_table **out)
 {
 	struct agg_table *t = calloc(1, sizeof(*t));
 
@@ -245,14 +226,14 @@ int agg_table_create(const struct agg_config *cfg, struct agg_table **out)
 	if (cfg)
 		t->cfg = *cfg;
 	if (table_init(t)) {
-		agg_table_destroy(t);
+		agg_table_free(t);
 		return -ENOMEM;
 	}
 	*out = t;
 	return 0;
 }
 
-void agg_table_destroy(struct agg_table *t)
+void agg_table_free(struct agg_table *t)
 {
 	if (!t)
 		return;

@@ -52,7 +52,7 @@ struct ft_options {
 	                          * first frame is comm-PID */
 	uint64_t min_count;      /* -m (count/profile) */
 	size_t top;              /* -t */
-	const char *excludes[64];
+	const char *excludes[64]; /* -x globs, at most 63: NULL-terminated, as agg_filter takes them */
 	int nexcludes;
 	bool regex;              /* -r */
 	double interval;         /* -i SECS, 0 = none */

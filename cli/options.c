@@ -1,7 +1,8 @@
-/* Command-line parsing: DESIGN.md section 1. Every value is checked here, so
+/* Command-line parsing: doc/DESIGN.md section 1. Every value is checked here, so
  * bad usage exits 2 before anything is created in the kernel. */
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,6 +74,22 @@ static int parse_u64(const char *opt, const char *s, uint64_t *out)
 	unsigned long long v = strtoull(s, &end, 10);
 	if (errno || *end)
 		return bad("%s needs a non-negative integer, got '%s'", opt, s);
+	*out = v;
+	return 0;
+}
+
+/* parse_u64 of a value in MIN..MAX (MAX UINT64_MAX: no upper bound); UNIT
+ * follows the bounds in the message (" Hz"). */
+static int parse_u64_in(const char *opt, const char *s, uint64_t min, uint64_t max,
+			const char *unit, uint64_t *out)
+{
+	uint64_t v;
+	if (parse_u64(opt, s, &v) < 0)
+		return -EINVAL;
+	if (v < min && max == UINT64_MAX)
+		return bad("%s needs at least %" PRIu64 "%s, got '%s'", opt, min, unit, s);
+	if (v < min || v > max)
+		return bad("%s needs %" PRIu64 "..%" PRIu64 "%s, got '%s'", opt, min, max, unit, s);
 	*out = v;
 	return 0;
 }
@@ -168,7 +185,7 @@ static int parse_call_graph(const char *s, struct ft_options *o)
 		o->call_graph_dwarf = true;
 		return parse_copy_mode(s, "dwarf", FT_DWARF_SIZE_DEFAULT, o);
 	}
-	return bad("--call-graph takes fp, copy[,SIZE] or dwarf[,SIZE], got '%s'%s", s, "");
+	return bad("--call-graph takes fp, copy[,SIZE] or dwarf[,SIZE], got '%s'", s);
 }
 
 static const char shorts[] = "+e:l:p:L:c:C:UKfo:dasvPm:M:t:x:ri:TD:F:Iukh";
@@ -236,7 +253,7 @@ static int parse_sink(const char *arg, struct ft_options *o)
 	int ret = fleet_url_parse(arg, NULL, &u, err, sizeof(err));
 	explicit_bzero(u.password, sizeof(u.password));
 	if (ret < 0)
-		return bad("--sink: %s%s", err, "");
+		return bad("--sink: %s", err);
 	o->sink = arg;
 	return 0;
 }
@@ -261,14 +278,14 @@ static int apply_fleet_option(int c, const char *arg, struct ft_options *o)
 		errno = 0;
 		double mb = strtod(arg, &end);
 		if (errno || *end || !(mb > 0) || mb > 1048576)
-			return bad("--sink-buffer needs megabytes above 0 (0.5, 64), got '%s'%s", arg, "");
+			return bad("--sink-buffer needs megabytes above 0 (0.5, 64), got '%s'", arg);
 		o->sink_buffer = (size_t)(mb * 1048576.0);
 		o->sink_buffer_given = true;
 		return 0;
 	}
 	case OPT_HOST_NAME:
 		if (!*arg)
-			return bad("--host-name needs a name%s%s", "", "");
+			return bad("--host-name needs a name");
 		o->host_name = arg;
 		return 0;
 	case OPT_SINCE: return parse_time("--since", arg, &o->since);
@@ -277,7 +294,7 @@ static int apply_fleet_option(int c, const char *arg, struct ft_options *o)
 	case OPT_EVENT: o->event_filter = arg; return 0;
 	case OPT_MODE:
 		if (strcmp(arg, "count") != 0 && strcmp(arg, "profile") != 0 && strcmp(arg, "offcpu") != 0)
-			return bad("--mode takes count, profile or offcpu, got '%s'%s", arg, "");
+			return bad("--mode takes count, profile or offcpu, got '%s'", arg);
 		o->mode_filter = arg;
 		return 0;
 	default:
@@ -291,7 +308,7 @@ static int apply_option(int c, const char *arg, struct ft_options *o)
 	switch (c) {
 	case 'e':
 		if (o->nspecs >= FT_MAX_EVENTS)
-			return bad("too many -e events (at most %s)%s", "1024", "");
+			return bad("too many -e events (at most %s)", "1024");
 		o->specs[o->nspecs++] = arg;
 		return 0;
 	case 'l': o->lib = arg; return 0;
@@ -299,9 +316,9 @@ static int apply_option(int c, const char *arg, struct ft_options *o)
 	case 'L': return parse_id_list("-L", arg, o->tids, &o->ntids, 256);
 	case 'c':
 		if (o->command)
-			return bad("give the command once (-c or --)%s%s", "", "");
+			return bad("give the command once (-c or --)");
 		if (ft_command_split(arg, &o->command) < 0)
-			return bad("-c: cannot parse command '%s'%s", arg, "");
+			return bad("-c: cannot parse command '%s'", arg);
 		o->owned[o->nowned++] = o->command;
 		/* the words live in one buffer: argv[0], or argv[2] of sh -c */
 		o->owned[o->nowned++] = strcmp(o->command[0], "/bin/sh") == 0 &&
@@ -314,7 +331,7 @@ static int apply_option(int c, const char *arg, struct ft_options *o)
 	case 'f': o->format = OUT_FOLDED; return 0;
 	case OPT_FORMAT:
 		if (out_format_parse(arg, &o->format) < 0)
-			return bad("--format: unknown format '%s' (text, folded, top, pprof, speedscope, svg)%s", arg, "");
+			return bad("--format: unknown format '%s' (text, folded, top, pprof, speedscope, svg)", arg);
 		return 0;
 	case 'o': o->output = arg; return 0;
 	case 'd': o->delimiter = true; return 0;
@@ -333,20 +350,18 @@ static int apply_option(int c, const char *arg, struct ft_options *o)
 	case OPT_MAX_BLOCK: return parse_u64("--max-block", arg, &o->max_block_us);
 	case OPT_MIN_TOTAL: return parse_u64("--min-total", arg, &o->min_total_us);
 	case 't':
-		if (parse_u64("-t", arg, &v) < 0)
+		if (parse_u64_in("-t", arg, 1, UINT64_MAX, "", &v) < 0)
 			return -EINVAL;
-		if (v == 0)
-			return bad("-t needs at least 1, got '%s'%s", arg, "");
 		o->top = v;
 		return 0;
 	case 'x':
 		if (o->nexcludes >= 63)
-			return bad("too many -x patterns%s%s", "", "");
+			return bad("too many -x patterns");
 		/* "a,b" is two patterns, as kmalloc-top's -e takes them */
 		{
 			char *dup = strdup(arg), *save = NULL;
 			if (!dup || o->nowned >= 128)
-				return bad("out of memory%s%s", "", "");
+				return bad("out of memory");
 			o->owned[o->nowned++] = dup;
 			for (char *tok = strtok_r(dup, ",", &save); tok && o->nexcludes < 63;
 			     tok = strtok_r(NULL, ",", &save))
@@ -358,17 +373,13 @@ static int apply_option(int c, const char *arg, struct ft_options *o)
 	case 'T': o->timestamp = true; return 0;
 	case 'D': return parse_secs("-D", arg, &o->duration);
 	case 'F':
-		if (parse_u64("-F", arg, &v) < 0)
+		if (parse_u64_in("-F", arg, 1, UINT64_MAX, " Hz", &v) < 0)
 			return -EINVAL;
-		if (v == 0)
-			return bad("-F needs a frequency of at least 1 Hz, got '%s'%s", arg, "");
 		o->freq = v;
 		return 0;
 	case OPT_PERIOD:
-		if (parse_u64("--period", arg, &v) < 0)
+		if (parse_u64_in("--period", arg, 10000, UINT64_MAX, " ns", &v) < 0)
 			return -EINVAL;
-		if (v < 10000)
-			return bad("--period: at least 10000 ns, got '%s'%s", arg, "");
 		o->period_ns = v;
 		return 0;
 	case 'I': o->idle = true; return 0;
@@ -378,7 +389,7 @@ static int apply_option(int c, const char *arg, struct ft_options *o)
 		if (parse_u64("--state", arg, &v) < 0)
 			return -EINVAL;
 		if (v > 0xffff)
-			return bad("--state: '%s' is not a task state mask (0 running, 1 interruptible, 2 uninterruptible, ...)%s", arg, "");
+			return bad("--state: '%s' is not a task state mask (0 running, 1 interruptible, 2 uninterruptible, ...)", arg);
 		o->state = (long)v;
 		return 0;
 	case OPT_BACKEND:
@@ -387,30 +398,24 @@ static int apply_option(int c, const char *arg, struct ft_options *o)
 		else if (strcmp(arg, "ftrace") == 0)
 			o->backend = FT_BACKEND_FTRACE;
 		else
-			return bad("--backend takes perf or ftrace, got '%s'%s", arg, "");
+			return bad("--backend takes perf or ftrace, got '%s'", arg);
 		return 0;
 	case OPT_CALL_GRAPH: return parse_call_graph(arg, o);
 	case OPT_BUFFER_SIZE:
-		if (parse_u64("--buffer-size", arg, &v) < 0)
+		if (parse_u64_in("--buffer-size", arg, 8, 1024 * 1024, " KB per CPU", &v) < 0)
 			return -EINVAL;
-		if (v < 8 || v > 1024 * 1024)
-			return bad("--buffer-size: KB per CPU in 8..1048576, got '%s'%s", arg, "");
 		o->buffer_kb = v;
 		o->buffer_set = true;
 		return 0;
 	case OPT_MAX_STACKS:
-		if (parse_u64("--max-stacks", arg, &v) < 0)
+		if (parse_u64_in("--max-stacks", arg, 1, UINT64_MAX, "", &v) < 0)
 			return -EINVAL;
-		if (v == 0)
-			return bad("--max-stacks needs at least 1, got '%s'%s", arg, "");
 		o->max_stacks = v;
 		return 0;
 	case OPT_THROUGH: o->through = arg; return 0;
 	case OPT_MAX_PROBES:
-		if (parse_u64("--max-probes", arg, &v) < 0)
+		if (parse_u64_in("--max-probes", arg, 1, UINT64_MAX, "", &v) < 0)
 			return -EINVAL;
-		if (v == 0)
-			return bad("--max-probes needs at least 1, got '%s'%s", arg, "");
 		o->max_probes = v;
 		return 0;
 	case OPT_DEBUG: o->debug = true; return 0;
@@ -419,7 +424,7 @@ static int apply_option(int c, const char *arg, struct ft_options *o)
 	case OPT_FORCE: o->force = true; return 0;
 	case OPT_INPUT_FORMAT:
 		if (report_format_parse(arg, &(enum report_format){ REPORT_AUTO }) < 0)
-			return bad("--input-format takes auto, ftrace, perf-script, hist or folded, got '%s'%s", arg, "");
+			return bad("--input-format takes auto, ftrace, perf-script, hist or folded, got '%s'", arg);
 		o->input_format = arg;
 		return 0;
 	case OPT_DIFF: o->diff = true; return 0;
@@ -429,12 +434,12 @@ static int apply_option(int c, const char *arg, struct ft_options *o)
 		else if (strcmp(arg, "period") == 0)
 			o->weight = FT_WEIGHT_PERIOD;
 		else
-			return bad("--weight takes samples or period, got '%s'%s", arg, "");
+			return bad("--weight takes samples or period, got '%s'", arg);
 		return 0;
 	case OPT_MECHANISM:
 		if (strcmp(arg, "kprobe-pmu") != 0 && strcmp(arg, "kprobe-events") != 0 &&
 		    strcmp(arg, "function") != 0 && strcmp(arg, "tracepoint") != 0)
-			return bad("--mechanism takes kprobe-pmu, kprobe-events, function or tracepoint, got '%s'%s", arg, "");
+			return bad("--mechanism takes kprobe-pmu, kprobe-events, function or tracepoint, got '%s'", arg);
 		o->mechanism = arg;
 		return 0;
 	default:
@@ -449,13 +454,13 @@ static int apply_positional(const char *arg, struct ft_options *o)
 	switch (o->cmd) {
 	case FT_REPORT:
 		if (o->nreport_files >= 64)
-			return bad("report: at most 64 files%s%s", "", "");
+			return bad("report: at most 64 files");
 		o->report_files[o->nreport_files++] = arg;
 		return 0;
 	case FT_COUNT:
 		if (!is_number(arg)) {
 			if (o->nspecs >= FT_MAX_EVENTS)
-				return bad("too many events%s%s", "", "");
+				return bad("too many events");
 			o->specs[o->nspecs++] = arg;
 			return 0;
 		}
@@ -464,10 +469,10 @@ static int apply_positional(const char *arg, struct ft_options *o)
 	case FT_PROFILE:
 	case FT_OFFCPU:
 		if (o->duration > 0)
-			return bad("unexpected argument '%s': the duration was already given%s", arg, "");
+			return bad("unexpected argument '%s': the duration was already given", arg);
 		return parse_secs("DURATION", arg, &o->duration);
 	default:
-		return bad("unexpected argument '%s'%s", arg, "");
+		return bad("unexpected argument '%s'", arg);
 	}
 }
 
@@ -475,48 +480,48 @@ static int apply_positional(const char *arg, struct ft_options *o)
 static int check_combinations(struct ft_options *o)
 {
 	if (o->user_only && o->kernel_only)
-		return bad("-U (user stacks only) and -K (kernel stacks only) exclude each other; give one%s%s", "", "");
+		return bad("-U (user stacks only) and -K (kernel stacks only) exclude each other; give one");
 	if (o->cmd == FT_COUNT && o->nspecs == 0)
-		return bad("count needs an event: -e t:SUBSYS:EVENT (see ftstack --help)%s%s", "", "");
+		return bad("count needs an event: -e t:SUBSYS:EVENT (see ftstack --help)");
 	if (o->cmd != FT_COUNT && o->cmd != FT_REPORT && o->nspecs > 0)
-		return bad("-e is for count mode; %s takes no events%s",
-			   o->cmd == FT_PROFILE ? "profile" : "this subcommand", "");
+		return bad("-e is for count mode; %s takes no events",
+			   o->cmd == FT_PROFILE ? "profile" : "this subcommand");
 	if (o->cmd == FT_OFFCPU) {
 		if (o->user_threads && o->kernel_threads)
-			return bad("-u (user threads only) and -k (kernel threads only) exclude each other%s%s", "", "");
+			return bad("-u (user threads only) and -k (kernel threads only) exclude each other");
 		if (o->user_only && o->kernel_threads)
-			return bad("Displaying user stacks for kernel threads doesn't make sense.%s%s", "", "");
+			return bad("Displaying user stacks for kernel threads doesn't make sense.");
 		if (o->max_block_us && o->max_block_us < o->min_block_us)
-			return bad("--max-block must not be below --min-block%s%s", "", "");
+			return bad("--max-block must not be below --min-block");
 	}
 	if (o->cmd == FT_REPORT && o->nreport_files == 0)
-		return bad("report needs a FILE (or - for standard input)%s%s", "", "");
+		return bad("report needs a FILE (or - for standard input)");
 	if (o->diff && (o->cmd != FT_REPORT || o->nreport_files != 2))
-		return bad("--diff compares two files: ftstack report --diff A B%s%s", "", "");
+		return bad("--diff compares two files: ftstack report --diff A B");
 	if ((o->diff || o->input_format) && o->cmd != FT_REPORT)
-		return bad("--diff and --input-format are for ftstack report%s%s", "", "");
+		return bad("--diff and --input-format are for ftstack report");
 	if (o->weight != FT_WEIGHT_AUTO && o->cmd != FT_REPORT)
-		return bad("--weight is for ftstack report (a live run counts events)%s%s", "", "");
+		return bad("--weight is for ftstack report (a live run counts events)");
 	if (o->sink && (o->cmd == FT_REPORT || o->cmd == FT_CHECK || o->cmd == FT_CLEANUP))
-		return bad("--sink is for count, profile and offcpu%s%s", "", "");
+		return bad("--sink is for count, profile and offcpu");
 	if ((o->sink_buffer_given || o->host_name) && !o->sink)
-		return bad("%s is for --sink clickhouse://HOST/DB (it sets how the rows are sent)%s",
-			   o->host_name ? "--host-name" : "--sink-buffer", "");
+		return bad("%s is for --sink clickhouse://HOST/DB (it sets how the rows are sent)",
+			   o->host_name ? "--host-name" : "--sink-buffer");
 	if ((o->since || o->until || o->host_pattern || o->event_filter || o->mode_filter) &&
 	    o->cmd != FT_REPORT)
 		return bad("--since, --until, --host, --event and --mode are for ftstack report "
-			   "clickhouse://...%s%s", "", "");
+			   "clickhouse://...");
 	if (o->freq && o->period_ns)
-		return bad("give -F or --period, not both%s%s", "", "");
+		return bad("give -F or --period, not both");
 	if (o->call_graph_copy && o->backend == FT_BACKEND_FTRACE)
 		return bad("--call-graph %s needs --backend perf (ftrace's user stacks are the "
-			   "kernel's own walk)%s", o->call_graph_dwarf ? "dwarf" : "copy", "");
+			   "kernel's own walk)", o->call_graph_dwarf ? "dwarf" : "copy");
 	if (o->keep_root && !o->command)
-		return bad("--keep-root is for the command of -c or --%s%s", "", "");
+		return bad("--keep-root is for the command of -c or --");
 	if (o->force && !o->output)
-		return bad("--force is for -o FILE (it writes through a symlink at FILE)%s%s", "", "");
+		return bad("--force is for -o FILE (it writes through a symlink at FILE)");
 	if ((o->npids || o->ntids) && o->command)
-		return bad("-p/-L and a command (-c or --) exclude each other%s%s", "", "");
+		return bad("-p/-L and a command (-c or --) exclude each other");
 	if (o->cmd == FT_PROFILE && !o->freq && !o->period_ns)
 		o->freq = 49;
 	if (o->cmd == FT_PROFILE || o->cmd == FT_OFFCPU)
@@ -528,9 +533,9 @@ static int check_combinations(struct ft_options *o)
 static int take_command(char **words, struct ft_options *o)
 {
 	if (!words[0])
-		return bad("nothing after --: give the command to run%s%s", "", "");
+		return bad("nothing after --: give the command to run");
 	if (o->command)
-		return bad("give the command once (-c or --)%s%s", "", "");
+		return bad("give the command once (-c or --)");
 	o->command = words;
 	return 0;
 }
@@ -539,9 +544,9 @@ static int report_bad_option(char **argv)
 {
 	const char *w = argv[optind - 1];
 	if (optopt && strchr(shorts, optopt) && w[0] == '-' && w[1] == optopt)
-		return bad("option -%s needs a value (see ftstack --help)%s",
-			   (char[]){ (char)optopt, 0 }, "");
-	return bad("unknown option '%s' (see ftstack --help)%s", w, "");
+		return bad("option -%s needs a value (see ftstack --help)",
+			   (char[]){ (char)optopt, 0 });
+	return bad("unknown option '%s' (see ftstack --help)", w);
 }
 
 int ft_options_parse(int argc, char **argv, struct ft_options *o)

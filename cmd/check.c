@@ -7,15 +7,6 @@
 #include "perfev/perfev.h"
 #include "tracefs/tracefs.h"
 
-/* "1.23 us" or "too small to measure here" (never a negative figure) */
-static const char *cost_text(char *buf, size_t size, bool measured, double ns, const char *unit)
-{
-	if (!measured)
-		return "too small to measure here";
-	snprintf(buf, size, "%.2f us%s", ns / 1000.0, unit);
-	return buf;
-}
-
 /* What a sample's user stack costs here, each way as the runs take it: fp
  * (the kernel's frame-pointer walk plus a FT_FIX_SIZE_DEFAULT-byte copy)
  * against copy (a FT_COPY_SIZE_DEFAULT-byte copy alone): where the kernel's
@@ -36,9 +27,10 @@ static int check_user_stacks(const char *root, struct perfev_ustack_cost *cost,
 	it->what = "user stacks";
 	it->ok = true;
 	snprintf(it->detail, sizeof(it->detail),
-		 "the kernel's walk + a %d-byte copy (fp) %s, a %d-byte copy (copy) %s: %s",
-		 FT_FIX_SIZE_DEFAULT, cost_text(fp, sizeof(fp), c.fp_measured, c.fp_ns, " a sample"),
-		 FT_COPY_SIZE_DEFAULT, cost_text(copy, sizeof(copy), c.copy_measured, c.copy_ns, ""),
+		 "the kernel's walk + a %d-byte copy (fp) %s%s, a %d-byte copy (copy) %s: %s",
+		 FT_FIX_SIZE_DEFAULT, perfev_cost_text(fp, sizeof(fp), c.fp_measured, c.fp_ns),
+		 c.fp_measured ? " a sample" : "", FT_COPY_SIZE_DEFAULT,
+		 perfev_cost_text(copy, sizeof(copy), c.copy_measured, c.copy_ns),
 		 c.verdict == PERFEV_USTACK_COPY ? "copy is the cheaper here" :
 		 c.verdict == PERFEV_USTACK_FP ? "fp is the cheaper here" :
 		 "they differ too little to measure here");

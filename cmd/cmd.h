@@ -19,15 +19,15 @@ int ft_cmd_report(const struct ft_options *o);
 int ft_cleanup_run(const char *tracefs, const char *proc_root, FILE *out);
 
 /* ---- the result: stdout or -o FILE (result_file.c) ---- */
-struct ft_result {
+struct ft_dest {
 	FILE *f;               /* stdout, or the new file that replaces -o FILE */
 	struct out_file *file; /* NULL for stdout */
 };
 /* Returns 0, or the exit status after saying why (2: FILE is a symlink or
  * a directory; 1: it cannot be written, nothing changed). */
-int ft_result_open(const struct ft_options *o, struct ft_result *r);
+int ft_dest_open(const struct ft_options *o, struct ft_dest *r);
 /* Complete: renames the new file over FILE; else drops it. Returns 0, or 1
  * after saying why. Safe on a result never opened (zeroed). */
-int ft_result_close(const struct ft_options *o, struct ft_result *r, bool complete);
+int ft_dest_close(const struct ft_options *o, struct ft_dest *r, bool complete);
 
 #endif

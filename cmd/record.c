@@ -47,7 +47,7 @@ void ft_session_configure(struct ft_session *s, const char *proc_root)
 	s->want_user = !o->kernel_only;
 	s->want_kernel = !o->user_only;
 	/* the sink's rows carry the comm whatever the format */
-	bool comm = o->per_process || (o->format != OUT_TEXT && o->format != OUT_TOP) || o->sink;
+	bool comm = out_needs_comm(o->format, o->per_process) || o->sink;
 	s->need_procs = s->want_user || comm;
 	/* offcpu forgets threads that exit (they are not off CPU, they are gone) */
 	s->track = s->need_procs || o->cmd == FT_OFFCPU;
@@ -60,9 +60,7 @@ void ft_session_configure(struct ft_session *s, const char *proc_root)
 static int load_kallsyms(struct ft_session *s)
 {
 	int ret = sym_kernel_load("/proc/kallsyms", &s->ksyms);
-	if (ret == -EPERM) {
-		ft_warn("kernel addresses are hidden (kernel.kptr_restrict): kernel frames print "
-			"as [unknown]; run as root or set kernel.kptr_restrict=0");
+	if (ft_kload_warn_hidden(ret)) {
 		s->ksyms = NULL;
 		ret = 0;
 	} else if (ret < 0) {
@@ -113,7 +111,6 @@ static void announce(const struct ft_session *s)
 	ft_note("%s%s", head, until);
 }
 
-/* Plan and symbols: everything that can fail for bad input. Exit status. */
 /* The -p processes' (and -L threads' processes') maps, read once armed,
  * as for -c's command: a sample may be counted only after its process has
  * exited (samples wait while kallsyms loads), too late to read them then. */
@@ -127,11 +124,15 @@ static void know_targets(struct ft_session *s)
 	}
 }
 
+/* Everything before the kernel is touched: the -p/-L targets, kernel
+ * symbols when the plan needs their names, the plan, offcpu's pairing, the
+ * tables. Returns 0, or the exit status after saying why (2: bad input). */
 static int prepare(struct ft_session *s)
 {
 	if (ft_targets_open(&s->targets, s->opt) < 0)
 		return 2;
-	/* else they are loaded when a kernel stack is first counted (count.c) */
+	/* first when the plan needs kernel names (kernel functions, --through);
+	 * else they load when a kernel stack is first counted (count.c) */
 	bool kallsyms_first = ft_plan_wants_kallsyms(s->opt);
 	if (kallsyms_first && load_kallsyms(s) < 0)
 		return 1;
@@ -144,7 +145,7 @@ static int prepare(struct ft_session *s)
 	struct ft_offcpu_config oc = { .opt = s->opt, .self = s->self, .proc_root = "/proc",
 		.any_task = s->opt->command != NULL, .count = ft_session_count_cb, .ctx = s }; /* weight: us */
 	if (s->opt->cmd == FT_OFFCPU &&
-	    (ret = ft_offcpu_create(s->plan.tracefs, &oc, &s->offcpu)) < 0) {
+	    (ret = ft_offcpu_alloc(s->plan.tracefs, &oc, &s->offcpu)) < 0) {
 		ft_error("cannot read sched:sched_switch's format: %s",
 			strerror(-ret));
 		return 1;
@@ -164,11 +165,11 @@ static int prepare(struct ft_session *s)
 		.addresses = s->opt->addresses, .demangle = !s->opt->no_demangle };
 	struct agg_config ac = { .key_pid = s->key_pid, .key_tid = s->key_tid,
 				  .max_stacks = s->opt->max_stacks };
-	if (sym_procs_create("/proc", "/usr/lib/debug", &s->procs) < 0 ||
-	    agg_table_create(&ac, &s->agg) < 0 ||
-	    sym_cache_create(s->ksyms, s->procs, &style,
+	if (sym_procs_alloc("/proc", "/usr/lib/debug", &s->procs) < 0 ||
+	    agg_table_alloc(&ac, &s->agg) < 0 ||
+	    sym_cache_alloc(s->ksyms, s->procs, &style,
 			       &s->symcache) < 0 ||
-	    (s->ucopy_size && sym_unwinder_create(s->procs, &s->unwinder) < 0)) {
+	    (s->ucopy_size && sym_unwinder_alloc(s->procs, &s->unwinder) < 0)) {
 		ft_error("out of memory");
 		return 1;
 	}
@@ -179,7 +180,7 @@ int ft_cmd_record(const struct ft_options *o)
 {
 	struct ft_session s = { .opt = o, .epfd = -1 };
 	int epfd = -1, status = 1, ret;
-	struct ft_result res = { 0 };
+	struct ft_dest res = { 0 };
 	FILE *out = NULL;
 	sigset_t mask;
 
@@ -202,7 +203,7 @@ int ft_cmd_record(const struct ft_options *o)
 		status = 2;
 		goto cleanup;
 	}
-	if ((status = ft_result_open(o, &res)) != 0)
+	if ((status = ft_dest_open(o, &res)) != 0)
 		goto cleanup;
 	status = 1;
 	out = s.out = res.f; /* -i prints there before the end */
@@ -254,7 +255,7 @@ int ft_cmd_record(const struct ft_options *o)
 	status = 0;
 cleanup:
 	/* -o FILE is in place before probes are detached, which takes a while */
-	if (ft_result_close(o, &res, status == 0) != 0)
+	if (ft_dest_close(o, &res, status == 0) != 0)
 		status = 1;
 	if (s.have_child)
 		ft_child_stop(&s.child);
@@ -265,12 +266,12 @@ cleanup:
 		close(epfd);
 	ft_offcpu_free(s.offcpu);
 	sym_cache_free(s.symcache);
-	agg_table_destroy(s.agg);
+	agg_table_free(s.agg);
 	sym_unwinder_free(s.unwinder);
 	sym_procs_free(s.procs);
 	ft_session_kernel_abandon(&s);
 	ft_kfilter_free(&s.kfilter);
 	sym_kernel_free(s.ksyms);
-	ft_plan_free(&s.plan);
+	ft_plan_destroy(&s.plan);
 	return status;
 }

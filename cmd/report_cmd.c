@@ -26,21 +26,21 @@ int ft_report_write(struct report_ctx *c, FILE *out)
 int ft_cmd_report(const struct ft_options *o)
 {
 	if (o->diff) {
-		struct ft_result res = { 0 };
-		int status = ft_result_open(o, &res);
+		struct ft_dest res = { 0 };
+		int status = ft_dest_open(o, &res);
 		if (status == 0)
 			status = ft_cmd_report_diff(o, res.f);
-		if (ft_result_close(o, &res, status == 0) != 0)
+		if (ft_dest_close(o, &res, status == 0) != 0)
 			status = 1;
 		return status;
 	}
 	struct report_ctx c = { .o = o };
-	struct ft_result res = { 0 };
+	struct ft_dest res = { 0 };
 	int status = 1;
-	if (agg_named_create(&c.named) < 0)
+	if (agg_named_alloc(&c.named) < 0)
 		return 1;
 	/* -o is refused (a symlink, a directory) before any input is read */
-	if ((status = ft_result_open(o, &res)) != 0)
+	if ((status = ft_dest_open(o, &res)) != 0)
 		goto cleanup;
 	for (int i = 0; i < o->nreport_files; i++)
 		if ((status = ft_report_parse_file(&c, o->report_files[i])) != 0)
@@ -52,7 +52,7 @@ int ft_cmd_report(const struct ft_options *o)
 	else
 		status = 0;
 cleanup:
-	if (ft_result_close(o, &res, status == 0) != 0)
+	if (ft_dest_close(o, &res, status == 0) != 0)
 		status = 1;
 	ft_report_ctx_free(&c);
 	return status;

@@ -24,10 +24,7 @@ static int merged_event(char **names, int *n, const char *name)
 /* Adds side SIDE's stacks (as its folded output would count them) to M. */
 static int merge_side(struct report_ctx *c, int side, struct agg_named *m, char **names, int *n)
 {
-	const char *excl[65] = { NULL };
-	for (int i = 0; i < c->o->nexcludes && i < 64; i++)
-		excl[i] = c->o->excludes[i];
-	struct agg_filter f = { .exclude = excl };
+	struct agg_filter f = { .exclude = c->o->excludes };
 	struct agg_named_stats st;
 	const struct agg_named_stack *stacks;
 	ft_report_weigh(c);
@@ -57,8 +54,8 @@ int ft_cmd_report_diff(const struct ft_options *o, FILE *out)
 	struct agg_named *m = NULL;
 	char *names[FT_MAX_EVENTS];
 	int n = 0, status = 1, ret = 0;
-	if (agg_named_create(&c[0].named) < 0 || agg_named_create(&c[1].named) < 0 ||
-	    agg_named_create(&m) < 0)
+	if (agg_named_alloc(&c[0].named) < 0 || agg_named_alloc(&c[1].named) < 0 ||
+	    agg_named_alloc(&m) < 0)
 		goto cleanup;
 	for (int side = 0; side < 2; side++)
 		if ((status = ft_report_parse_file(&c[side], o->report_files[side])) != 0)
@@ -85,7 +82,7 @@ int ft_cmd_report_diff(const struct ft_options *o, FILE *out)
 	else
 		status = 0;
 cleanup:
-	agg_named_destroy(m);
+	agg_named_free(m);
 	for (int i = 0; i < n; i++)
 		free(names[i]);
 	ft_report_ctx_free(&c[0]);

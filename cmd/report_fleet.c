@@ -43,7 +43,7 @@ int ft_report_clickhouse(struct report_ctx *c, const char *url)
 	const struct ft_options *o = c->o;
 	struct fleet_query q = {
 		.host_pattern = o->host_pattern, .event = o->event_filter, .mode = o->mode_filter,
-		.by_comm = o->per_process || (o->format != OUT_TEXT && o->format != OUT_TOP) || o->diff,
+		.by_comm = out_needs_comm(o->format, o->per_process) || o->diff,
 		.by_pid = o->per_process,
 	};
 	time_t now = time(NULL);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include "mem/mem.h"
 #include "cmd/report_cmd.h"
 #include "fleet/fleet.h"
 
@@ -28,15 +29,11 @@ static long read_all(const char *file, char **out)
 	size_t n;
 	while ((n = fread(buf + len, 1, cap - len, f)) > 0) {
 		len += n;
-		if (len == cap) {
-			char *nb = realloc(buf, cap *= 2);
-			if (!nb) {
-				free(buf);
-				len = 0;
-				buf = NULL;
-				break;
-			}
-			buf = nb;
+		if (len == cap && MEM_GROW(buf, cap, len + 1, 1 << 16)) {
+			free(buf);
+			len = 0;
+			buf = NULL;
+			break;
 		}
 	}
 	bool bad = ferror(f);
@@ -50,7 +47,8 @@ static long read_all(const char *file, char **out)
 	return (long)len;
 }
 
-/* Parses one file into c->named. Returns 0, or 1 after saying why not. */
+/* Parses one file into c->named. Returns 0, 2 after saying why (unreadable,
+ * none of the formats, or clickhouse:// refused), or 1 (out of memory). */
 int ft_report_parse_file(struct report_ctx *c, const char *file)
 {
 	if (fleet_is_url(file))
@@ -124,7 +122,7 @@ void ft_report_out_options(const struct report_ctx *c, struct out_options *oo)
 	*oo = (struct out_options){
 		.format = o->format, .delimiter = o->delimiter, .annotate = o->annotate,
 		.per_process = o->per_process, .comm_pid = o->pid_frame,
-		.show_comm = c->have_comm && o->format != OUT_TEXT && o->format != OUT_TOP,
+		.show_comm = c->have_comm && out_format_shows_comm(o->format),
 		.event_names = (const char *const *)c->events, .nevents = (uint32_t)c->nevents,
 		.event_frame = c->nevents > 1, .title = "ftstack report",
 		.event_weighted = c->ev_weighted,
@@ -134,7 +132,7 @@ void ft_report_out_options(const struct report_ctx *c, struct out_options *oo)
 
 void ft_report_ctx_free(struct report_ctx *c)
 {
-	agg_named_destroy(c->named);
+	agg_named_free(c->named);
 	for (int i = 0; i < c->nevents; i++)
 		free(c->events[i]);
 }

@@ -1,6 +1,7 @@
 /* ftstack report: one parsed or queried stack into the report's named
  * table, with -K/-U and --through applied. Shared by the file parsers
- * (report_cmd.c) and the clickhouse:// source (report_fleet.c). */
+ * (report/'s, called from report_parse.c) and the clickhouse:// source
+ * (report_fleet.c). */
 #include <string.h>
 #include "cmd/report_cmd.h"
 
@@ -47,7 +48,7 @@ int ft_report_on_stack(void *arg, const struct report_stack *s)
 	for (uint32_t i = 0; i < nu; i++)
 		c->frames[nk + i] = s->uframes[i];
 	c->have_comm |= *s->comm != '\0';
-	bool comm = c->o->per_process || (c->o->format != OUT_TEXT && c->o->format != OUT_TOP);
+	bool comm = out_needs_comm(c->o->format, c->o->per_process);
 	int ev = event_index(c, s->event);
 	c->ev_samples[ev] += s->count;
 	c->ev_periods[ev] += s->period ? s->count : 0;

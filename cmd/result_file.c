@@ -5,7 +5,7 @@
 #include <string.h>
 #include "cmd/cmd.h"
 
-int ft_result_open(const struct ft_options *o, struct ft_result *r)
+int ft_dest_open(const struct ft_options *o, struct ft_dest *r)
 {
 	r->f = stdout;
 	r->file = NULL;
@@ -27,7 +27,7 @@ int ft_result_open(const struct ft_options *o, struct ft_result *r)
 	return ret == -ELOOP || ret == -EISDIR ? 2 : 1;
 }
 
-int ft_result_close(const struct ft_options *o, struct ft_result *r, bool complete)
+int ft_dest_close(const struct ft_options *o, struct ft_dest *r, bool complete)
 {
 	int ret = 0;
 	if (r->file && complete) {

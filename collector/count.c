@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include "mem/mem.h"
 #include "collector/session.h"
 
 #define KALLSYMS "/proc/kallsyms"
@@ -107,16 +108,8 @@ static int pending_push(struct ft_pending *q, const struct perfev_sample *smp, u
 			uint64_t weight)
 {
 	size_t need = sizeof(struct pending) + ((size_t)smp->nkips + smp->nuips) * sizeof(uint64_t);
-	if (q->len + need > q->cap) {
-		size_t cap = q->cap ? q->cap : 1u << 16;
-		while (cap < q->len + need)
-			cap *= 2;
-		unsigned char *n = realloc(q->buf, cap);
-		if (!n)
-			return -ENOMEM;
-		q->buf = n;
-		q->cap = cap;
-	}
+	if (MEM_GROW(q->buf, q->cap, q->len + need, 1u << 16))
+		return -ENOMEM;
 	struct pending *p = (struct pending *)(q->buf + q->len);
 	*p = (struct pending){ .time = smp->time, .weight = weight, .pid = smp->pid,
 			       .tid = smp->tid, .cpu = smp->cpu, .event = event,
@@ -156,10 +149,7 @@ static void pending_count(struct ft_session *s)
 static void kernel_take(struct ft_session *s, int ret, struct sym_kernel *k,
 			const struct ft_kfilter *f)
 {
-	if (ret == -EPERM)
-		ft_warn("kernel addresses are hidden (kernel.kptr_restrict): kernel frames print "
-			"as [unknown]; run as root or set kernel.kptr_restrict=0");
-	else if (ret < 0)
+	if (!ft_kload_warn_hidden(ret) && ret < 0)
 		ft_warn("cannot read %s: %s; kernel frames print as [unknown]", KALLSYMS,
 			strerror(-ret));
 	s->ksyms = k;

@@ -12,13 +12,14 @@
  * offcpu forgets its own threads (offcpu.c); the unwinder keeps a fixed
  * number of processes, and of files within a byte bound (symbolize/unwind.c). Without -i the table
  * itself grows with distinct stacks, up to --max-stacks.
- * What was let go goes back to the system (ft_session_trim): freed memory
+ * What was let go goes back to the system (ft_heap_trim): freed memory
  * the allocator keeps counts in RSS as much as memory in use. */
 #include <stdlib.h>
 #include <time.h>
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
+#include "mem/mem.h"
 #include "collector/session.h"
 
 #define FORGET_BATCH 1024 /* exits between sweeps, at least */
@@ -34,15 +35,9 @@ static void push(struct ids *ids, uint32_t id)
 {
 	if (!id || ids->failed)
 		return;
-	if (ids->n == ids->cap) {
-		size_t cap = ids->cap ? ids->cap * 2 : 256;
-		uint32_t *v = realloc(ids->v, cap * sizeof(*v));
-		if (!v) {
-			ids->failed = true;
-			return;
-		}
-		ids->v = v;
-		ids->cap = cap;
+	if (MEM_GROW(ids->v, ids->cap, ids->n + 1, 256)) {
+		ids->failed = true;
+		return;
 	}
 	ids->v[ids->n++] = id;
 }
@@ -72,7 +67,7 @@ void ft_session_drained(struct ft_session *s, uint64_t horizon)
 		s->read_until = horizon;
 }
 
-void ft_session_trim(void)
+void ft_heap_trim(void)
 {
 #ifdef __GLIBC__
 	/* glibc keeps freed memory below the heap's top (an ELF file's symbol
@@ -95,7 +90,7 @@ void ft_session_forget(struct ft_session *s)
 		sym_cache_clear(s->symcache);
 	/* samples waiting for the kernel's symbols are in no table yet */
 	if (!s->procs || !sym_procs_exited(s->procs) || s->kstate == FT_KSYMS_LOADING) {
-		ft_session_trim();
+		ft_heap_trim();
 		return;
 	}
 	struct ids ids = { 0 };
@@ -113,7 +108,7 @@ void ft_session_forget(struct ft_session *s)
 	ft_debug("forgot %zu exited tasks; %zu exited kept (stacks of theirs counted, or "
 		 "within %llu ms of their exit)", gone, s->forget_kept,
 		 (unsigned long long)(SYM_EXIT_GRACE_NS / 1000000));
-	ft_session_trim();
+	ft_heap_trim();
 }
 
 bool ft_session_forget_due(const struct ft_session *s)

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "mem/mem.h"
 #include "collector/kfilter.h"
 #include "report/report.h"
 
@@ -14,14 +15,8 @@ static bool is_self(const char *name)
 
 static int ranges_add(struct ft_ranges *r, uint64_t start, uint64_t end)
 {
-	if (r->n == r->cap) {
-		size_t cap = r->cap ? r->cap * 2 : 64;
-		struct ft_range *n = realloc(r->r, cap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		r->r = n;
-		r->cap = cap;
-	}
+	if (MEM_GROW(r->r, r->cap, r->n + 1, 64))
+		return -ENOMEM;
 	r->r[r->n++] = (struct ft_range){ start, end };
 	return 0;
 }

@@ -60,5 +60,10 @@ int ft_kload_fd(const struct ft_kload *kl);
 /* Waits for the thread and hands over ft_kload_now's results (the caller
  * owns them) and its return value; frees KL. */
 int ft_kload_finish(struct ft_kload *kl, struct sym_kernel **k, struct ft_kfilter *f);
+/* The one kptr_restrict warning: when ERR (what a load of kallsyms
+ * returned) is -EPERM, says on stderr that kernel frames print as
+ * [unknown] and how to see them, and returns true; else says nothing and
+ * returns false. */
+bool ft_kload_warn_hidden(int err);
 
 #endif

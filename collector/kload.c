@@ -10,6 +10,7 @@
 #include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <unistd.h>
+#include "cli/cli.h"
 #include "collector/kfilter.h"
 
 /* The load runs while the traced program does, and on a small machine
@@ -105,4 +106,13 @@ int ft_kload_finish(struct ft_kload *kl, struct sym_kernel **k, struct ft_kfilte
 	*f = kl->f;
 	kload_free(kl);
 	return ret;
+}
+
+bool ft_kload_warn_hidden(int err)
+{
+	if (err != -EPERM)
+		return false;
+	ft_warn("kernel addresses are hidden (kernel.kptr_restrict): kernel frames print "
+		"as [unknown]; run as root or set kernel.kptr_restrict=0");
+	return true;
 }

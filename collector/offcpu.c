@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "mem/mem.h"
 #include "collector/offcpu.h"
 #include "collector/stack_pool.h"
 #include "host/host.h"
@@ -106,7 +107,7 @@ static uint64_t field(const void *raw, uint32_t raw_size, uint32_t off, uint32_t
 	return v;
 }
 
-int ft_offcpu_create(const char *tracefs, const struct ft_offcpu_config *c, struct ft_offcpu **out)
+int ft_offcpu_alloc(const char *tracefs, const struct ft_offcpu_config *c, struct ft_offcpu **out)
 {
 	struct tfs_field *f = NULL;
 	int n = tfs_event_fields(tracefs, "sched", "sched_switch", &f);
@@ -205,15 +206,7 @@ static int make_room(struct ft_offcpu *oc, struct thread *t)
 {
 	if (t->n == OFFCPU_PENDING_MAX)
 		drop(oc, t, 0);
-	if (t->n < t->cap)
-		return 0;
-	uint32_t cap = t->cap ? t->cap * 2 : 8;
-	struct switch_ev *ev = realloc(t->ev, cap * sizeof(*ev));
-	if (!ev)
-		return -ENOMEM;
-	t->ev = ev;
-	t->cap = cap;
-	return 0;
+	return MEM_GROW(t->ev, t->cap, (size_t)t->n + 1, 8);
 }
 
 /* Inserts E in time order; ft_offcpu_settle pairs. Takes E's ips. */

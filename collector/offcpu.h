@@ -29,7 +29,7 @@ struct ft_offcpu_stats {
 };
 
 /* Reads sched_switch's field offsets from TRACEFS. Returns 0 (*out set) or -errno. */
-int ft_offcpu_create(const char *tracefs, const struct ft_offcpu_config *c, struct ft_offcpu **out);
+int ft_offcpu_alloc(const char *tracefs, const struct ft_offcpu_config *c, struct ft_offcpu **out);
 /* One sched_switch sample of EVENT: the switch-out of smp->tid. */
 void ft_offcpu_sample(struct ft_offcpu *oc, const struct perfev_sample *smp, uint32_t event);
 /* Thread TID came back on a CPU at TIME (a PERF_RECORD_SWITCH "in"). */

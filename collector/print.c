@@ -47,11 +47,6 @@ static void name_frames(struct ft_session *s, const struct agg_entry *e, const c
 							  e->ustack[i], i == 0);
 }
 
-static bool format_shows_comm(enum out_format f)
-{
-	return f != OUT_TEXT && f != OUT_TOP;
-}
-
 int ft_build_named(struct ft_session *s, struct agg_named *named, bool comm)
 {
 	const struct ft_options *o = s->opt;
@@ -94,7 +89,7 @@ static void out_options_for(const struct ft_session *s, struct out_options *oo,
 		.annotate = o->annotate,
 		.per_process = o->per_process,
 		.comm_pid = o->pid_frame,
-		.show_comm = format_shows_comm(o->format),
+		.show_comm = out_format_shows_comm(o->format),
 		.event_names = names,
 		.nevents = (uint32_t)s->plan.nevents,
 		.event_frame = s->plan.nevents > 1,
@@ -110,9 +105,9 @@ static int write_result(struct ft_session *s, struct agg_named_stats *st)
 	struct agg_named *named = NULL;
 	const char **names = calloc(s->plan.nevents + 1, sizeof(*names));
 	bool *in_stack = calloc(s->plan.nevents + 1, sizeof(*in_stack));
-	int ret = names && in_stack ? agg_named_create(&named) : -ENOMEM;
+	int ret = names && in_stack ? agg_named_alloc(&named) : -ENOMEM;
 	if (ret == 0)
-		ret = ft_build_named(s, named, o->per_process || format_shows_comm(o->format));
+		ret = ft_build_named(s, named, out_needs_comm(o->format, o->per_process));
 	if (ret == 0) {
 		struct out_options oo;
 		out_options_for(s, &oo, names, in_stack);
@@ -120,7 +115,7 @@ static int write_result(struct ft_session *s, struct agg_named_stats *st)
 				      s->plan.nevents == 1 ? s->plan.events[0].label : "event",
 				      s->out, st);
 	}
-	agg_named_destroy(named);
+	agg_named_free(named);
 	free(names);
 	free(in_stack);
 	return ret;

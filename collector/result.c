@@ -7,16 +7,13 @@ int ft_result_write(struct agg_named *named, const struct ft_options *o,
 		    const struct out_options *oo, bool by_weight, const char *event_label,
 		    FILE *out, struct agg_named_stats *st)
 {
-	const char *excl[65] = { NULL };
 	bool offcpu = o->cmd == FT_OFFCPU;
-	for (int i = 0; i < o->nexcludes && i < 64; i++)
-		excl[i] = o->excludes[i];
 	struct agg_filter f = {
 		.min_count = offcpu ? 0 : o->min_count, /* offcpu's -m is --min-block */
 		.min_weight = offcpu ? o->min_total_us : 0,
 		.top = o->top,
 		.by_weight = by_weight,
-		.exclude = excl,
+		.exclude = o->excludes,
 	};
 	const struct agg_named_stack *stacks;
 	size_t n = agg_named_finish(named, &f, &stacks, st);

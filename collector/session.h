@@ -188,11 +188,11 @@ int ft_print_interval(struct ft_session *s);
 void ft_session_drained(struct ft_session *s, uint64_t seen);
 /* Forgets what the counted stacks no longer need, after the rings were
  * drained: the name cache's names (an interval's are printed), the tasks
- * that exited (those the table still counts stay); then ft_session_trim. */
+ * that exited (those the table still counts stay); then ft_heap_trim. */
 void ft_session_forget(struct ft_session *s);
 /* Gives the allocator's free pages back to the system (glibc: malloc_trim;
  * with --debug, the heap's figures). */
-void ft_session_trim(void);
+void ft_heap_trim(void);
 /* True when enough exited tasks wait (a sweep costs the table's size, so
  * it comes after a number of exits that grows with what it had to keep). */
 bool ft_session_forget_due(const struct ft_session *s);

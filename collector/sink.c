@@ -62,7 +62,7 @@ void ft_sink_interval(struct ft_session *s)
 	ft_session_kernel_wait(s); /* samples may wait for the kernel's symbols */
 	struct agg_named *named = NULL;
 	const char **names = calloc(s->plan.nevents + 1, sizeof(*names));
-	int ret = names ? agg_named_create(&named) : -ENOMEM;
+	int ret = names ? agg_named_alloc(&named) : -ENOMEM;
 	if (ret == 0)
 		ret = ft_build_named(s, named, true);
 	if (ret == 0) {
@@ -85,7 +85,7 @@ void ft_sink_interval(struct ft_session *s)
 	}
 	if (ret < 0)
 		s->sink_lost = true;
-	agg_named_destroy(named);
+	agg_named_free(named);
 	free(names);
 }
 

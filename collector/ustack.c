@@ -26,15 +26,6 @@
 #define SAVED_DIR "/run/ftstack"
 #define SAVED_FILE SAVED_DIR "/user-stacks"
 
-/* "1.23 us" or "under the noise" (never a negative figure) */
-static const char *cost_text(char *buf, size_t size, bool measured, double ns)
-{
-	if (!measured)
-		return "under the noise";
-	snprintf(buf, size, "%.2f us", ns / 1000.0);
-	return buf;
-}
-
 int ft_ustack_check(const struct perfev_ustack_cost *c, struct tfs_check_item *it)
 {
 	char why[sizeof(it->detail)];
@@ -56,8 +47,8 @@ enum ft_ustack_method ft_ustack_rule(const struct perfev_ustack_cost *c, char *w
 	char fp[32], copy[32];
 	bool is_fp = c->verdict == PERFEV_USTACK_FP;
 	snprintf(why, len, "fp (%d-frame walk + %u-byte copy) %s, %u-byte copy %s: %s",
-		 c->frames, c->fp_bytes, cost_text(fp, sizeof(fp), c->fp_measured, c->fp_ns),
-		 c->copy_bytes, cost_text(copy, sizeof(copy), c->copy_measured, c->copy_ns),
+		 c->frames, c->fp_bytes, perfev_cost_text(fp, sizeof(fp), c->fp_measured, c->fp_ns),
+		 c->copy_bytes, perfev_cost_text(copy, sizeof(copy), c->copy_measured, c->copy_ns),
 		 is_fp ? "fp measurably cheaper" :
 		 c->verdict == PERFEV_USTACK_COPY ? "copy measurably cheaper" :
 		 "within the noise: copy (its cut stacks are counted)");

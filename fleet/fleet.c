@@ -25,7 +25,7 @@ int fleet_open(const char *url, const char *env_password, size_t buffer_bytes,
 	struct fleet_buf create = { 0 }, insert = { 0 };
 	struct fleet *f = calloc(1, sizeof(*f));
 	int ret = f ? fleet_url_parse(url, env_password, &u, err, errlen) : -ENOMEM;
-	if (ret == 0 && ((ret = fleet_http_create(&u, &f->http)) < 0 ||
+	if (ret == 0 && ((ret = fleet_http_alloc(&u, &f->http)) < 0 ||
 			 (ret = fleet_sql_create(&u, &create)) < 0 ||
 			 (ret = fleet_sql_insert(&u, &insert)) < 0))
 		snprintf(err, errlen, "out of memory");
@@ -106,7 +106,7 @@ long fleet_report(const char *url, const char *env_password, const struct fleet_
 	if (ret == 0)
 		ret = url_filters(&u, &q, err, errlen);
 	if (ret == 0 && ((ret = fleet_sql_select(&u, &q, &sql)) < 0 ||
-			 (ret = fleet_http_create(&u, &h)) < 0))
+			 (ret = fleet_http_alloc(&u, &h)) < 0))
 		snprintf(err, errlen, "out of memory");
 	if (ret == 0)
 		ret = fleet_http_post(h, sql.data, NULL, 0, &answer, err, errlen);

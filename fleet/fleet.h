@@ -135,7 +135,7 @@ long fleet_rows_decode(const char *data, size_t len, fleet_row_fn fn, void *ctx)
 
 struct fleet_http;
 /* Returns 0 and a connection to U's server, or -ENOMEM. */
-int fleet_http_create(const struct fleet_url *u, struct fleet_http **out);
+int fleet_http_alloc(const struct fleet_url *u, struct fleet_http **out);
 void fleet_http_free(struct fleet_http *h);
 /* Runs QUERY (sent in the URL) with BODY (data for an INSERT, may be empty),
  * the answer appended to RESP (may be NULL). Returns 0; -ECONNREFUSED,

@@ -21,7 +21,7 @@ static void global_init(void)
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 }
 
-int fleet_http_create(const struct fleet_url *u, struct fleet_http **out)
+int fleet_http_alloc(const struct fleet_url *u, struct fleet_http **out)
 {
 	pthread_once(&init_once, global_init);
 	struct fleet_http *h = calloc(1, sizeof(*h));

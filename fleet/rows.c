@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "mem/mem.h"
 #include "fleet/fleet.h"
 
 static void put_varint(struct fleet_buf *b, uint64_t v)
@@ -103,16 +104,8 @@ static int get_str(struct reader *r, size_t *off)
 	int ret = get_varint(r, &n);
 	if (ret < 0 || n > (uint64_t)(r->end - r->p) || memchr(r->p, 0, n))
 		return ret < 0 ? ret : -EPROTO; /* a NUL byte would cut the name: refuse */
-	if (r->slen + n + 1 > r->scap) {
-		size_t cap = r->scap ? r->scap : 4096;
-		while (cap < r->slen + n + 1)
-			cap *= 2;
-		char *s = realloc(r->strings, cap);
-		if (!s)
-			return -ENOMEM;
-		r->strings = s;
-		r->scap = cap;
-	}
+	if (MEM_GROW(r->strings, r->scap, r->slen + n + 1, 4096))
+		return -ENOMEM;
 	memcpy(r->strings + r->slen, r->p, n);
 	r->strings[r->slen + n] = '\0';
 	*off = r->slen;
@@ -134,14 +127,8 @@ static int get_array(struct reader *r, uint32_t *count)
 		size_t off;
 		if ((ret = get_str(r, &off)) < 0)
 			return ret;
-		if (r->alen == r->acap) {
-			size_t cap = r->acap ? r->acap * 2 : 256;
-			const char **a = realloc(r->arr, cap * sizeof(*a));
-			if (!a)
-				return -ENOMEM;
-			r->arr = a;
-			r->acap = cap;
-		}
+		if (MEM_GROW(r->arr, r->acap, r->alen + 1, 256))
+			return -ENOMEM;
 		r->arr[r->alen++] = (const char *)(uintptr_t)off;
 	}
 	return 0;

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "mem/mem.h"
 #include "fleet/fleet.h"
 
 void fleet_buf_free(struct fleet_buf *b)
@@ -17,17 +18,9 @@ void fleet_buf_put(struct fleet_buf *b, const void *p, size_t n)
 {
 	if (b->failed)
 		return;
-	if (b->len + n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 256;
-		while (cap < b->len + n + 1)
-			cap *= 2;
-		char *d = realloc(b->data, cap);
-		if (!d) {
-			b->failed = true;
-			return;
-		}
-		b->data = d;
-		b->cap = cap;
+	if (MEM_GROW(b->data, b->cap, b->len + n + 1, 256)) {
+		b->failed = true;
+		return;
 	}
 	memcpy(b->data + b->len, p, n);
 	b->len += n;

@@ -3,6 +3,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include "mem/mem.h"
 #include "output/out_internal.h"
 
 static const char *const format_names[] = {
@@ -21,6 +22,16 @@ int out_format_parse(const char *name, enum out_format *out)
 		}
 	}
 	return -EINVAL;
+}
+
+bool out_format_shows_comm(enum out_format f)
+{
+	return f != OUT_TEXT && f != OUT_TOP;
+}
+
+bool out_needs_comm(enum out_format f, bool per_process)
+{
+	return per_process || out_format_shows_comm(f);
 }
 
 char *out_folded_frame(const char *name, char *buf, size_t len)
@@ -67,12 +78,10 @@ static const char *path_clean(struct out_path *p, const char *name)
 	char *c = out_clean_name(name, &err);
 	if (!c)
 		return err ? NULL : name;
-	char **own = realloc(p->own, (p->nown + 1) * sizeof(*own));
-	if (!own) {
+	if (MEM_GROW(p->own, p->capown, p->nown + 1, 8)) {
 		free(c);
 		return NULL;
 	}
-	p->own = own;
 	p->own[p->nown++] = c;
 	return c;
 }
@@ -213,14 +222,8 @@ long out_strtab_intern(struct out_strtab *t, const char *s)
 	     i = agg_index_next(&t->index, &p))
 		if (strcmp(t->str[i - 1], s) == 0)
 			return (long)(i - 1);
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 32;
-		char **str = cap < UINT32_MAX ? realloc(t->str, cap * sizeof(*str)) : NULL;
-		if (!str)
-			return -1;
-		t->str = str;
-		t->cap = cap;
-	}
+	if (t->n + 1 >= UINT32_MAX || MEM_GROW(t->str, t->cap, t->n + 1, 32))
+		return -1;
 	char *copy = strdup(s);
 	if (!copy)
 		return -1;

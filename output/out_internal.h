@@ -24,7 +24,7 @@ struct out_path {
 	char *event; /* owned "[name]" when the event frame is shown */
 	const char *comm; /* the stack's comm, cleaned (out_clean_name); NULL if none */
 	char **own;  /* cleaned names this path owns */
-	size_t nown;
+	size_t nown, capown;
 };
 
 /* Fills P (leaf first) for S, every name cleaned by out_clean_name. DELIM, when not NULL and o->delimiter is set

@@ -1,4 +1,4 @@
-/* output: the formats of DESIGN.md section 2, written from named stacks that
+/* output: the formats of doc/DESIGN.md section 2, written from named stacks that
  * aggregate has merged, filtered and ordered (least frequent first). Pure
  * code writing to a FILE*: no kernel, no symbolization.
  */
@@ -51,6 +51,14 @@ int out_write_diff(FILE *f, const struct out_options *o, const struct agg_named_
 
 /* Parses a --format name. Returns 0 or -EINVAL. */
 int out_format_parse(const char *name, enum out_format *out);
+
+/* The one rule for the comm. Returns whether format F prints each stack's
+ * comm (as folded's root frame and its kin: every format but text and top,
+ * which print it only per process, as bcc does). */
+bool out_format_shows_comm(enum out_format f);
+/* Returns whether stacks must carry their comm: F shows it, or -P prints
+ * it per process (PER_PROCESS). */
+bool out_needs_comm(enum out_format f, bool per_process);
 
 /* Copies NAME to buf with ';' and newlines replaced (folded frame rule).
  * Returns buf. */

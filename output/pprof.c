@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
+#include "mem/mem.h"
 #include "output/out_internal.h"
 
 struct pb {
@@ -16,17 +17,9 @@ static void pb_put(struct pb *b, const void *data, size_t len)
 {
 	if (b->err)
 		return;
-	if (b->n + len > b->cap) {
-		size_t cap = b->cap ? b->cap : 256;
-		while (cap < b->n + len)
-			cap *= 2;
-		uint8_t *p = realloc(b->p, cap);
-		if (!p) {
-			b->err = -ENOMEM;
-			return;
-		}
-		b->p = p;
-		b->cap = cap;
+	if (MEM_GROW(b->p, b->cap, b->n + len, 256)) {
+		b->err = -ENOMEM;
+		return;
 	}
 	memcpy(b->p + b->n, data, len);
 	b->n += len;

@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include "mem/mem.h"
 #include "output/out_internal.h"
 
 #define SVG_WIDTH 1200
@@ -38,14 +39,8 @@ static struct svg_node *svg_child(struct svg_node *n, const char *name, enum out
 	for (size_t i = 0; i < n->nkid; i++)
 		if (n->kid[i]->kind == kind && strcmp(n->kid[i]->name, name) == 0)
 			return n->kid[i];
-	if (n->nkid == n->cap) {
-		size_t cap = n->cap ? n->cap * 2 : 4;
-		struct svg_node **kid = realloc(n->kid, cap * sizeof(*kid));
-		if (!kid)
-			return NULL;
-		n->kid = kid;
-		n->cap = cap;
-	}
+	if (MEM_GROW(n->kid, n->cap, n->nkid + 1, 4))
+		return NULL;
 	struct svg_node *c = calloc(1, sizeof(*c));
 	if (!c || !(c->name = strdup(name))) {
 		free(c);

@@ -212,3 +212,11 @@ int perfev_ustack_cost(int tp, uint32_t fp_bytes, uint32_t copy_bytes,
 	out->copy_bytes = copy_bytes;
 	return 0;
 }
+
+const char *perfev_cost_text(char *buf, size_t size, bool measured, double ns)
+{
+	if (!measured)
+		return "too small to measure here";
+	snprintf(buf, size, "%.2f us", ns / 1000.0);
+	return buf;
+}

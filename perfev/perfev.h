@@ -225,6 +225,10 @@ int perfev_ustack_cost(int tp, uint32_t fp_bytes, uint32_t copy_bytes,
  * feed it made-up rounds. */
 void perfev_ustack_judge(const double *none, const double *fp, const double *copy, int n,
 			 struct perfev_ustack_cost *out);
+/* One of those costs as a person reads it: "1.23 us" written into BUF, or
+ * "too small to measure here" when it was not MEASURED (never a negative
+ * figure). Returns BUF or that constant. */
+const char *perfev_cost_text(char *buf, size_t size, bool measured, double ns);
 
 
 #endif

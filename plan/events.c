@@ -5,15 +5,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "mem/mem.h"
 #include "plan/plan.h"
 #include "plan/internal.h"
 
 int ft_plan_add(struct ft_plan *p, const struct ft_event *e)
 {
-	struct ft_event *n = realloc(p->events, (p->nevents + 1) * sizeof(*n));
-	if (!n)
+	if (MEM_GROW(p->events, p->capevents, (size_t)p->nevents + 1, 4))
 		return -ENOMEM;
-	p->events = n;
 	p->events[p->nevents++] = *e;
 	return 0;
 }

@@ -309,13 +309,14 @@ int ft_plan_build(const struct ft_options *o, struct ft_plan *p)
 	return 0;
 }
 
-void ft_plan_free(struct ft_plan *p)
+void ft_plan_destroy(struct ft_plan *p)
 {
 	tfs_log_undo(&p->log);
 	tfs_log_free(&p->log);
 	free(p->events);
 	p->events = NULL;
 	p->nevents = 0;
+	p->capevents = 0;
 	free(p->avail_funcs);
 	p->avail_funcs = NULL;
 	p->avail_funcs_read = false;

@@ -54,6 +54,7 @@ struct ft_event {
 struct ft_plan {
 	struct ft_event *events;
 	int nevents;
+	size_t capevents;
 	/* the roots read: tracefs ("" = found by ft_plan_build), /sys and
 	 * /proc (NULL = the live ones); tests give fixture trees */
 	char tracefs[256];
@@ -104,6 +105,6 @@ struct ft_spec;
 /* Kernel functions (plan_kfunc.c) and user functions/USDT (plan_uprobe.c). */
 int ft_plan_kfunc(const struct ft_options *o, const struct ft_spec *sp, struct ft_plan *p);
 int ft_plan_uprobe(const struct ft_options *o, const struct ft_spec *sp, struct ft_plan *p);
-void ft_plan_free(struct ft_plan *p);
+void ft_plan_destroy(struct ft_plan *p);
 
 #endif

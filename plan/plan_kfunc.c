@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "mem/mem.h"
 #include "plan/internal.h"
 #include "plan/spec.h"
 #include "host/host.h"
@@ -53,7 +54,8 @@ static const struct { const char *func, *system, *event; } fallback[] = {
 
 struct func_list {
 	char **names;
-	int n, cap;
+	int n;
+	size_t cap;
 	const char *pattern;
 	regex_t re;
 	bool regex;
@@ -61,14 +63,8 @@ struct func_list {
 
 static int list_add(struct func_list *l, const char *name)
 {
-	if (l->n == l->cap) {
-		int cap = l->cap ? l->cap * 2 : 16;
-		char **n = realloc(l->names, cap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		l->names = n;
-		l->cap = cap;
-	}
+	if (MEM_GROW(l->names, l->cap, (size_t)l->n + 1, 16))
+		return -ENOMEM;
 	for (int i = 0; i < l->n; i++)
 		if (strcmp(l->names[i], name) == 0)
 			return 0; /* same-named statics: one probe by name */

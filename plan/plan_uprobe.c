@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "mem/mem.h"
 #include "plan/internal.h"
 #include "host/host.h"
 #include "plan/spec.h"
@@ -176,7 +177,8 @@ struct func_match {
 	const char *lib;
 	struct ft_plan *p;
 	uint64_t *seen;
-	int nseen, capseen;
+	int nseen;
+	size_t capseen;
 	int err;
 };
 
@@ -190,14 +192,8 @@ static int on_function(void *ctx, const char *name, uint64_t vaddr, uint64_t siz
 	for (int i = 0; i < m->nseen; i++)
 		if (m->seen[i] == off)
 			return 0; /* .symtab and .dynsym, or aliases: one probe per address */
-	if (m->nseen == m->capseen) {
-		int cap = m->capseen ? m->capseen * 2 : 32;
-		uint64_t *n = realloc(m->seen, (size_t)cap * sizeof(*n));
-		if (!n)
-			return m->err = -ENOMEM;
-		m->seen = n;
-		m->capseen = cap;
-	}
+	if (MEM_GROW(m->seen, m->capseen, (size_t)m->nseen + 1, 32))
+		return m->err = -ENOMEM;
 	m->seen[m->nseen++] = off;
 	char display[300];
 	snprintf(display, sizeof(display), "%s:%s", m->lib, name);

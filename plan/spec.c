@@ -1,4 +1,4 @@
-/* EVENT specs: bcc stackcount's forms and bpftrace's long forms (DESIGN.md
+/* EVENT specs: bcc stackcount's forms and bpftrace's long forms (doc/DESIGN.md
  * section 1), classified here; the plan resolves them. */
 #include <errno.h>
 #include <stdio.h>

@@ -7,7 +7,9 @@
  * on the leaf side are kernel frames (see fill). A line with neither marker
  * has no way to tell: all its frames are user frames, in order. Frame order
  * is never changed. Repeated stacks are delivered once per line; the caller
- * sums them.
+ * sums them. Blanks inside the stack are the frames' own, kept byte for byte:
+ * stackcollapse cuts a C++ name at '(', so "std::function<int " ends in one,
+ * and only the one blank before COUNT separates (flamegraph.pl's reading).
  */
 #include "report/internal.h"
 
@@ -79,7 +81,6 @@ static int fill(struct folded *f, uint32_t nf, struct report_stats *st)
 		bool k = j >= kfrom;
 		if (k && annotated(p, n))
 			n -= 4;
-		report_trim(&p, &n);
 		if (n == 0) {
 			st->malformed++;
 			continue;
@@ -97,7 +98,8 @@ static int on_line(struct report_emitter *em, struct folded *f, const struct rep
 	size_t n = l->len;
 	uint64_t count;
 
-	report_trim(&p, &n);
+	while (n > 0 && (p[n - 1] == ' ' || p[n - 1] == '\t' || p[n - 1] == '\r'))
+		n--;
 	if (n == 0 || p[0] == '#') {
 		em->st->skipped++;
 		return 0;
@@ -109,7 +111,6 @@ static int on_line(struct report_emitter *em, struct folded *f, const struct rep
 		return 0;
 	}
 	size_t nstack = (size_t)(sp - p);
-	report_trim(&p, &nstack);
 	report_sb_reset(&f->k);
 	report_sb_reset(&f->u);
 	int ret = fill(f, split(f, p, nstack, em->st), em->st);

@@ -9,9 +9,9 @@
  * is a one-frame stack. Names follow stackcollapse-perf: "[unknown]" (or an
  * empty symbol) in a known file is "[BASENAME]", an inline chain
  * "a->b->c" is the frames a, b_[i], c_[i], ';' becomes ':', argument lists
- * and quotes are dropped. A frame is a kernel frame when its file is the
- * kernel's (vmlinux, [kernel.kallsyms], a module), or, with no file, when
- * its address is in the kernel half; kernel frames are only the leading
+ * and quotes are dropped. A frame is a kernel frame when its address is in
+ * the kernel half (x86-64's upper half), whatever its file, or when its
+ * file is the kernel's (vmlinux, [kernel.kallsyms], a module); kernel frames are only the leading
  * run, so the order of a stack is never changed (the end-of-stack marker
  * ffffffffffffffff stays at the root).
  */
@@ -68,10 +68,17 @@ static bool user_bracket(const char *d, size_t n)
 	return false;
 }
 
+/* A kernel address is a kernel frame whatever perf calls its file (a
+ * versioned /usr/lib/debug/boot/vmlinux-5.4.14-..., a bpf_prog_... image);
+ * [vsyscall] sits up there too but runs in user mode. */
 static bool kernel_frame(uint64_t addr, const char *dso, size_t nd)
 {
-	if (!dso || (nd == 9 && memcmp(dso, "[unknown]", 9) == 0))
-		return addr >= KERNEL_START && addr != UINT64_MAX;
+	bool unknown = !dso || (nd == 9 && memcmp(dso, "[unknown]", 9) == 0);
+
+	if (addr >= KERNEL_START && addr != UINT64_MAX && (unknown || !user_bracket(dso, nd)))
+		return true;
+	if (unknown)
+		return false;
 	if (ends(dso, nd, "vmlinux") || ends(dso, nd, ".ko") || ends(dso, nd, ".ko.xz") ||
 	    ends(dso, nd, ".ko.zst") || ends(dso, nd, ".ko.gz"))
 		return true;

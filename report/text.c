@@ -1,4 +1,5 @@
 /* report: line reader, name storage and stack delivery shared by the parsers. */
+#include "mem/mem.h"
 #include "report/internal.h"
 
 #include <errno.h>
@@ -68,21 +69,6 @@ void report_copy(char *dst, size_t cap, const char *p, size_t n)
 	dst[n] = '\0';
 }
 
-static int grow(void **ptr, size_t *cap, size_t need, size_t elem)
-{
-	if (need <= *cap)
-		return 0;
-	size_t ncap = *cap ? *cap : 16;
-	while (ncap < need)
-		ncap *= 2;
-	void *np = realloc(*ptr, ncap * elem);
-	if (!np)
-		return -ENOMEM;
-	*ptr = np;
-	*cap = ncap;
-	return 0;
-}
-
 int report_sb_add(struct report_sb *sb, const char *p, size_t n, struct report_stats *st)
 {
 	if (sb->n >= REPORT_MAX_FRAMES) {
@@ -93,11 +79,9 @@ int report_sb_add(struct report_sb *sb, const char *p, size_t n, struct report_s
 		n = REPORT_MAX_NAME - 1;
 		st->frames_cut++;
 	}
-	size_t ncap = sb->ncap;
-	if (grow((void **)&sb->off, &ncap, (size_t)sb->n + 1, sizeof(*sb->off)))
+	if (MEM_GROW(sb->off, sb->ncap, (size_t)sb->n + 1, 16))
 		return -ENOMEM;
-	sb->ncap = (uint32_t)ncap;
-	if (grow((void **)&sb->buf, &sb->cap, sb->len + n + 1, 1))
+	if (MEM_GROW(sb->buf, sb->cap, sb->len + n + 1, 16))
 		return -ENOMEM;
 	report_copy(sb->buf + sb->len, n + 1, p, n);
 	sb->off[sb->n++] = (uint32_t)sb->len;

@@ -249,7 +249,7 @@ static int open_cpus(struct ft_ftrace_source *fs, int epfd, struct tfs_raw_types
 			return pc->fd;
 		}
 		fs->ncpus++;
-		if ((ret = tfs_raw_create(t, fs->subbuf, c->want_kernel || c->plan->through_name,
+		if ((ret = tfs_raw_alloc(t, fs->subbuf, c->want_kernel || c->plan->through_name,
 					      c->want_user, &pc->raw)) < 0)
 			return ret;
 		struct epoll_event ev = { .events = EPOLLIN, .data.ptr = pc };

@@ -36,7 +36,8 @@ int ft_ftrace_write(struct ft_ftrace_source *fs, const char *rel, const char *va
 		    bool append, enum tfs_undo_kind kind, const char *undo);
 
 /* The function tracer in the instance for the plan's FT_EV_FUNCTION events:
- * set_ftrace_filter, set_ftrace_pid, func_stack_trace, current_tracer.
+ * set_ftrace_filter, func_stack_trace, current_tracer (its set_ftrace_pid
+ * is written with set_event_pid, by ftrace_source.c's follow_tid).
  * Fills T's function fields for decoding. Returns 0 or -errno. */
 int ft_ftrace_function_setup(struct ft_ftrace_source *fs, struct tfs_raw_types *t);
 

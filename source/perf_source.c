@@ -11,6 +11,7 @@
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
+#include "mem/mem.h"
 #include "cli/progress.h"
 #include "collector/session.h"
 #include "source/source.h"
@@ -50,22 +51,17 @@ static struct ft_event sideband_event = {
 	.perf_config = PERF_COUNT_SW_DUMMY,
 };
 
-
-/* -C: tracing_cpumask, so the other CPUs' buffers stay empty. */
+/* Keeps FD, an opened perf event of plan event EVENT, to be closed with the
+ * source. Returns 0 or -ENOMEM. */
 static int push_fd(struct ft_perf_source *ps, int fd, uint32_t event)
 {
-	if (ps->nfds == ps->capfds) {
-		size_t cap = ps->capfds ? ps->capfds * 2 : 64;
-		int *n = realloc(ps->fds, cap * sizeof(*n));
-		if (n)
-			ps->fds = n;
-		uint32_t *ev = realloc(ps->fd_event, cap * sizeof(*ev));
-		if (ev)
-			ps->fd_event = ev;
-		if (!n || !ev)
-			return -ENOMEM;
-		ps->capfds = cap;
-	}
+	size_t cap = ps->capfds; /* one capacity for the two arrays */
+	if (MEM_GROW(ps->fds, cap, ps->nfds + 1, 64))
+		return -ENOMEM;
+	cap = ps->capfds;
+	if (MEM_GROW(ps->fd_event, cap, ps->nfds + 1, 64))
+		return -ENOMEM;
+	ps->capfds = cap;
 	ps->fd_event[ps->nfds] = event;
 	ps->fds[ps->nfds++] = fd;
 	return 0;
@@ -73,14 +69,8 @@ static int push_fd(struct ft_perf_source *ps, int fd, uint32_t event)
 
 static int push_id(struct ft_perf_source *ps, uint64_t id, uint32_t event)
 {
-	if (ps->nids == ps->capids) {
-		size_t cap = ps->capids ? ps->capids * 2 : 64;
-		struct ft_id_map *n = realloc(ps->ids, cap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		ps->ids = n;
-		ps->capids = cap;
-	}
+	if (MEM_GROW(ps->ids, ps->capids, ps->nids + 1, 64))
+		return -ENOMEM;
 	ps->ids[ps->nids++] = (struct ft_id_map){ id, event };
 	return 0;
 }

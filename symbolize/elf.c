@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "mem/mem.h"
 #include "symbolize/symbolize.h"
 #include "symbolize/internal.h"
 
@@ -62,14 +63,8 @@ static const char *arena_dup(struct sym_elf *e, const char *s)
 
 static int add_sym(struct sym_elf *e, const char *name, uint64_t addr, uint64_t size)
 {
-	if (e->n == e->cap) {
-		size_t cap = e->cap ? e->cap * 2 : 256;
-		struct esym *n = realloc(e->syms, cap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		e->syms = n;
-		e->cap = cap;
-	}
+	if (MEM_GROW(e->syms, e->cap, e->n + 1, 256))
+		return -ENOMEM;
 	const char *copy = arena_dup(e, name);
 	if (!copy)
 		return -ENOMEM;
@@ -142,7 +137,7 @@ static Elf_Scn *section(Elf *elf, const char *want)
 static uint8_t *unxz(const uint8_t *in, size_t len, size_t *outlen)
 {
 	lzma_stream s = LZMA_STREAM_INIT;
-	size_t cap = len * 4 + 4096;
+	size_t cap = 0, first = len * 4 + 4096;
 	uint8_t *out = NULL;
 	lzma_ret r = LZMA_OK;
 	if (lzma_stream_decoder(&s, 512u << 20, 0) != LZMA_OK)
@@ -150,14 +145,11 @@ static uint8_t *unxz(const uint8_t *in, size_t len, size_t *outlen)
 	s.next_in = in;
 	s.avail_in = len;
 	while (r == LZMA_OK) {
-		uint8_t *n = cap <= MINI_MAX_OUT ? realloc(out, cap) : NULL;
-		if (!n)
+		if ((cap ? cap * 2 : first) > MINI_MAX_OUT || MEM_GROW(out, cap, s.total_out + 1, first))
 			break;
-		out = n;
 		s.next_out = out + s.total_out;
 		s.avail_out = cap - s.total_out;
 		r = lzma_code(&s, LZMA_FINISH);
-		cap *= 2;
 	}
 	*outlen = s.total_out;
 	lzma_end(&s);

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "mem/mem.h"
 #include "symbolize/internal.h"
 #include "symbolize/symbolize.h"
 
@@ -19,18 +20,12 @@ void sym_layout_add(struct sym_procs *p, struct proc *pr, uint64_t time)
 	size_t i = pr->nlayout;
 	while (i > 0 && pr->layouts[i - 1].time > time)
 		i--;
-	if (pr->nlayout == pr->caplayout) {
-		size_t cap = pr->caplayout ? pr->caplayout * 2 : 4;
-		struct layout *l = realloc(pr->layouts, cap * sizeof(*l));
-		if (!l) {
-			/* no room for a boundary: the layout in effect at TIME
-			 * gets a new serial, so its facts are learnt again */
-			if (pr->nlayout)
-				pr->layouts[i ? i - 1 : 0].serial = ++p->serial;
-			return;
-		}
-		pr->layouts = l;
-		pr->caplayout = cap;
+	if (MEM_GROW(pr->layouts, pr->caplayout, pr->nlayout + 1, 4)) {
+		/* no room for a boundary: the layout in effect at TIME
+		 * gets a new serial, so its facts are learnt again */
+		if (pr->nlayout)
+			pr->layouts[i ? i - 1 : 0].serial = ++p->serial;
+		return;
 	}
 	memmove(&pr->layouts[i + 1], &pr->layouts[i], (pr->nlayout - i) * sizeof(*pr->layouts));
 	pr->layouts[i] = (struct layout){ .time = time, .serial = ++p->serial };

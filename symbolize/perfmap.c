@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "mem/mem.h"
 #include "symbolize/internal.h"
 #include "symbolize/symbolize.h"
 
@@ -63,16 +64,10 @@ int sym_perfmap_load(const char *path, struct sym_perfmap **out)
 			ret = got;
 			continue;
 		}
-		if (m->n == m->cap) {
-			size_t cap = m->cap ? m->cap * 2 : 256;
-			struct pmsym *ns = realloc(m->syms, cap * sizeof(*ns));
-			if (!ns) {
-				free((char *)s.name);
-				ret = -ENOMEM;
-				break;
-			}
-			m->syms = ns;
-			m->cap = cap;
+		if (MEM_GROW(m->syms, m->cap, m->n + 1, 256)) {
+			free((char *)s.name);
+			ret = -ENOMEM;
+			break;
 		}
 		m->syms[m->n++] = s;
 	}

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "mem/mem.h"
 #include "symbolize/symbolize.h"
 #include "symbolize/internal.h"
 
@@ -97,22 +98,16 @@ static int parse_note(Elf *elf, const uint8_t *desc, size_t len, bool have_base,
 	return 0;
 }
 
-static int push(struct sym_usdt **arr, int n, int *cap, const struct sym_usdt *u)
+static int push(struct sym_usdt **arr, int n, size_t *cap, const struct sym_usdt *u)
 {
-	if (n == *cap) {
-		int c = *cap ? *cap * 2 : 16;
-		struct sym_usdt *a = realloc(*arr, (size_t)c * sizeof(*a));
-		if (!a)
-			return -ENOMEM;
-		*arr = a;
-		*cap = c;
-	}
+	if (MEM_GROW(*arr, *cap, (size_t)n + 1, 16))
+		return -ENOMEM;
 	(*arr)[n] = *u;
 	return 0;
 }
 
 static int scan_notes(Elf *elf, Elf_Scn *scn, bool have_base, uint64_t base,
-		      struct sym_usdt **arr, int *n, int *cap)
+		      struct sym_usdt **arr, int *n, size_t *cap)
 {
 	Elf_Data *d = elf_getdata(scn, NULL);
 	GElf_Nhdr nh;
@@ -135,7 +130,8 @@ static int scan_notes(Elf *elf, Elf_Scn *scn, bool have_base, uint64_t base,
 
 int sym_usdt_list(const char *path, struct sym_usdt **out)
 {
-	int fd, n = 0, cap = 0;
+	int fd, n = 0;
+	size_t cap = 0;
 	Elf *elf;
 	struct sym_usdt *arr = NULL;
 	int ret = sym_open_elf(path, &fd, &elf);

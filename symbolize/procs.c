@@ -13,24 +13,11 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "mem/mem.h"
 #include "symbolize/internal.h"
 #include "symbolize/symbolize.h"
 
-#define GROW(arr, n, cap, first) \
-	((n) < (cap) ? 0 : grow_array((void **)&(arr), &(cap), sizeof(*(arr)), (first)))
-
-static int grow_array(void **arr, size_t *cap, size_t size, size_t first)
-{
-	size_t ncap = *cap ? *cap * 2 : first;
-	void *n = realloc(*arr, ncap * size);
-	if (!n)
-		return -ENOMEM;
-	*arr = n;
-	*cap = ncap;
-	return 0;
-}
-
-int sym_procs_create(const char *proc_root, const char *debug_root, struct sym_procs **out)
+int sym_procs_alloc(const char *proc_root, const char *debug_root, struct sym_procs **out)
 {
 	struct sym_procs *p = calloc(1, sizeof(*p));
 	if (!p)
@@ -133,7 +120,7 @@ struct proc *sym_proc_get(struct sym_procs *p, uint32_t pid)
 
 static int map_push(struct gen *g, const struct map *m)
 {
-	if (GROW(g->maps, g->n, g->cap, 16) < 0)
+	if (MEM_GROW(g->maps, g->cap, g->n + 1, 16) < 0)
 		return -ENOMEM;
 	g->maps[g->n++] = *m;
 	return 0;
@@ -146,7 +133,7 @@ static int map_push(struct gen *g, const struct map *m)
  * can come before the exec or fork record (on another) that began it. */
 static struct gen *gen_add(struct sym_procs *p, struct proc *pr, uint64_t time, bool snapshot)
 {
-	if (GROW(pr->gens, pr->n, pr->cap, 2) < 0)
+	if (MEM_GROW(pr->gens, pr->cap, pr->n + 1, 2) < 0)
 		return NULL;
 	sym_layout_add(p, pr, time);
 	size_t i = pr->n;
@@ -187,7 +174,7 @@ static void comm_add(struct proc *pr, uint64_t time, const char *name, bool snap
 	if (!name || !*name || (i > 0 && !snapshot && !pr->comms[i - 1].snapshot &&
 				strncmp(pr->comms[i - 1].name, name, sizeof(pr->comms[i - 1].name) - 1) == 0))
 		return;
-	if (GROW(pr->comms, pr->ncomm, pr->capcomm, 2) < 0)
+	if (MEM_GROW(pr->comms, pr->capcomm, pr->ncomm + 1, 2) < 0)
 		return;
 	memmove(&pr->comms[i + 1], &pr->comms[i], (pr->ncomm - i) * sizeof(*pr->comms));
 	pr->comms[i].time = time;
@@ -268,7 +255,7 @@ static long file_index(struct sym_procs *p, const char *path)
 	    sym_files_rehash(p, p->fhcap ? p->fhcap * 2 : 128) < 0)
 		return -ENOMEM;
 	char *copy = strdup(path);
-	if (!copy || p->nfiles >= UINT32_MAX || GROW(p->files, p->nfiles, p->capfiles, 64) < 0) {
+	if (!copy || p->nfiles >= UINT32_MAX || MEM_GROW(p->files, p->capfiles, p->nfiles + 1, 64) < 0) {
 		free(copy);
 		return -ENOMEM;
 	}

@@ -93,7 +93,7 @@ struct sym_procs;
 
 /* Creates an empty process history. proc_root is "/proc" (or a fixture
  * directory laid out like it). Returns 0 or -ENOMEM. */
-int sym_procs_create(const char *proc_root, const char *debug_root, struct sym_procs **out);
+int sym_procs_alloc(const char *proc_root, const char *debug_root, struct sym_procs **out);
 void sym_procs_free(struct sym_procs *p);
 /* Where perf maps are looked for (default "/tmp", as perf and bcc do). */
 void sym_procs_set_perfmap_dir(struct sym_procs *p, const char *dir);
@@ -189,7 +189,7 @@ size_t sym_procs_forget(struct sym_procs *p, uint64_t horizon,
 struct sym_unwinder;
 /* An unwinder for the processes PROCS follows (borrowed, must outlive it).
  * Returns 0 or -ENOMEM. */
-int sym_unwinder_create(struct sym_procs *procs, struct sym_unwinder **out);
+int sym_unwinder_alloc(struct sym_procs *procs, struct sym_unwinder **out);
 void sym_unwinder_free(struct sym_unwinder *u);
 
 /* The user stack of one sample, as copied by the kernel. */
@@ -265,7 +265,7 @@ struct sym_cache_style {
 
 /* Returns 0 and a cache naming kernel addresses through K and user addresses
  * through PROCS (either may be NULL: names are then "[unknown]"), or -ENOMEM. */
-int sym_cache_create(const struct sym_kernel *k, struct sym_procs *procs,
+int sym_cache_alloc(const struct sym_kernel *k, struct sym_procs *procs,
 		       const struct sym_cache_style *style, struct sym_cache **out);
 void sym_cache_free(struct sym_cache *c);
 /* Names kernel addresses through K from now on (the kernel's symbols are

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "mem/mem.h"
 #include "aggregate/aggregate.h"
 #include "symbolize/symbolize.h"
 
@@ -31,7 +32,7 @@ struct sym_cache {
 	uint64_t resolved;
 };
 
-int sym_cache_create(const struct sym_kernel *k, struct sym_procs *procs,
+int sym_cache_alloc(const struct sym_kernel *k, struct sym_procs *procs,
 		       const struct sym_cache_style *style, struct sym_cache **out)
 {
 	struct sym_cache *c = calloc(1, sizeof(*c));
@@ -75,14 +76,8 @@ void sym_cache_free(struct sym_cache *c)
 /* Room for one more entry. Returns 0 or -ENOMEM. */
 static int reserve(struct sym_cache *c)
 {
-	if (c->n >= c->cap) {
-		uint32_t cap = c->cap ? c->cap * 2 : 4096;
-		struct entry *e = cap > c->cap ? realloc(c->entries, cap * sizeof(*e)) : NULL;
-		if (!e)
-			return -ENOMEM;
-		c->entries = e;
-		c->cap = cap;
-	}
+	if (MEM_GROW(c->entries, c->cap, (size_t)c->n + 1, 4096))
+		return -ENOMEM;
 	return agg_index_reserve(&c->index);
 }
 
@@ -90,15 +85,9 @@ static const char *keep(struct sym_cache *c, char *s)
 {
 	if (!s)
 		return NULL;
-	if (c->nnames == c->capnames) {
-		size_t cap = c->capnames ? c->capnames * 2 : 1024;
-		char **n = realloc(c->names, cap * sizeof(*n));
-		if (!n) {
-			free(s);
-			return NULL;
-		}
-		c->names = n;
-		c->capnames = cap;
+	if (MEM_GROW(c->names, c->capnames, (size_t)c->nnames + 1, 1024)) {
+		free(s);
+		return NULL;
 	}
 	c->names[c->nnames++] = s;
 	return s;

@@ -340,7 +340,7 @@ static unw_accessors_t accessors = {
 	.get_proc_name = get_proc_name,
 };
 
-int sym_unwinder_create(struct sym_procs *procs, struct sym_unwinder **out)
+int sym_unwinder_alloc(struct sym_procs *procs, struct sym_unwinder **out)
 {
 	struct sym_unwinder *u = calloc(1, sizeof(*u));
 	if (!u)

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "mem/mem.h"
 #include "cli/cli.h"
 #include "task/task.h"
 
@@ -32,18 +33,16 @@ static int parse_id(const char *s, unsigned long *out)
 
 static int user_groups(const char *name, gid_t gid, struct ft_child *c)
 {
-	int n = 32;
+	size_t cap = 0, need = 32;
 	for (int tries = 0; tries < 8; tries++) {
-		gid_t *g = realloc(c->groups, (size_t)n * sizeof(*g));
-		if (!g)
+		if (need > INT_MAX || MEM_GROW(c->groups, cap, need, 32))
 			return -ENOMEM;
-		c->groups = g;
-		int want = n;
-		if (getgrouplist(name, gid, g, &want) >= 0) {
+		int want = (int)cap;
+		if (getgrouplist(name, gid, c->groups, &want) >= 0) {
 			c->ngroups = want;
 			return 0;
 		}
-		n = want > n ? want : n * 2;
+		need = want > (int)cap ? (size_t)want : cap + 1; /* too few: as many as it said */
 	}
 	return -E2BIG;
 }

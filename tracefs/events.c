@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "mem/mem.h"
 #include "tracefs/tracefs.h"
 #include "tracefs/internal.h"
 
@@ -117,7 +118,8 @@ struct match_ctx {
 	const char *root;
 	struct matcher sys, name;
 	struct tfs_event *evs;
-	int n, cap;
+	int n;
+	size_t cap;
 };
 
 static int on_match(void *arg, const char *sys, const char *name)
@@ -128,14 +130,8 @@ static int on_match(void *arg, const char *sys, const char *name)
 	    !matcher_match(&c->sys, sys) || !matcher_match(&c->name, name) ||
 	    tfs_event_id(c->root, sys, name, &ev.id) < 0)
 		return 0;
-	if (c->n == c->cap) {
-		int cap = c->cap ? c->cap * 2 : 64;
-		struct tfs_event *n = realloc(c->evs, (size_t)cap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		c->evs = n;
-		c->cap = cap;
-	}
+	if (MEM_GROW(c->evs, c->cap, (size_t)c->n + 1, 64))
+		return -ENOMEM;
 	strcpy(ev.system, sys);
 	strcpy(ev.name, name);
 	c->evs[c->n++] = ev;

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 #include <tracefs.h> /* libtracefs (pkg-config puts its directory on the path) */
+#include "mem/mem.h"
 #include "tracefs/tracefs.h"
 #include "tracefs/internal.h"
 
@@ -20,14 +21,8 @@ void tfs_log_init(struct tfs_log *log, const char *root)
 
 int tfs_log_add(struct tfs_log *log, const struct tfs_undo *item)
 {
-	if (log->n == log->cap) {
-		size_t cap = log->cap ? log->cap * 2 : 16;
-		struct tfs_undo *n = realloc(log->items, cap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		log->items = n;
-		log->cap = cap;
-	}
+	if (MEM_GROW(log->items, log->cap, log->n + 1, 16))
+		return -ENOMEM;
 	struct tfs_undo *u = &log->items[log->n];
 	*u = *item;
 	u->file = item->file ? strdup(item->file) : NULL;

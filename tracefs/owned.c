@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <tracefs.h> /* libtracefs (pkg-config puts its directory on the path) */
+#include "mem/mem.h"
 #include "tracefs/tracefs.h"
 #include "tracefs/internal.h"
 
@@ -180,14 +181,8 @@ static bool seen_has(const struct seen *s, const char *name)
 
 static void seen_add(struct seen *s, const char *name)
 {
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 16;
-		char (*n)[200] = realloc(s->names, cap * sizeof(*n));
-		if (!n)
-			return;
-		s->names = n;
-		s->cap = cap;
-	}
+	if (MEM_GROW(s->names, s->cap, s->n + 1, 16))
+		return;
 	snprintf(s->names[s->n++], sizeof(s->names[0]), "%s", name);
 }
 

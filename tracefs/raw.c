@@ -76,7 +76,7 @@ static int copy_funcs(struct tfs_raw *r, const struct tfs_raw_types *t)
 	return 0;
 }
 
-int tfs_raw_create(const struct tfs_raw_types *types, size_t subbuf_size,
+int tfs_raw_alloc(const struct tfs_raw_types *types, size_t subbuf_size,
 		       bool want_kstack, bool want_ustack, struct tfs_raw **out)
 {
 	*out = NULL;

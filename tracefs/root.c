@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <tracefs.h> /* libtracefs (pkg-config puts its directory on the path) */
+#include "mem/mem.h"
 #include "tracefs/tracefs.h"
 #include "tracefs/internal.h"
 
@@ -111,15 +112,10 @@ ssize_t tfs_read_file(const char *root, const char *rel, char **out)
 	ssize_t r = 0;
 	int e = 0;
 	while (buf) {
-		if (n + 1 >= cap) {
-			char *nb = cap < (1u << 30) ? realloc(buf, cap * 2) : NULL;
-			if (!nb) {
-				free(buf);
-				buf = NULL;
-				break;
-			}
-			buf = nb;
-			cap *= 2;
+		if (n + 1 >= cap && (cap >= (1u << 30) || MEM_GROW(buf, cap, n + 2, 4096))) {
+			free(buf);
+			buf = NULL;
+			break;
 		}
 		/* cppcheck-suppress nullPointerArithmeticRedundantCheck ; the loop runs while buf */
 		r = read(fd, buf + n, cap - n - 1);

@@ -339,7 +339,7 @@ struct tfs_raw;
  * normally the page size). An event is complete once its kernel stack (when
  * WANT_KSTACK) and user stack (when WANT_USTACK) arrived. TYPES->events is
  * copied. Returns 0, -EINVAL or -ENOMEM. */
-int tfs_raw_create(const struct tfs_raw_types *types, size_t subbuf_size,
+int tfs_raw_alloc(const struct tfs_raw_types *types, size_t subbuf_size,
 		       bool want_kstack, bool want_ustack, struct tfs_raw **out);
 void tfs_raw_free(struct tfs_raw *r);
 

@@ -32,7 +32,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		.funcs = funcs, .nfuncs = 1 };
 	struct tfs_raw *r;
 	uint64_t sum = 0;
-	if (tfs_raw_create(&t, SUBBUF, true, size & 1, &r) < 0)
+	if (tfs_raw_alloc(&t, SUBBUF, true, size & 1, &r) < 0)
 		return 0;
 	for (size_t off = 0; off < size; off += SUBBUF) {
 		size_t len = size - off < SUBBUF ? size - off : SUBBUF;

@@ -19,9 +19,9 @@ static struct sym_unwinder *unw;
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (!procs) {
-		if (sym_procs_create("/proc", "/usr/lib/debug", &procs) < 0 ||
+		if (sym_procs_alloc("/proc", "/usr/lib/debug", &procs) < 0 ||
 		    sym_procs_snapshot(procs, (uint32_t)getpid(), 0) < 0 ||
-		    sym_unwinder_create(procs, &unw) < 0)
+		    sym_unwinder_alloc(procs, &unw) < 0)
 			abort();
 	}
 	struct sym_ustack s = { .pid = (uint32_t)getpid(), .tid = (uint32_t)getpid(), .time = 1 };

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The tree's structure, checked on the build (DESIGN.md sections 3 and 6).
+"""The tree's structure, checked on the build (doc/DESIGN.md sections 3 and 6).
 
   - no include/call cycle spans more than two files: the graph's nodes are
     source files, its edges each `#include "..."` and each symbol an object
@@ -7,6 +7,7 @@
   - the layers, top down: cmd/, collector/, source/, task/, plan/, cli/;
     none includes or calls one above it, and the modules below (host
     tracefs perfev aggregate symbolize output report) none of the six;
+    mem/ (the one grow-by-doubling) none of any other folder;
   - no top-level folder holds more than a third of the code (.c and .h lines);
   - every .c outside cmd/main.c links into some unit test (one of its
     global functions or data is in a BUILD/tests/*_test binary);
@@ -19,9 +20,11 @@ import re
 import subprocess
 import sys
 
-MODULES = ["tracefs", "perfev", "aggregate", "symbolize", "output", "report",
+MODULES = ["mem", "tracefs", "perfev", "aggregate", "symbolize", "output", "report",
            "cli", "plan", "task", "source", "collector", "cmd", "fleet", "host"]
 LOWER = ["host", "tracefs", "perfev", "aggregate", "symbolize", "output", "report"]
+# mem/ (grow-by-doubling) is below everything: it includes and calls no other folder
+BOTTOM = ["mem"]
 # the run's layers, top down: cmd/ (subcommands), collector/ (the run),
 # source/ (records from the kernel), task/ (the traced tasks), plan/, cli/
 # (source/ and collector/ share a layer while the sources hand records to
@@ -31,6 +34,8 @@ FORBIDDEN = {m: set(RUN[:i]) for i, m in enumerate(RUN)}
 FORBIDDEN["source"].discard("collector")
 for m in LOWER:
     FORBIDDEN[m] = set(RUN)
+for m in BOTTOM:
+    FORBIDDEN[m] = set(MODULES) - {m}
 
 build = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("FTSTACK_BUILD", "build")
 root = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))

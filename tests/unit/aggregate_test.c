@@ -31,7 +31,7 @@ static void test_interning(void)
 	const struct agg_entry *e;
 	struct agg_stats st;
 
-	CHECK(agg_table_create(&cfg, &t) == 0, "create");
+	CHECK(agg_table_alloc(&cfg, &t) == 0, "create");
 	r.time = 50;
 	r.weight = 5;
 	CHECK(agg_add(t, &r) == 0, "add a");
@@ -63,8 +63,8 @@ static void test_interning(void)
 	agg_table_stats(t, &st);
 	CHECK_EQ_U64(st.keys, 3, "event is part of the key");
 	CHECK_EQ_U64(st.stacks, 2, "same stack under another event");
-	agg_table_destroy(t);
-	agg_table_destroy(NULL);
+	agg_table_free(t);
+	agg_table_free(NULL);
 }
 
 static void test_pid_keys(void)
@@ -76,7 +76,7 @@ static void test_pid_keys(void)
 	const struct agg_entry *e;
 	size_t n;
 
-	agg_table_create(&cfg, &t);
+	agg_table_alloc(&cfg, &t);
 	agg_add(t, &r1);
 	agg_add(t, &r2);
 	agg_add(t, &r2);
@@ -84,10 +84,10 @@ static void test_pid_keys(void)
 	CHECK_EQ_U64(n, 2, "key_pid: one key per pid");
 	CHECK(find_pid(e, n, 1) && find_pid(e, n, 1)->count == 1, "pid 1 once");
 	CHECK(find_pid(e, n, 2) && find_pid(e, n, 2)->count == 2, "pid 2 twice");
-	agg_table_destroy(t);
+	agg_table_free(t);
 
 	cfg.key_pid = false;
-	agg_table_create(&cfg, &t);
+	agg_table_alloc(&cfg, &t);
 	r1 = rec(1, k, 2, u, 2);
 	r2 = rec(2, k, 2, u, 2);
 	agg_add(t, &r1);
@@ -104,11 +104,11 @@ static void test_pid_keys(void)
 	CHECK(find_pid(e, n, 2) && find_pid(e, n, 2)->count == 2, "pid 2");
 	CHECK(find_pid(e, n, 0) && find_pid(e, n, 0)->count == 2 &&
 	      find_pid(e, n, 0)->ustack == NULL, "kernel-only merged, pid 0");
-	agg_table_destroy(t);
+	agg_table_free(t);
 
 	/* key_tid: a process's threads apart (each prints its own comm) */
 	cfg = (struct agg_config){ .key_tid = true };
-	agg_table_create(&cfg, &t);
+	agg_table_alloc(&cfg, &t);
 	r1 = rec(1, k, 2, NULL, 0);
 	r1.tid = 1;
 	agg_add(t, &r1);
@@ -120,13 +120,13 @@ static void test_pid_keys(void)
 	CHECK(n == 2 && e[0].pid == 1 && e[1].pid == 1, "key_tid keeps the pid");
 	CHECK(n == 2 && e[0].tid + e[1].tid == 8 &&
 	      (e[0].tid == 7 ? e[0].count : e[1].count) == 2, "thread 7 twice");
-	agg_table_destroy(t);
+	agg_table_free(t);
 	cfg = (struct agg_config){ .key_pid = true };
-	agg_table_create(&cfg, &t);
+	agg_table_alloc(&cfg, &t);
 	agg_add(t, &r1);
 	n = agg_table_entries(t, &e);
 	CHECK(n == 1 && e[0].tid == 0, "no key_tid: tid 0");
-	agg_table_destroy(t);
+	agg_table_free(t);
 }
 
 static void test_max_stacks_and_reset(void)
@@ -138,7 +138,7 @@ static void test_max_stacks_and_reset(void)
 	const struct agg_entry *e;
 	struct agg_stats st;
 
-	agg_table_create(&cfg, &t);
+	agg_table_alloc(&cfg, &t);
 	CHECK(agg_add(t, &r) == 0, "key 1");
 	r.kstack = &s[1];
 	CHECK(agg_add(t, &r) == 0, "key 2");
@@ -169,7 +169,7 @@ static void test_max_stacks_and_reset(void)
 	CHECK(agg_add(t, &r) == -ENOSPC, "reset keeps max_stacks");
 	CHECK_EQ_U64(agg_table_entries(t, &e), 2, "entries after reset");
 	CHECK(e[0].kstack[0] == 3 && e[0].count == 1, "new first entry");
-	agg_table_destroy(t);
+	agg_table_free(t);
 }
 
 /* 100k distinct stacks, stack i added (i % 3) + 1 times: forces every
@@ -186,7 +186,7 @@ static void test_growth(void)
 	struct agg_stats st;
 	size_t n, bad = 0, sum = 0;
 
-	agg_table_create(&cfg, &t);
+	agg_table_alloc(&cfg, &t);
 	s[0] = 0;
 	s[1] = s[2] = s[3] = 0xffffffff81000000ull;
 	agg_add(t, &r);
@@ -222,7 +222,7 @@ static void test_growth(void)
 	CHECK(agg_add(t, &r) == 0, "deep stack");
 	n = agg_table_entries(t, &e);
 	CHECK_EQ_U64(e[n - 1].nkstack, AGG_MAX_DEPTH, "depth capped");
-	agg_table_destroy(t);
+	agg_table_free(t);
 }
 
 static int named_add(struct agg_named *n, uint32_t pid, const char *comm,
@@ -244,7 +244,7 @@ static void test_named_merge(void)
 	struct agg_named_stats st;
 	size_t k;
 
-	CHECK(agg_named_create(&n) == 0, "named create");
+	CHECK(agg_named_alloc(&n) == 0, "named create");
 	CHECK(named_add(n, 0, NULL, f1, 2, 0, 3, 30) == 0, "add");
 	CHECK(named_add(n, 0, NULL, f2, 2, 0, 4, 40) == 0, "add equal");
 	named_add(n, 0, NULL, f1, 1, 1, 1, 1);    /* other kernel/user split */
@@ -264,8 +264,8 @@ static void test_named_merge(void)
 	CHECK(out[0].nkframes == 1, "tie: kernel/user split first");
 	CHECK(out[1].comm == NULL && out[1].pid == 5, "tie: pid 5");
 	CHECK_STR(out[2].comm, "sh", "tie: comm after NULL comm");
-	agg_named_destroy(n);
-	agg_named_destroy(NULL);
+	agg_named_free(n);
+	agg_named_free(NULL);
 }
 
 /* more frames than the on-stack scratch array of agg_named_add */
@@ -281,7 +281,7 @@ static void test_named_long(void)
 		snprintf(names[i], sizeof(names[i]), "f%d", i % 150);
 		fr[i] = names[i];
 	}
-	agg_named_create(&n);
+	agg_named_alloc(&n);
 	named_add(n, 0, NULL, fr, 200, 100, 1, 2);
 	named_add(n, 0, NULL, fr, 200, 100, 1, 2);
 	named_add(n, 0, NULL, fr, 200, 99, 1, 2);
@@ -290,7 +290,7 @@ static void test_named_long(void)
 	CHECK(out[1].count == 2 && out[1].nuframes == 100 &&
 	      strcmp(out[1].frames[299], "f149") == 0 &&
 	      out[1].frames[0] == out[1].frames[150], "long stack, interned");
-	agg_named_destroy(n);
+	agg_named_free(n);
 }
 
 static const char *F[][2] = {
@@ -304,7 +304,7 @@ static struct agg_named *filled(int reverse)
 	static const uint64_t c[] = { 5, 5, 9, 2, 7 }, w[] = { 50, 10, 1, 80, 70 };
 	struct agg_named *n;
 
-	agg_named_create(&n);
+	agg_named_alloc(&n);
 	for (int j = 0; j < 5; j++) {
 		int i = reverse ? 4 - j : j;
 
@@ -364,8 +364,8 @@ static void test_filters(void)
 	k = agg_named_finish(n, &f, &out, NULL);
 	CHECK(k == 3 && out[0].count == 2 && out[1].count == 5 &&
 	      out[2].count == 7, "min_weight, ordered by count");
-	agg_named_destroy(n);
-	agg_named_destroy(n2);
+	agg_named_free(n);
+	agg_named_free(n2);
 }
 
 static void test_glob(void)

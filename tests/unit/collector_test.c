@@ -63,7 +63,7 @@ static void test_symcache(void)
 {
 	struct sym_cache *c;
 	struct sym_cache_style plain = { .demangle = true }, offs = { .offsets = true };
-	CHECK(sym_cache_create(k, NULL, &plain, &c) == 0, "name cache");
+	CHECK(sym_cache_alloc(k, NULL, &plain, &c) == 0, "name cache");
 	CHECK_STR(sym_cache_name(c, 0, 0, 0xffffffff81021020ull, true), "__kmalloc_noprof",
 		  "a kernel address is named by kallsyms");
 	CHECK_STR(sym_cache_name(c, 0, 0, 0xffffffff81021030ull, true), "__kmalloc_noprof",
@@ -79,7 +79,7 @@ static void test_symcache(void)
 	CHECK_STR(sym_cache_name(c, 0, 0, 0xffffffff81021020ull, true), "__kmalloc_noprof",
 		  "still found after growing");
 	sym_cache_free(c);
-	CHECK(sym_cache_create(k, NULL, &offs, &c) == 0, "name cache with -s");
+	CHECK(sym_cache_alloc(k, NULL, &offs, &c) == 0, "name cache with -s");
 	CHECK_STR(sym_cache_name(c, 0, 0, 0xffffffff81021020ull, true), "__kmalloc_noprof+0x20",
 		  "-s: the offset");
 	sym_cache_free(c);

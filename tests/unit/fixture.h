@@ -121,9 +121,9 @@ static inline int test_session(struct ft_session *s, struct ft_options *o, struc
 	struct sym_cache_style st = { .demangle = true };
 	s->out = tmpfile();
 	if (!s->out || ft_kfilter_init(&s->kfilter, k, false) < 0 ||
-	    agg_table_create(&ac, &s->agg) < 0 ||
-	    sym_procs_create(proc_root, "/nonexistent", &s->procs) < 0 ||
-	    sym_cache_create(k, s->procs, &st, &s->symcache) < 0)
+	    agg_table_alloc(&ac, &s->agg) < 0 ||
+	    sym_procs_alloc(proc_root, "/nonexistent", &s->procs) < 0 ||
+	    sym_cache_alloc(k, s->procs, &st, &s->symcache) < 0)
 		return -1;
 	return 0;
 }
@@ -131,7 +131,7 @@ static inline int test_session(struct ft_session *s, struct ft_options *o, struc
 static inline void test_session_free(struct ft_session *s)
 {
 	ft_kfilter_free(&s->kfilter);
-	agg_table_destroy(s->agg);
+	agg_table_free(s->agg);
 	sym_cache_free(s->symcache);
 	sym_procs_free(s->procs);
 	if (s->out)

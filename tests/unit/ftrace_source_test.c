@@ -67,7 +67,7 @@ static uint64_t run(enum ft_event_kind kind, uint64_t kstart, uint64_t kend, pid
 	uint16_t getppid = 305;
 	struct tfs_raw_types t = { .kernel_stack = 4, .user_stack = 13,
 				   .events = &getppid, .nevents = 1 };
-	if (tfs_raw_create(&t, SUBBUF, true, true, &pc.raw) < 0)
+	if (tfs_raw_alloc(&t, SUBBUF, true, true, &pc.raw) < 0)
 		return UINT64_MAX;
 	uint8_t *pages;
 	size_t n = read_fixture(FIX "cpu1.raw", &pages);

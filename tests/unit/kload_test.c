@@ -62,5 +62,8 @@ int main(void)
 	      "a missing file: -ENOENT, nothing loaded");
 	ft_kfilter_free(&f0);
 	sym_kernel_free(k0);
+	CHECK(ft_kload_warn_hidden(-EPERM), "-EPERM: the kptr_restrict warning");
+	CHECK(!ft_kload_warn_hidden(0) && !ft_kload_warn_hidden(-ENOENT),
+	      "0 and other errors: not that warning");
 	CHECK_DONE();
 }

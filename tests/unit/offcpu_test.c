@@ -68,7 +68,7 @@ static struct ft_offcpu *make(void)
 				      .count = count };
 	struct ft_offcpu *oc = NULL;
 	ngot = 0;
-	if (ft_offcpu_create(TRACEFS, &c, &oc) < 0)
+	if (ft_offcpu_alloc(TRACEFS, &c, &oc) < 0)
 		return NULL;
 	return oc;
 }

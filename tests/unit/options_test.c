@@ -62,6 +62,13 @@ static void test_values_are_not_subcommands(void)
 	CHECK_EQ_U64(PARSE("--format", "text", "-x", "report", "-e", "x"), 0, "-x report parses");
 	CHECK(o.cmd == FT_COUNT && o.nexcludes == 1 && !strcmp(o.excludes[0], "report"),
 	      "-x report: an exclude pattern");
+	/* 70 patterns in one -x: 63 kept, the list stays NULL-terminated for agg_filter */
+	char many[256] = "a";
+	for (int i = 1; i < 70; i++)
+		strcat(many, ",a");
+	CHECK_EQ_U64(PARSE("-x", many, "-e", "x"), 0, "-x with 70 patterns parses");
+	CHECK(o.nexcludes == 63 && o.excludes[63] == NULL, "-x: 63 kept (%d), NULL after them",
+	      o.nexcludes);
 	CHECK_EQ_U64(PARSE("-c", "check", "-e", "x"), 0, "-c check -e x parses");
 	CHECK(o.cmd == FT_COUNT && o.command && !strcmp(o.command[0], "check"),
 	      "-c check: the command to run");
@@ -78,6 +85,25 @@ static void test_values_are_not_subcommands(void)
 static void test_errors(void)
 {
 	CHECK(PARSE("--bogus", "check") == -EINVAL, "an unknown option before check is refused");
+	/* numbers with a minimum (and --buffer-size's maximum): each bound taken, one past refused */
+	static const struct {
+		char *opt, *lo, *below, *above;
+	} num[] = {
+		{ "-t", "1", "0", NULL }, { "-F", "1", "0", NULL },
+		{ "--period", "10000", "9999", NULL }, { "--buffer-size", "8", "7", "1048577" },
+		{ "--max-stacks", "1", "0", NULL }, { "--max-probes", "1", "0", NULL },
+	};
+	for (size_t i = 0; i < sizeof(num) / sizeof(*num); i++) {
+		CHECK(PARSE(num[i].opt, num[i].lo, "-e", "x") == 0, "%s %s: the least taken",
+		      num[i].opt, num[i].lo);
+		CHECK(PARSE(num[i].opt, num[i].below, "-e", "x") == -EINVAL, "%s %s: refused",
+		      num[i].opt, num[i].below);
+		if (num[i].above)
+			CHECK(PARSE(num[i].opt, num[i].above, "-e", "x") == -EINVAL, "%s %s: refused",
+			      num[i].opt, num[i].above);
+	}
+	CHECK(PARSE("--buffer-size", "1048576", "-e", "x") == 0 && o.buffer_kb == 1048576,
+	      "--buffer-size 1048576: the most taken");
 	CHECK(PARSE("-e", "x", "check") == -EINVAL, "check takes no event");
 	CHECK(PARSE("--debug", "profile", "-e", "x") == -EINVAL, "profile takes no event");
 	CHECK(PARSE("-e", "x", "--") == -EINVAL, "nothing after -- is refused");

@@ -480,8 +480,23 @@ static void test_names(void)
 		  "    -                my comm (77)\n        500\n\n", "text: same names");
 }
 
+/* The one comm rule record, report and the fleet report share. */
+static void test_comm_rule(void)
+{
+	static const enum out_format shown[] = { OUT_FOLDED, OUT_PPROF, OUT_SPEEDSCOPE, OUT_SVG };
+	for (size_t i = 0; i < sizeof(shown) / sizeof(*shown); i++)
+		CHECK(out_format_shows_comm(shown[i]) && out_needs_comm(shown[i], false),
+		      "format %d shows the comm", (int)shown[i]);
+	CHECK(!out_format_shows_comm(OUT_TEXT) && !out_format_shows_comm(OUT_TOP),
+	      "text and top show no comm of their own");
+	CHECK(!out_needs_comm(OUT_TEXT, false) && out_needs_comm(OUT_TEXT, true) &&
+	      !out_needs_comm(OUT_TOP, false) && out_needs_comm(OUT_TOP, true),
+	      "text and top need it only per process (-P)");
+}
+
 int main(void)
 {
+	test_comm_rule();
 	test_parse();
 	test_text();
 	test_folded();

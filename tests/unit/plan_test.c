@@ -90,23 +90,23 @@ static void test_tracepoints(void)
 	CHECK_STR(p.nevents ? p.events[0].label : NULL, "kmalloc", "its label for --format top");
 	CHECK(p.nevents && p.events[0].perf_type == PERF_TYPE_TRACEPOINT, "opened as a perf tracepoint");
 	CHECK(p.nevents && !p.events[0].in_stack, "a tracepoint is not a frame of its own stack");
-	ft_plan_free(&p);
+	ft_plan_destroy(&p);
 
 	opts(&o, FT_COUNT);
 	o.specs[o.nspecs++] = "t:sched:sched_w*";
 	CHECK(build(&o, &p) == 0 && p.nevents == 2, "t:sched:sched_w*: sched_wakeup and sched_waking (%d)",
 	      p.nevents);
-	ft_plan_free(&p);
+	ft_plan_destroy(&p);
 
 	opts(&o, FT_COUNT);
 	o.specs[o.nspecs++] = "t:kmem:no_such_event";
 	CHECK(build(&o, &p) == -EINVAL && p.nevents == 0, "an unknown tracepoint is refused (-EINVAL)");
-	ft_plan_free(&p);
+	ft_plan_destroy(&p);
 
 	opts(&o, FT_COUNT);
 	o.specs[o.nspecs++] = "t:x";
 	CHECK(build(&o, &p) == -EINVAL, "a malformed spec is refused before tracefs is touched");
-	ft_plan_free(&p);
+	ft_plan_destroy(&p);
 }
 
 static void test_profile_offcpu(void)
@@ -117,7 +117,7 @@ static void test_profile_offcpu(void)
 	o.freq = 99;
 	CHECK(build(&o, &p) == 0 && p.nevents == 1 && p.events[0].kind == FT_EV_CPU_CLOCK &&
 	      p.events[0].sample_freq == 99, "profile -F 99: one cpu-clock event at 99 Hz");
-	ft_plan_free(&p);
+	ft_plan_destroy(&p);
 
 	char path[128];
 	snprintf(path, sizeof(path), "%s/sys/kernel/perf_event_max_sample_rate", proc_root);
@@ -129,13 +129,13 @@ static void test_profile_offcpu(void)
 	opts(&o, FT_PROFILE);
 	o.freq = 5000;
 	CHECK(build(&o, &p) == -EINVAL, "profile -F 5000 above kernel.perf_event_max_sample_rate 1000: refused");
-	ft_plan_free(&p);
+	ft_plan_destroy(&p);
 	unlink(path);
 
 	opts(&o, FT_OFFCPU);
 	CHECK(build(&o, &p) == 0 && p.nevents == 1 && p.events[0].kind == FT_EV_SCHED_SWITCH,
 	      "offcpu: one sched_switch event");
-	ft_plan_free(&p);
+	ft_plan_destroy(&p);
 }
 
 static void test_kfunc(void)
@@ -145,7 +145,7 @@ static void test_kfunc(void)
 	opts(&o, FT_COUNT);
 	o.specs[o.nspecs++] = "no_such_function_xyz";
 	CHECK(build(&o, &p) == -EINVAL, "a kernel function kallsyms does not have is refused");
-	ft_plan_free(&p);
+	ft_plan_destroy(&p);
 
 	/* no kprobe PMU in the empty /sys; the fixture tracefs has kprobe_events */
 	opts(&o, FT_COUNT);
@@ -161,7 +161,7 @@ static void test_kfunc(void)
 		      "in ftstack's own group %s", p.group);
 		CHECK(e->kfunc && e->in_stack, "a kernel function is the leaf of its stack");
 	}
-	ft_plan_free(&p);
+	ft_plan_destroy(&p);
 }
 
 static void test_uprobe(const char *self)
@@ -181,16 +181,16 @@ static void test_uprobe(const char *self)
 		      "at the function's file offset in this binary: %s", e->dyn_def);
 		CHECK(e->entry_fix, "at a function's entry: the caller is put back from [sp]");
 	}
-	ft_plan_free(&p);
+	ft_plan_destroy(&p);
 	opts(&o, FT_COUNT);
 	snprintf(spec, sizeof(spec), "uprobe:%s:no_such_function_xyz", self);
 	o.specs[o.nspecs++] = spec;
 	CHECK(build(&o, &p) < 0, "uprobe on a function the file does not have: refused");
-	ft_plan_free(&p);
+	ft_plan_destroy(&p);
 	opts(&o, FT_COUNT);
 	o.specs[o.nspecs++] = "uprobe:/no/such/file:main";
 	CHECK(build(&o, &p) < 0, "uprobe on a file that does not exist: refused");
-	ft_plan_free(&p);
+	ft_plan_destroy(&p);
 }
 
 static void test_refusals(void)

@@ -249,6 +249,13 @@ static void test_perf_shapes(void)
 		  "\tffffffff81000100 _text ([kernel.kallsyms]_text)\n\t7d8 nf_x+0x7f8f ([nf_conntrack])\n"
 		  "\t55d0 main (/x)\n\tffffffffffffffff [unknown] ([unknown])\n",
 		  "p|1|cycles|1|tcp_sendmsg,_text,nf_x|main,[unknown]", "kernel files; end marker at the root" },
+		{ "idle 0 1.0: cycles:\n\tffffffffc0a01e93 bpf_prog_01ab_xdp+0xb80 (bpf_prog_01ab_xdp)\n"
+		  "\tffffffffb8f03eaa net_rx_action+0x13a (/usr/lib/debug/boot/vmlinux-5.4.14-x)\n"
+		  "\tffffffffb88000d4 [unknown] (/usr/lib/debug/boot/vmlinux-5.4.14-x)\n",
+		  "idle|0|cycles|1|bpf_prog_01ab_xdp,net_rx_action,[vmlinux-5.4.14-x]|",
+		  "kernel addresses: kernel frames whatever the file (versioned vmlinux, bpf_prog)" },
+		{ "p 1 1.0: cycles:\n\tffffffffff600000 [unknown] ([vsyscall])\n\t55d0 main (/x)\n",
+		  "p|1|cycles|1||[[vsyscall]],main", "[vsyscall]: a kernel-half address run in user mode" },
 		{ "p 1 1.0: cycles:\n\t55d0 leaf->mid->outer+0x7 (/x)\n",
 		  "p|1|cycles|1||outer_[i],mid_[i],leaf", "inline chain" },
 		{ "p 1 1.0:    9 cycles:  55d0 run+0x1f (/x)\np 1 1.1:    9 cycles:  55d0 run+0x2f (/x)\n",
@@ -298,6 +305,13 @@ static void test_folded(void)
 	CHECK_STR(g.s[2], "|0||7|ksys_read,do_syscall_64,entry_SYSCALL_64_after_hwframe|read,main,bash",
 		  "folded: '-' splits user / kernel");
 	CHECK_STR(g.s[3], "|0||5|ksys_read,do_syscall_64|read,main", "folded: _[k] frames");
+	/* stackcollapse cuts "std::function<int (int)>" at '(': the blank is the name's */
+	CHECK_EQ_U64(parse_str("p;main;std::function<int ;f<int  2\n", REPORT_FOLDED, &g, &st), 0,
+		     "folded trailing blanks: parsed");
+	CHECK_STR(g.s[0], "|0||2||f<int ,std::function<int ,main,p",
+		  "folded: a frame's trailing blank kept, the one before COUNT dropped");
+	CHECK_EQ_U64(parse_str("p;a_[k] ;b 1\n", REPORT_FOLDED, &g, &st), 0, "folded '_[k] ': parsed");
+	CHECK_STR(g.s[0], "|0||1||b,a_[k] ,p", "folded: '_[k] ' is a name, not a kernel mark");
 }
 
 static void test_detect_and_names(void)

@@ -66,7 +66,7 @@ int main(void)
 	write_file(root, "90/maps", ""); /* a zombie */
 	write_file(root, "90/comm", "zombie\n");
 	struct sym_procs *p = NULL;
-	CHECK(sym_procs_create(root, "/nonexistent", &p) == 0 && sym_procs_snapshot(p, 42, 1000) == 0,
+	CHECK(sym_procs_alloc(root, "/nonexistent", &p) == 0 && sym_procs_snapshot(p, 42, 1000) == 0,
 	      "pid 42 read from the fake /proc");
 	const uint64_t a50 = 0x10000000 + (a - start);
 

@@ -19,7 +19,7 @@
 static void test_image(void)
 {
 	struct sym_procs *p = NULL;
-	CHECK(sym_procs_create("/nonexistent", NULL, &p) == 0, "procs");
+	CHECK(sym_procs_alloc("/nonexistent", NULL, &p) == 0, "procs");
 	if (!p)
 		return;
 	CHECK_EQ_U64(sym_procs_image(p, PID, 5), 0, "an unknown pid: no layout");
@@ -86,8 +86,8 @@ static void test_rules_not_shared(void)
 	uint64_t ip = (uint64_t)(uintptr_t)&layout_target, libc_addr = (uint64_t)(uintptr_t)&abort;
 	char libc[4096];
 	uint64_t s0, o0;
-	bool ok = sym_procs_create("/nonexistent", NULL, &p) == 0 &&
-		  sym_unwinder_create(p, &u) == 0 && map_like_self(p, ip, 10, NULL) == 0 &&
+	bool ok = sym_procs_alloc("/nonexistent", NULL, &p) == 0 &&
+		  sym_unwinder_alloc(p, &u) == 0 && map_like_self(p, ip, 10, NULL) == 0 &&
 		  test_self_mapping(libc_addr, libc, sizeof(libc), &s0, &o0) == 0;
 	CHECK(ok, "unwinder: this test's mapping recorded for a fake pid");
 	/* the caller's return address 0: the end; room for the probes that

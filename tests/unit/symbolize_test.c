@@ -235,7 +235,7 @@ static void test_procs_self(void)
 {
 	struct sym_procs *p = NULL;
 	struct sym_frame f;
-	CHECK(sym_procs_create("/proc", "/usr/lib/debug", &p) == 0, "procs create");
+	CHECK(sym_procs_alloc("/proc", "/usr/lib/debug", &p) == 0, "procs create");
 	CHECK(sym_procs_snapshot(p, (uint32_t)getpid(), 100) == 0, "snapshot self");
 	CHECK(sym_procs_known(p, (uint32_t)getpid()), "self known");
 	uint64_t a = (uint64_t)(uintptr_t)&symbolize_test_target;
@@ -291,7 +291,7 @@ static void test_procs_history(void)
 	fclose(f);
 	struct sym_procs *p = NULL;
 	struct sym_frame fr;
-	sym_procs_create(root, NULL, &p);
+	sym_procs_alloc(root, NULL, &p);
 	CHECK(sym_procs_snapshot(p, 42, 1000) == 0, "snapshot from fake proc");
 	CHECK(sym_procs_snapshot(p, 43, 1000) == -ESRCH, "no such pid: -ESRCH");
 	CHECK_STR(sym_procs_comm_at(p, 42, 1500), "fakecomm", "comm from the snapshot");
@@ -425,7 +425,7 @@ static void test_perfmap(void)
 
 	struct sym_procs *p = NULL;
 	struct sym_frame fr;
-	sym_procs_create(root, NULL, &p);
+	sym_procs_alloc(root, NULL, &p);
 	sym_procs_set_perfmap_dir(p, root);
 	sym_procs_mmap(p, 77, 100, 0x7f0000000000, 0x10000, 0, true, "//anon");
 	CHECK(sym_procs_lookup(p, 77, 200, 0x7f0000003008, &fr) == 0 && fr.name &&
@@ -630,7 +630,7 @@ static void test_unwind_rules(struct sym_procs *p)
 {
 	struct sym_unwinder *v = NULL, *w = NULL;
 	uint64_t ruled, full;
-	bool made = sym_unwinder_create(p, &v) == 0 && sym_unwinder_create(p, &w) == 0;
+	bool made = sym_unwinder_alloc(p, &v) == 0 && sym_unwinder_alloc(p, &w) == 0;
 	CHECK(made, "rules: two unwinders");
 	if (!made) {
 		sym_unwinder_free(v);
@@ -664,7 +664,7 @@ static void test_unwind_rules(struct sym_procs *p)
 	 * without; each pass is compared with the same pass of the other.) */
 	if (sig_sample.size) {
 		struct sym_unwinder *w2;
-		bool same = sym_unwinder_create(p, &w2) == 0;
+		bool same = sym_unwinder_alloc(p, &w2) == 0;
 		if (same)
 			sym_unwinder_rules(w2, false);
 		for (int pass = 0; pass < 3 && same; pass++) {
@@ -694,7 +694,7 @@ static bool same_with_frame_regs(struct sym_procs *p, const struct sym_ustack *s
 	three.regs[6] = s->regs[6], three.regs[7] = s->regs[7], three.regs[16] = s->regs[16];
 	three.regs_known = 1u << 6 | 1u << 7 | 1u << 16;
 	struct sym_unwinder *a = NULL, *b = NULL;
-	bool same = sym_unwinder_create(p, &a) == 0 && sym_unwinder_create(p, &b) == 0;
+	bool same = sym_unwinder_alloc(p, &a) == 0 && sym_unwinder_alloc(p, &b) == 0;
 	for (int pass = 0; pass < 2 && same; pass++) {
 		uint64_t x[32], y[32];
 		bool cx, cy;
@@ -746,7 +746,7 @@ static uint32_t r10_walk(struct sym_procs *p, uint32_t known, uint64_t *ips)
 	struct sym_unwinder *u = NULL;
 	bool cut;
 	r10_sample.regs_known = known;
-	uint32_t n = sym_unwinder_create(p, &u) == 0 ? sym_unwind(u, &r10_sample, ips, 2, &cut) : 0;
+	uint32_t n = sym_unwinder_alloc(p, &u) == 0 ? sym_unwind(u, &r10_sample, ips, 2, &cut) : 0;
 	sym_unwinder_free(u);
 	return n;
 }
@@ -788,9 +788,9 @@ static void test_unwind(void)
 	unwind_sample.time = 200;
 	unwind_sample.stack = unwind_copy;
 	unwind_sample.size = sizeof(unwind_copy);
-	CHECK(sym_procs_create("/proc", "/usr/lib/debug", &p) == 0 &&
+	CHECK(sym_procs_alloc("/proc", "/usr/lib/debug", &p) == 0 &&
 	      sym_procs_snapshot(p, (uint32_t)getpid(), 100) == 0 &&
-	      sym_unwinder_create(p, &u) == 0, "procs and unwinder of self");
+	      sym_unwinder_alloc(p, &u) == 0, "procs and unwinder of self");
 	uint32_t n = sym_unwind(u, &unwind_sample, ips, 16, &cut);
 	CHECK(n >= 4 && ips[0] == unwind_sample.regs[16] && ips[1] == unwind_returns[0] &&
 	      ips[2] == unwind_returns[1] && ips[3] == unwind_returns[2],
@@ -811,7 +811,7 @@ static void test_unwind(void)
 	struct sym_unwinder *v;
 	unwind_sample.size = sizeof(unwind_copy);
 	uint64_t chain[4] = { unwind_sample.regs[16], unwind_returns[1], unwind_returns[2], 0x1234 };
-	CHECK(sym_unwinder_create(p, &v) == 0, "a second unwinder");
+	CHECK(sym_unwinder_alloc(p, &v) == 0, "a second unwinder");
 	for (int pass = 0; pass < 2; pass++) {
 		n = sym_unwind_splice(v, &unwind_sample, chain, 4, ips, 16, &cut);
 		CHECK(n == 5 && ips[1] == unwind_returns[0] && ips[2] == unwind_returns[1] &&
@@ -824,7 +824,7 @@ static void test_unwind(void)
 	uint64_t junk[3] = { unwind_sample.regs[16], 0x10, 0x20 };
 	uint64_t whole[16];
 	uint32_t nw = sym_unwind(u, &unwind_sample, whole, 16, &cut);
-	CHECK(sym_unwinder_create(p, &v) == 0, "a third unwinder");
+	CHECK(sym_unwinder_alloc(p, &v) == 0, "a third unwinder");
 	n = sym_unwind_splice(v, &unwind_sample, junk, 3, ips, 16, &cut);
 	CHECK(n == nw && memcmp(ips, whole, n * sizeof(*ips)) == 0,
 	      "splice: a chain never met gives the CFI walk (%u frames)", n);
@@ -838,7 +838,7 @@ static void test_unwind(void)
 	/* a whole chain (unwind_inner keeps its frame pointer): kept as it is,
 	 * the second time straight from the per-ip cache */
 	uint64_t good[4] = { unwind_sample.regs[16], unwind_returns[0], unwind_returns[1], 0x5678 };
-	CHECK(sym_unwinder_create(p, &v) == 0, "a fourth unwinder");
+	CHECK(sym_unwinder_alloc(p, &v) == 0, "a fourth unwinder");
 	for (int pass = 0; pass < 2; pass++) {
 		n = sym_unwind_splice(v, &unwind_sample, good, 4, ips, 16, &cut);
 		CHECK(n == 4 && memcmp(ips, good, sizeof(good)) == 0 && !cut,

@@ -33,9 +33,9 @@ static void test_unknown(const char *dir)
 	struct sym_cache_style style = { .offsets = true };
 	char path[300];
 	blob(dir, "libblob.so.1", path, sizeof(path));
-	CHECK(sym_procs_create(dir, NULL, &p) == 0, "symcache: procs");
+	CHECK(sym_procs_alloc(dir, NULL, &p) == 0, "symcache: procs");
 	sym_procs_mmap(p, PID, 10, 0x400000, 0x1000, 0, true, path);
-	CHECK(sym_cache_create(NULL, p, &style, &c) == 0, "symcache: create");
+	CHECK(sym_cache_alloc(NULL, p, &style, &c) == 0, "symcache: create");
 	CHECK_STR(sym_cache_name(c, PID, 20, 0x400010, true), "[libblob.so.1]",
 		  "symcache: no symbol in a known file (no offset added with -s)");
 	CHECK_STR(sym_cache_name(c, PID, 20, 0x900010, true), "[unknown]",
@@ -54,7 +54,7 @@ static void test_new_code(const char *dir)
 	blob(dir, "liba.so", a, sizeof(a));
 	blob(dir, "libb.so", b, sizeof(b));
 	blob(dir, "libd.so", d, sizeof(d));
-	bool ok = sym_procs_create(dir, NULL, &p) == 0 && sym_cache_create(NULL, p, &style, &c) == 0;
+	bool ok = sym_procs_alloc(dir, NULL, &p) == 0 && sym_cache_alloc(NULL, p, &style, &c) == 0;
 	CHECK(ok, "symcache: procs and cache");
 	if (!ok) {
 		sym_procs_free(p);

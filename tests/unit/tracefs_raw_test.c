@@ -64,7 +64,7 @@ static void test_captured(void)
 	struct tfs_raw_types t = { .kernel_stack = 4, .user_stack = 13,
 				       .events = &getppid, .nevents = 1 };
 	struct tfs_raw *r;
-	CHECK(tfs_raw_create(&t, SUBBUF, true, true, &r) == 0, "create");
+	CHECK(tfs_raw_alloc(&t, SUBBUF, true, true, &r) == 0, "create");
 
 	int recs = 0;
 	for (size_t off = 0; off < n1; off += SUBBUF)
@@ -77,7 +77,7 @@ static void test_captured(void)
 	tfs_raw_free(r);
 
 	static struct got g;
-	CHECK(tfs_raw_create(&t, SUBBUF, true, true, &r) == 0, "create");
+	CHECK(tfs_raw_alloc(&t, SUBBUF, true, true, &r) == 0, "create");
 	for (size_t off = 0; off < n1; off += SUBBUF)
 		tfs_raw_feed(r, cpu1 + off, SUBBUF, on_sample, &g);
 	CHECK_EQ_U64(g.n, 40, "captured: complete samples before the flush");
@@ -177,7 +177,7 @@ static const struct tfs_raw_types types = { .kernel_stack = 4, .user_stack = 13,
 static struct tfs_raw *fresh(bool k, bool u)
 {
 	struct tfs_raw *r = NULL;
-	if (tfs_raw_create(&types, SUBBUF, k, u, &r) < 0)
+	if (tfs_raw_alloc(&types, SUBBUF, k, u, &r) < 0)
 		abort();
 	return r;
 }
@@ -320,7 +320,7 @@ static void test_user_event_arg(void)
 	put(&p, 10, d, 16);             /* a record too short for its field */
 	put_ustack(&p, 7, 70, 1, 0x300);
 	struct tfs_raw *r = NULL;
-	CHECK_EQ_U64(tfs_raw_create(&t, SUBBUF, true, true, &r), 0, "user event: create");
+	CHECK_EQ_U64(tfs_raw_alloc(&t, SUBBUF, true, true, &r), 0, "user event: create");
 	tfs_raw_feed(r, p.b, 16 + p.len, on_sample, &g);
 	CHECK_EQ_U64(g.n, 3, "user event: three samples before flush");
 	CHECK(g.s[0].event == 0 && g.s[0].has_arg && g.s[0].arg == ra && !g.s[0].has_kstack &&
@@ -366,7 +366,7 @@ static void test_functions(void)
 	put_kstack(&p, 7, 1, 0xc000);
 	put_ustack(&p, 7, 70, 1, 0x100);
 	struct tfs_raw *r = NULL;
-	CHECK_EQ_U64(tfs_raw_create(&t, SUBBUF, true, true, &r), 0, "functions: create");
+	CHECK_EQ_U64(tfs_raw_alloc(&t, SUBBUF, true, true, &r), 0, "functions: create");
 	tfs_raw_feed(r, p.b, 16 + p.len, on_sample, &g);
 	CHECK_EQ_U64(g.n, 3, "functions: three samples");
 	CHECK(g.s[0].event == 0 && g.k0[0] == 0xa000 && g.s[0].nkips == 3 && !g.s[0].has_ustack,
@@ -390,7 +390,7 @@ static void test_format_id(void)
 	CHECK_EQ_U64(tfs_event_type_id("tests/unit/fixtures/tracefs", "kmem", "kfree"),
 		     (uint64_t)-ENOENT, "no format");
 	struct tfs_raw *r;
-	CHECK_EQ_U64(tfs_raw_create(&types, 8, true, true, &r), (uint64_t)-EINVAL,
+	CHECK_EQ_U64(tfs_raw_alloc(&types, 8, true, true, &r), (uint64_t)-EINVAL,
 		     "sub-buffer smaller than its header");
 }
 

@@ -33,8 +33,9 @@ static void test_rule(void)
 	struct perfev_ustack_cost same = { .verdict = PERFEV_USTACK_TOO_SMALL, .frames = 16,
 					   .fp_bytes = 1024, .copy_bytes = 2048 };
 	CHECK(ft_ustack_rule(&same, why, sizeof(why)) == FT_USTACK_COPY &&
-	      strcmp(why, "fp (16-frame walk + 1024-byte copy) under the noise, 2048-byte copy "
-		     "under the noise: within the noise: copy (its cut stacks are counted)") == 0,
+	      strcmp(why, "fp (16-frame walk + 1024-byte copy) too small to measure here, 2048-byte "
+		     "copy too small to measure here: within the noise: copy (its cut stacks are "
+		     "counted)") == 0,
 	      "both within the noise: copy (%s)", why);
 	/* ftstack check's line ("copy (WHY); saved for this boot") holds the
 	 * longest reason whole (ft_ustack_check itself writes /run: not here) */
