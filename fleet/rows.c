@@ -40,12 +40,18 @@ static void put_frames(struct fleet_buf *b, const char *const *frames, uint32_t 
 		put_str(b, frames[i]);
 }
 
+uint64_t fleet_rows_weight(const struct fleet_rows_meta *m, const struct agg_named_stack *s)
+{
+	return m->by_weight ? s->weight : s->count;
+}
+
+/* In fleet_columns' order. */
 uint64_t fleet_rows_encode(struct fleet_buf *b, const struct fleet_rows_meta *m,
-			   const struct agg_named_stack *s, size_t n)
+			   const struct agg_named_stack *s, size_t n, size_t *ends)
 {
 	uint64_t total = 0;
 	for (size_t i = 0; i < n; i++) {
-		uint64_t w = m->by_weight ? s[i].weight : s[i].count;
+		uint64_t w = fleet_rows_weight(m, &s[i]);
 		put_le(b, m->ts, 4);
 		put_le(b, m->duration_ms, 4);
 		put_str(b, m->host);
@@ -56,6 +62,11 @@ uint64_t fleet_rows_encode(struct fleet_buf *b, const struct fleet_rows_meta *m,
 		put_frames(b, s[i].frames, s[i].nkframes);
 		put_frames(b, s[i].frames + s[i].nkframes, s[i].nuframes);
 		put_le(b, w, 8);
+		put_le(b, m->run, 8);
+		put_le(b, m->seq, 4);
+		put_le(b, i, 4);
+		if (ends)
+			ends[i] = b->len;
 		total += w;
 	}
 	return total;
