@@ -140,6 +140,11 @@ struct fleet_rows_meta {
  * b->failed set on -ENOMEM. */
 uint64_t fleet_rows_encode(struct fleet_buf *b, const struct fleet_rows_meta *m,
 			   const struct agg_named_stack *s, size_t n, size_t *ends);
+/* RowBinary's pieces: a LEB128 number, a little-endian number of BYTES, a
+ * string (length and bytes; NULL is ""). */
+void fleet_put_varint(struct fleet_buf *b, uint64_t v);
+void fleet_put_le(struct fleet_buf *b, uint64_t v, size_t bytes);
+void fleet_put_str(struct fleet_buf *b, const char *s);
 /* The weight column of stack S under M. */
 uint64_t fleet_rows_weight(const struct fleet_rows_meta *m, const struct agg_named_stack *s);
 
