@@ -191,8 +191,9 @@ struct fleet_attempt {
 };
 /* fleet_http_post for an INSERT: the body gzip-compressed (Content-Encoding,
  * which 18.16 reads too), the statement run under QUERY_ID (so that a later
- * look can tell whether it still runs). Same returns; *a says whether the
- * request may have reached the server. */
+ * look can tell whether it still runs; NULL: none) with
+ * insert_distributed_sync=1 (answered once every shard wrote). Same
+ * returns; *a says whether the request may have reached the server. */
 int fleet_http_insert(struct fleet_http *h, const char *query, const char *query_id,
 		      const void *body, size_t len, struct fleet_attempt *a,
 		      char *err, size_t errlen);

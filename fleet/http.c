@@ -9,6 +9,8 @@
 #include <string.h>
 #include "fleet/fleet.h"
 
+#define SYNC_INSERT "&insert_distributed_sync=1"
+
 struct fleet_http {
 	CURL *curl;
 	char *base;               /* http[s]://HOST:PORT/?query= */
@@ -113,7 +115,8 @@ static int perform(struct fleet_http *h, const char *query, const char *query_id
 {
 	char *q = curl_easy_escape(h->curl, query, 0);
 	char *id = query_id ? curl_easy_escape(h->curl, query_id, 0) : NULL;
-	size_t ulen = strlen(h->base) + (q ? strlen(q) : 0) + (id ? strlen(id) + 16 : 0) + 1;
+	size_t ulen = strlen(h->base) + (q ? strlen(q) : 0) +
+		      (id ? strlen(id) + 16 + strlen(SYNC_INSERT) : 0) + 1;
 	char *url = q && (id || !query_id) ? malloc(ulen) : NULL;
 	struct fleet_buf answer = { 0 }, packed = { 0 };
 	struct curl_slist *hdr = NULL;
@@ -135,7 +138,12 @@ static int perform(struct fleet_http *h, const char *query, const char *query_id
 		return -ENOMEM;
 	}
 	hdr = h2;
-	snprintf(url, ulen, "%s%s%s%s", h->base, q, id ? "&query_id=" : "", id ? id : "");
+	/* an insert into a Distributed table answers only once every shard
+	 * wrote its part (insert_distributed_sync): else the answer comes
+	 * while the rows wait in the initiator's queue, and a look after a
+	 * lost answer would not find them yet (a MergeTree table ignores it) */
+	snprintf(url, ulen, "%s%s%s%s%s", h->base, q, id ? "&query_id=" : "", id ? id : "",
+		 id ? SYNC_INSERT : "");
 	curl_free(q);
 	curl_free(id);
 	CURL *c = h->curl;

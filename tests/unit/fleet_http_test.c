@@ -107,8 +107,8 @@ static void attempt(const char *what, bool listening, enum play play, int want_r
 		CHECK(s.got > sizeof(body), "%s: the server had the whole request (%zu bytes)", what, s.got);
 	if (listening && play == ANSWER_200)
 		CHECK(strcasestr(s.head, "\r\nContent-Encoding: gzip\r\n") &&
-		      strstr(s.head, "&query_id=ftstack-1-1-1 ") && !strcasestr(s.head, "Expect:"),
-		      "%s: a gzip body, under its query id, no Expect round trip", what);
+		      strstr(s.head, "&query_id=ftstack-1-1-1&insert_distributed_sync=1 ") && !strcasestr(s.head, "Expect:"),
+		      "%s: a gzip body, under its query id, synchronous through a Distributed table, no Expect round trip", what);
 }
 
 int main(void)
