@@ -108,7 +108,12 @@ $(BUILD)/bench/fleet_insert: bench/fleet_insert.c $(BUILD)/libftstack.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libftstack.a $(LDFLAGS) $(LDLIBS)
 
-bench: ftstack tests-bin $(BUILD)/bench/floor $(BUILD)/bench/fleet_insert
+# bench/fleet's simulated hosts
+$(BUILD)/bench/fleet_gen: bench/fleet_gen.c $(BUILD)/libftstack.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libftstack.a $(LDFLAGS) $(LDLIBS)
+
+bench: ftstack tests-bin $(BUILD)/bench/floor $(BUILD)/bench/fleet_insert $(BUILD)/bench/fleet_gen
 	bench/run
 
 soak: ftstack tests-bin

@@ -112,10 +112,18 @@ void ft_sink_close(struct ft_session *s)
 	if (st.rows_pending)
 		ADD("; %" PRIu64 " rows (weight %" PRIu64 ") still unsent after 10 s",
 		    st.rows_pending, st.weight_pending);
+	if (st.rows_unsure)
+		ADD(" (%" PRIu64 " of them in an insert whose answer never came: they may be in "
+		    "the table)", st.rows_unsure);
 	if (s->sink_lost)
 		ADD("; out of memory building a batch");
 	if ((st.retries || st.rows_rejected) && st.last_error[0])
 		ADD(" (%" PRIu64 " retries; last error: %s)", st.retries, st.last_error);
+	if (st.verified)
+		ADD("; %" PRIu64 " inserts without an answer looked up in the table, %" PRIu64
+		    " of their rows were there and not sent again", st.verified, st.rows_found);
 #undef ADD
+	ft_debug("sink: %" PRIu64 " bytes of rows sent as %" PRIu64 " bytes of gzip", st.bytes_raw,
+		 st.bytes_wire);
 	ft_warn("%s", line);
 }

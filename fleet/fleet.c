@@ -4,37 +4,121 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "fleet/fleet.h"
 
 struct fleet {
 	struct fleet_http *http;
 	struct fleet_sink *sink;
+	struct fleet_url url;       /* password wiped */
+	char *insert;               /* the INSERT statement */
+	uint64_t run;
+	uint32_t seq;
 };
 
 /* The sender's transport: the connection, from the sender thread only. */
-static int http_post(void *ctx, const char *query, const void *body, size_t len,
-		     char *err, size_t errlen)
+static int http_insert(void *ctx, const char *query_id, const void *body, size_t len,
+		       struct fleet_attempt *a, char *err, size_t errlen)
 {
-	return fleet_http_post(ctx, query, body, len, NULL, err, errlen);
+	struct fleet *f = ctx;
+	return fleet_http_insert(f->http, f->insert, query_id, body, len, a, err, errlen);
+}
+
+/* Returns 1 while QUERY_ID runs on the server, 0 once it does not, or
+ * fleet_http_post's errors. */
+static int running(struct fleet *f, const char *query_id, char *err, size_t errlen)
+{
+	struct fleet_buf sql = { 0 }, answer = { 0 };
+	int ret = fleet_sql_running(query_id, &sql);
+	if (ret == 0)
+		ret = fleet_http_post(f->http, sql.data, NULL, 0, &answer, err, errlen);
+	if (ret == 0)
+		ret = answer.data && atoi(answer.data) > 0;
+	fleet_buf_free(&sql);
+	fleet_buf_free(&answer);
+	return ret;
+}
+
+/* Which rows of B the table holds, once B's last attempt has ended there
+ * (an insert still running could write after the look). Waits 5 s at most
+ * for that, then -EAGAIN: the sender looks again after its delay. */
+static int http_landed(void *ctx, const struct fleet_batch *b, const char *query_id,
+		       bool *present, char *err, size_t errlen)
+{
+	struct fleet *f = ctx;
+	struct fleet_buf sql = { 0 }, answer = { 0 };
+	int ret;
+	for (int i = 0; (ret = running(f, query_id, err, errlen)) == 1 && i < 50; i++)
+		nanosleep(&(struct timespec){ .tv_nsec = 100000000L }, NULL);
+	if (ret == 1) {
+		snprintf(err, errlen, "the insert %s still runs on the server", query_id);
+		return -EAGAIN;
+	}
+	if (ret == 0 && (ret = fleet_sql_landed(&f->url, b, &sql)) == 0)
+		ret = fleet_http_post(f->http, sql.data, NULL, 0, &answer, err, errlen);
+	if (ret == 0 && answer.len % 4) {
+		snprintf(err, errlen, "the server's answer is not the RowBinary asked for");
+		ret = -EPROTO;
+	}
+	for (size_t i = 0; ret == 0 && i < answer.len; i += 4) {
+		const unsigned char *p = (const unsigned char *)answer.data + i;
+		uint32_t row = p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24;
+		if (row < b->rows)
+			present[row] = true;
+	}
+	fleet_buf_free(&sql);
+	fleet_buf_free(&answer);
+	return ret;
+}
+
+/* Adds the columns an older ftstack's table lacks (18.16 has no ADD COLUMN
+ * IF NOT EXISTS, so system.columns says which). Returns 0 or the errors of
+ * fleet_http_post. */
+static int add_missing_columns(struct fleet *f, char *err, size_t errlen)
+{
+	struct fleet_buf sql = { 0 }, names = { 0 };
+	int ret = fleet_sql_columns(&f->url, &sql);
+	if (ret == 0)
+		ret = fleet_http_post(f->http, sql.data, NULL, 0, &names, err, errlen);
+	for (size_t i = 0; ret == 0 && i < fleet_ncolumns; i++) {
+		char line[64];
+		snprintf(line, sizeof(line), "\n%s\n", fleet_columns[i].bare);
+		struct fleet_buf all = { 0 };   /* "\n" + names: every name between newlines */
+		fleet_buf_str(&all, "\n");
+		fleet_buf_str(&all, names.data ? names.data : "");
+		bool have = all.data && strstr(all.data, line);
+		fleet_buf_free(&all);
+		fleet_buf_free(&sql);
+		if (!have && (ret = fleet_sql_add_column(&f->url, i, &sql)) == 0)
+			ret = fleet_http_post(f->http, sql.data, NULL, 0, NULL, err, errlen);
+	}
+	fleet_buf_free(&sql);
+	fleet_buf_free(&names);
+	return ret;
 }
 
 int fleet_open(const char *url, const char *env_password, size_t buffer_bytes,
 	       struct fleet **out, char *err, size_t errlen)
 {
-	struct fleet_url u;
 	struct fleet_buf create = { 0 }, insert = { 0 };
 	struct fleet *f = calloc(1, sizeof(*f));
-	int ret = f ? fleet_url_parse(url, env_password, &u, err, errlen) : -ENOMEM;
-	if (ret == 0 && ((ret = fleet_http_alloc(&u, &f->http)) < 0 ||
-			 (ret = fleet_sql_create(&u, &create)) < 0 ||
-			 (ret = fleet_sql_insert(&u, &insert)) < 0))
+	int ret = f ? fleet_url_parse(url, env_password, &f->url, err, errlen) : -ENOMEM;
+	if (ret == 0 && ((ret = fleet_http_alloc(&f->url, &f->http)) < 0 ||
+			 (ret = fleet_sql_create(&f->url, &create)) < 0 ||
+			 (ret = fleet_sql_insert(&f->url, &insert)) < 0))
 		snprintf(err, errlen, "out of memory");
+	if (f)
+		explicit_bzero(f->url.password, sizeof(f->url.password)); /* the connection has it */
 	if (ret == 0)
 		ret = fleet_http_post(f->http, create.data, NULL, 0, NULL, err, errlen);
+	if (ret == 0)
+		ret = add_missing_columns(f, err, errlen);
 	if (ret == 0) {
+		f->insert = insert.data;
+		insert = (struct fleet_buf){ 0 };
+		f->run = fleet_run_id();
 		struct fleet_sink_config c = {
-			.tr = { .post = http_post, .ctx = f->http },
-			.insert = insert.data,
+			.tr = { .insert = http_insert, .landed = http_landed, .ctx = f },
 			.buffer_bytes = buffer_bytes,
 			.backoff_min_ms = 200,
 			.backoff_max_ms = 2000,
@@ -43,7 +127,6 @@ int fleet_open(const char *url, const char *env_password, size_t buffer_bytes,
 		if ((ret = fleet_sink_start(&c, &f->sink)) < 0)
 			snprintf(err, errlen, "cannot start the sender thread: %s", strerror(-ret));
 	}
-	explicit_bzero(u.password, sizeof(u.password));
 	fleet_buf_free(&create);
 	fleet_buf_free(&insert);
 	if (ret < 0) {
@@ -57,10 +140,13 @@ int fleet_open(const char *url, const char *env_password, size_t buffer_bytes,
 int fleet_send(struct fleet *f, const struct fleet_rows_meta *m,
 	       const struct agg_named_stack *s, size_t n)
 {
-	struct fleet_buf b = { 0 };
-	uint64_t weight = fleet_rows_encode(&b, m, s, n);
-	int ret = fleet_sink_push(f->sink, &b, n, weight);
-	fleet_buf_free(&b);
+	struct fleet_rows_meta mine = *m;
+	struct fleet_batch b;
+	mine.run = f->run;
+	mine.seq = ++f->seq;
+	int ret = fleet_batch_encode(&b, &mine, s, n);
+	if (ret == 0 && (ret = fleet_sink_push(f->sink, &b)) < 0)
+		fleet_batch_free(&b);
 	return ret;
 }
 
@@ -70,6 +156,7 @@ void fleet_close(struct fleet *f, struct fleet_sink_stats *out)
 		return;
 	fleet_sink_close(f->sink, out);
 	fleet_http_free(f->http);
+	free(f->insert);
 	free(f);
 }
 

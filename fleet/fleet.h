@@ -72,10 +72,34 @@ void fleet_sql_ident(struct fleet_buf *b, const char *name);
 /* Appends S as a LIKE pattern literal: '*' and '?' of the glob become '%'
  * and '_', and S's own '%', '_' and '\' match themselves. */
 void fleet_sql_like(struct fleet_buf *b, const char *glob);
+/* The table's columns, in the order a row carries them (rows.c writes them
+ * in this order): fleet_columns[i] for i < fleet_ncolumns. A column added
+ * after the first release is added to an older table by fleet_sql_add_column
+ * (fleet_open looks which are missing): append new ones at the end. */
+struct fleet_column {
+	const char *name;           /* as written in SQL (quoted where a keyword) */
+	const char *bare;           /* the name as system.columns lists it */
+	const char *type;
+};
+extern const struct fleet_column fleet_columns[];
+extern const size_t fleet_ncolumns;
+
 /* The CREATE TABLE IF NOT EXISTS statement of DB.TABLE. Returns 0 or -ENOMEM. */
 int fleet_sql_create(const struct fleet_url *u, struct fleet_buf *b);
 /* The INSERT ... FORMAT RowBinary statement of DB.TABLE. */
 int fleet_sql_insert(const struct fleet_url *u, struct fleet_buf *b);
+/* SELECT name FROM system.columns of DB.TABLE, as TabSeparated lines. */
+int fleet_sql_columns(const struct fleet_url *u, struct fleet_buf *b);
+/* ALTER TABLE DB.TABLE ADD COLUMN for fleet_columns[i] (18.16 has no ADD
+ * COLUMN IF NOT EXISTS: fleet_open asks system.columns first). */
+int fleet_sql_add_column(const struct fleet_url *u, size_t i, struct fleet_buf *b);
+
+struct fleet_batch;
+/* SELECT row FROM DB.TABLE holding batch B's identity, as RowBinary UInt32s:
+ * the rows of B the table holds (one day's partition looked at). */
+int fleet_sql_landed(const struct fleet_url *u, const struct fleet_batch *b, struct fleet_buf *out);
+/* SELECT count() FROM system.processes for QUERY_ID, as TabSeparated. */
+int fleet_sql_running(const char *query_id, struct fleet_buf *out);
 
 /* Parses a report time: seconds since the epoch, "YYYY-MM-DD", "YYYY-MM-DD
  * HH:MM[:SS]" (or with a T; local time, or UTC with a trailing Z), "now",
@@ -107,12 +131,22 @@ struct fleet_rows_meta {
 	const char *const *events;  /* names indexed by agg_named_stack.event */
 	uint32_t nevents;
 	bool by_weight;             /* weight column = stack weight (offcpu us), else count */
+	uint64_t run;               /* the batch's identity: (host, run, seq), and */
+	uint32_t seq;               /* each row's index in it (the row column) */
 };
 /* Appends one row per stack to B (leaf-first frames become root-first
- * arrays; a NULL comm is ""). Returns the weight added, and leaves
+ * arrays; a NULL comm is ""); row i gets row index i. ENDS (may be NULL)
+ * gets where each row ends in B. Returns the weight added, and leaves
  * b->failed set on -ENOMEM. */
 uint64_t fleet_rows_encode(struct fleet_buf *b, const struct fleet_rows_meta *m,
-			   const struct agg_named_stack *s, size_t n);
+			   const struct agg_named_stack *s, size_t n, size_t *ends);
+/* RowBinary's pieces: a LEB128 number, a little-endian number of BYTES, a
+ * string (length and bytes; NULL is ""). */
+void fleet_put_varint(struct fleet_buf *b, uint64_t v);
+void fleet_put_le(struct fleet_buf *b, uint64_t v, size_t bytes);
+void fleet_put_str(struct fleet_buf *b, const char *s);
+/* The weight column of stack S under M. */
+uint64_t fleet_rows_weight(const struct fleet_rows_meta *m, const struct agg_named_stack *s);
 
 /* One grouped row of report's SELECT. Frames root first, as stored. */
 struct fleet_row {
@@ -146,19 +180,77 @@ void fleet_http_free(struct fleet_http *h);
 int fleet_http_post(struct fleet_http *h, const char *query, const void *body, size_t len,
 		    struct fleet_buf *resp, char *err, size_t errlen);
 
+/* Appends LEN bytes of IN gzip-compressed to OUT (gzip.c). Returns 0 or
+ * -ENOMEM. */
+int fleet_gzip(const void *in, size_t len, struct fleet_buf *out);
+
+/* What one insert attempt did on the wire. */
+struct fleet_attempt {
+	bool reached;               /* a byte of the request left: the server may have it */
+	uint64_t wire_bytes;        /* the body's bytes as sent (gzip) */
+};
+/* fleet_http_post for an INSERT: the body gzip-compressed (Content-Encoding,
+ * which 18.16 reads too), the statement run under QUERY_ID (so that a later
+ * look can tell whether it still runs; NULL: none) with
+ * insert_distributed_sync=1 (answered once every shard wrote). Same
+ * returns; *a says whether the request may have reached the server. */
+int fleet_http_insert(struct fleet_http *h, const char *query, const char *query_id,
+		      const void *body, size_t len, struct fleet_attempt *a,
+		      char *err, size_t errlen);
+
+/* ---- batches (batch.c): rows with an identity ---- */
+
+/* One insert's rows: (host, run, seq) names the batch, and each row carries
+ * it and its index, so the table can say which rows of it landed. */
+struct fleet_batch {
+	char *host;
+	uint64_t run;               /* random per ftstack run */
+	uint32_t seq;               /* the interval's number in the run, from 1 */
+	uint32_t ts;                /* its rows' ts: the partition to look in */
+	struct fleet_buf data;      /* the rows, RowBinary */
+	size_t rows;
+	size_t *end;                /* row i is data[end[i-1] (or 0), end[i]) */
+	uint64_t *weight;           /* row i's weight */
+};
+/* Encodes stacks S[0..n) under M (whose run and seq name the batch) into B.
+ * Returns 0 or -ENOMEM (B freed). */
+int fleet_batch_encode(struct fleet_batch *b, const struct fleet_rows_meta *m,
+		       const struct agg_named_stack *s, size_t n);
+void fleet_batch_free(struct fleet_batch *b);
+/* The id of attempt ATTEMPT at sending B: "ftstack-RUN-SEQ-ATTEMPT", hex run. */
+void fleet_batch_query_id(const struct fleet_batch *b, unsigned attempt, char *buf, size_t len);
+/* A random run id (never 0). */
+uint64_t fleet_run_id(void);
+
+/* What the sender does after an insert attempt that returned RET (0 or a
+ * fleet_http_insert error) having REACHED the server or not. */
+enum fleet_next {
+	FLEET_DONE,                 /* written */
+	FLEET_REJECTED,             /* 4xx: the statement or table is wrong, drop */
+	FLEET_RESEND,               /* nothing reached the server: send it again */
+	FLEET_VERIFY,               /* it may have been written: ask the table first */
+};
+enum fleet_next fleet_next_step(int ret, bool reached);
+
 /* ---- the sink (sink.c): a sender thread behind a bounded queue ---- */
 
-/* How the sender delivers one batch; the real one is fleet_http_post, tests
- * pass a fake. Same returns as fleet_http_post. */
+/* How the sender delivers batches; the real one is fleet.c's (HTTP), tests
+ * pass a fake. */
 struct fleet_transport {
-	int (*post)(void *ctx, const char *query, const void *body, size_t len,
-		    char *err, size_t errlen);
+	/* Sends BODY (rows of a batch) under QUERY_ID. Returns as
+	 * fleet_http_insert. */
+	int (*insert)(void *ctx, const char *query_id, const void *body, size_t len,
+		      struct fleet_attempt *a, char *err, size_t errlen);
+	/* Once the attempt QUERY_ID no longer runs on the server, sets
+	 * present[i] for each row i of B the table holds. Returns 0, -EAGAIN
+	 * while the attempt still runs, or fleet_http_post's errors. */
+	int (*landed)(void *ctx, const struct fleet_batch *b, const char *query_id,
+		      bool *present, char *err, size_t errlen);
 	void *ctx;
 };
 
 struct fleet_sink_config {
 	struct fleet_transport tr;
-	const char *insert;         /* the INSERT statement (copied) */
 	size_t buffer_bytes;        /* unsent batches kept at most (--sink-buffer) */
 	unsigned backoff_min_ms;    /* first retry delay, doubled up to ... */
 	unsigned backoff_max_ms;
@@ -168,20 +260,24 @@ struct fleet_sink_config {
 struct fleet_sink_stats {
 	uint64_t rows_sent, weight_sent, inserts;
 	uint64_t rows_pending, weight_pending;        /* unsent when close gave up */
+	uint64_t rows_unsure;                         /* of those, in a batch that may have landed */
 	uint64_t rows_dropped_full, weight_dropped_full; /* --sink-buffer full */
 	uint64_t rows_rejected, weight_rejected;      /* the server refused the insert */
 	uint64_t retries;                             /* failed attempts retried */
+	uint64_t verified;                            /* unanswered inserts looked up */
+	uint64_t rows_found;                          /* rows those looks found written */
+	uint64_t bytes_raw, bytes_wire;               /* bodies sent: RowBinary, and compressed */
 	char last_error[256];                         /* the last failure's reason */
 };
 
 struct fleet_sink;
 /* Starts the sender thread. Returns 0, -ENOMEM or -errno of pthread_create. */
 int fleet_sink_start(const struct fleet_sink_config *c, struct fleet_sink **out);
-/* Queues a batch of ROWS rows with WEIGHT in all; the sink takes B's data
- * (b is emptied). When the queue would exceed buffer_bytes, the oldest
- * unsent batches are dropped (or this one, if it cannot fit) and counted.
- * Never blocks on the network. Returns 0 or -ENOMEM. */
-int fleet_sink_push(struct fleet_sink *s, struct fleet_buf *b, uint64_t rows, uint64_t weight);
+/* Queues batch B (taken: *b is emptied). When the queue would exceed
+ * buffer_bytes, the oldest unsent batches are dropped (or this one, if it
+ * cannot fit) and counted; never one being sent or one that may have
+ * partly landed. Never blocks on the network. Returns 0 or -ENOMEM. */
+int fleet_sink_push(struct fleet_sink *s, struct fleet_batch *b);
 /* A snapshot of the counts. */
 void fleet_sink_stats(struct fleet_sink *s, struct fleet_sink_stats *out);
 /* Gives unsent batches flush_ms more, stops the thread, fills *out and
@@ -196,8 +292,8 @@ struct fleet;
  * -EINVAL (bad URL), or the fleet_http_post errors; err says why. */
 int fleet_open(const char *url, const char *env_password, size_t buffer_bytes,
 	       struct fleet **out, char *err, size_t errlen);
-/* Queues one interval's stacks (all of them: -m/-t/-x are for display).
- * Returns 0 or -ENOMEM. */
+/* Queues one interval's stacks (all of them: -m/-t/-x are for display) as
+ * the run's next batch: M's run and seq are set here. Returns 0 or -ENOMEM. */
 int fleet_send(struct fleet *f, const struct fleet_rows_meta *m,
 	       const struct agg_named_stack *s, size_t n);
 /* Flushes, stops and frees; *out gets the counts. NULL is fine. */

@@ -9,6 +9,8 @@
 #include <string.h>
 #include "fleet/fleet.h"
 
+#define SYNC_INSERT "&insert_distributed_sync=1"
+
 struct fleet_http {
 	CURL *curl;
 	char *base;               /* http[s]://HOST:PORT/?query= */
@@ -104,24 +106,50 @@ static bool auth_failure(long code, const struct fleet_buf *b)
 	       strncmp(s, "Code: 193,", 10) == 0 || strncmp(s, "Code: 516,", 10) == 0;
 }
 
-int fleet_http_post(struct fleet_http *h, const char *query, const void *body, size_t len,
-		    struct fleet_buf *resp, char *err, size_t errlen)
+/* One statement over the connection: QUERY in the URL (under QUERY_ID when
+ * not NULL), BODY as the POST data, gzip-compressed when GZIP. *A (may be
+ * NULL) gets whether a byte left and the body's bytes sent. */
+static int perform(struct fleet_http *h, const char *query, const char *query_id,
+		   const void *body, size_t len, bool gzip, struct fleet_buf *resp,
+		   struct fleet_attempt *a, char *err, size_t errlen)
 {
 	char *q = curl_easy_escape(h->curl, query, 0);
-	size_t ulen = strlen(h->base) + (q ? strlen(q) : 0) + 1;
-	char *url = q ? malloc(ulen) : NULL;
-	struct fleet_buf answer = { 0 };
+	char *id = query_id ? curl_easy_escape(h->curl, query_id, 0) : NULL;
+	size_t ulen = strlen(h->base) + (q ? strlen(q) : 0) +
+		      (id ? strlen(id) + 16 + strlen(SYNC_INSERT) : 0) + 1;
+	char *url = q && (id || !query_id) ? malloc(ulen) : NULL;
+	struct fleet_buf answer = { 0 }, packed = { 0 };
+	struct curl_slist *hdr = NULL;
 	int ret = 0;
-	if (!url) {
+	if (url && gzip && len && fleet_gzip(body, len, &packed) == 0) {
+		body = packed.data;
+		len = packed.len;
+		hdr = curl_slist_append(hdr, "Content-Encoding: gzip");
+	}
+	/* no "Expect: 100-continue" round trip before a body */
+	struct curl_slist *h2 = url ? curl_slist_append(hdr, "Expect:") : NULL;
+	if (!url || !h2) {
 		curl_free(q);
+		curl_free(id);
+		free(url);
+		curl_slist_free_all(h2 ? h2 : hdr);
+		fleet_buf_free(&packed);
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	snprintf(url, ulen, "%s%s", h->base, q);
+	hdr = h2;
+	/* an insert into a Distributed table answers only once every shard
+	 * wrote its part (insert_distributed_sync): else the answer comes
+	 * while the rows wait in the initiator's queue, and a look after a
+	 * lost answer would not find them yet (a MergeTree table ignores it) */
+	snprintf(url, ulen, "%s%s%s%s%s", h->base, q, id ? "&query_id=" : "", id ? id : "",
+		 id ? SYNC_INSERT : "");
 	curl_free(q);
+	curl_free(id);
 	CURL *c = h->curl;
 	char cerr[CURL_ERROR_SIZE] = "";
 	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
 	curl_easy_setopt(c, CURLOPT_POSTFIELDS, len ? body : "");
 	curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
@@ -129,8 +157,19 @@ int fleet_http_post(struct fleet_http *h, const char *query, const void *body, s
 	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, cerr);
 	CURLcode rc = curl_easy_perform(c);
 	long code = 0;
+	curl_off_t up = 0;
 	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
+	curl_easy_getinfo(c, CURLINFO_SIZE_UPLOAD_T, &up);
 	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, NULL);
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, NULL);
+	curl_slist_free_all(hdr);
+	if (a) {
+		/* a byte of the body handed to the socket, or any answer: the
+		 * server may have the whole insert; else it cannot have it */
+		a->reached = up > 0 || code != 0;
+		a->wire_bytes = (uint64_t)len;
+	}
+	fleet_buf_free(&packed);
 	if (rc != CURLE_OK && !(rc == CURLE_WRITE_ERROR && answer.failed)) {
 		ret = curl_errno(rc);
 		snprintf(err, errlen, "cannot reach %s:%u: %s", h->url.host, h->url.port,
@@ -152,4 +191,18 @@ int fleet_http_post(struct fleet_http *h, const char *query, const void *body, s
 	fleet_buf_free(&answer);
 	free(url);
 	return ret;
+}
+
+int fleet_http_post(struct fleet_http *h, const char *query, const void *body, size_t len,
+		    struct fleet_buf *resp, char *err, size_t errlen)
+{
+	return perform(h, query, NULL, body, len, false, resp, NULL, err, errlen);
+}
+
+int fleet_http_insert(struct fleet_http *h, const char *query, const char *query_id,
+		      const void *body, size_t len, struct fleet_attempt *a,
+		      char *err, size_t errlen)
+{
+	*a = (struct fleet_attempt){ 0 };
+	return perform(h, query, query_id, body, len, true, NULL, a, err, errlen);
 }

@@ -7,7 +7,7 @@
 #include "mem/mem.h"
 #include "fleet/fleet.h"
 
-static void put_varint(struct fleet_buf *b, uint64_t v)
+void fleet_put_varint(struct fleet_buf *b, uint64_t v)
 {
 	unsigned char tmp[10];
 	size_t n = 0;
@@ -18,7 +18,7 @@ static void put_varint(struct fleet_buf *b, uint64_t v)
 	fleet_buf_put(b, tmp, n);
 }
 
-static void put_le(struct fleet_buf *b, uint64_t v, size_t bytes)
+void fleet_put_le(struct fleet_buf *b, uint64_t v, size_t bytes)
 {
 	unsigned char tmp[8];
 	for (size_t i = 0; i < bytes; i++)
@@ -26,37 +26,48 @@ static void put_le(struct fleet_buf *b, uint64_t v, size_t bytes)
 	fleet_buf_put(b, tmp, bytes);
 }
 
-static void put_str(struct fleet_buf *b, const char *s)
+void fleet_put_str(struct fleet_buf *b, const char *s)
 {
 	size_t n = s ? strlen(s) : 0;
-	put_varint(b, n);
+	fleet_put_varint(b, n);
 	fleet_buf_put(b, s, n);
 }
 
 /* FRAMES[0..n) leaf first, written root first. */
 static void put_frames(struct fleet_buf *b, const char *const *frames, uint32_t n)
 {
-	put_varint(b, n);
+	fleet_put_varint(b, n);
 	for (uint32_t i = n; i-- > 0;)
-		put_str(b, frames[i]);
+		fleet_put_str(b, frames[i]);
 }
 
+uint64_t fleet_rows_weight(const struct fleet_rows_meta *m, const struct agg_named_stack *s)
+{
+	return m->by_weight ? s->weight : s->count;
+}
+
+/* In fleet_columns' order. */
 uint64_t fleet_rows_encode(struct fleet_buf *b, const struct fleet_rows_meta *m,
-			   const struct agg_named_stack *s, size_t n)
+			   const struct agg_named_stack *s, size_t n, size_t *ends)
 {
 	uint64_t total = 0;
 	for (size_t i = 0; i < n; i++) {
-		uint64_t w = m->by_weight ? s[i].weight : s[i].count;
-		put_le(b, m->ts, 4);
-		put_le(b, m->duration_ms, 4);
-		put_str(b, m->host);
-		put_str(b, m->mode);
-		put_str(b, s[i].event < m->nevents ? m->events[s[i].event] : "");
-		put_str(b, s[i].comm);
-		put_le(b, s[i].pid, 4);
+		uint64_t w = fleet_rows_weight(m, &s[i]);
+		fleet_put_le(b, m->ts, 4);
+		fleet_put_le(b, m->duration_ms, 4);
+		fleet_put_str(b, m->host);
+		fleet_put_str(b, m->mode);
+		fleet_put_str(b, s[i].event < m->nevents ? m->events[s[i].event] : "");
+		fleet_put_str(b, s[i].comm);
+		fleet_put_le(b, s[i].pid, 4);
 		put_frames(b, s[i].frames, s[i].nkframes);
 		put_frames(b, s[i].frames + s[i].nkframes, s[i].nuframes);
-		put_le(b, w, 8);
+		fleet_put_le(b, w, 8);
+		fleet_put_le(b, m->run, 8);
+		fleet_put_le(b, m->seq, 4);
+		fleet_put_le(b, i, 4);
+		if (ends)
+			ends[i] = b->len;
 		total += w;
 	}
 	return total;

@@ -1,9 +1,13 @@
 /* The sender thread: the collector queues one batch per interval and goes
  * back to its rings; this thread inserts batches in order, retries a failed
  * one with doubling delays, and keeps at most buffer_bytes of unsent data,
- * dropping the oldest (counted) when an outage outlasts it. */
+ * dropping the oldest (counted) when an outage outlasts it. An attempt that
+ * may have reached the server (fleet_next_step) is not sent again blindly:
+ * the next step asks the table which of its rows are there, and sends the
+ * rest. */
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -11,14 +15,16 @@
 
 struct batch {
 	struct batch *next;
-	char *data;
-	size_t len;
-	uint64_t rows, weight;
+	struct fleet_batch b;
+	bool *done;                 /* rows known written */
+	size_t rows_left;
+	uint64_t weight_left;
+	bool unsure;                /* the last attempt may have landed: look first */
+	unsigned attempts;
 };
 
 struct fleet_sink {
 	struct fleet_sink_config cfg;
-	char *insert;
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
@@ -55,29 +61,147 @@ static struct timespec earlier(struct timespec a, struct timespec b)
 	return a.tv_sec < b.tv_sec || (a.tv_sec == b.tv_sec && a.tv_nsec < b.tv_nsec) ? a : b;
 }
 
+static void batch_free(struct batch *q)
+{
+	fleet_batch_free(&q->b);
+	free(q->done);
+	free(q);
+}
+
 /* Unlinks and frees the head. Locked. */
 static void pop(struct fleet_sink *s)
 {
-	struct batch *b = s->head;
-	s->head = b->next;
+	struct batch *q = s->head;
+	s->head = q->next;
 	if (!s->head)
 		s->tail = NULL;
-	s->bytes -= b->len;
-	free(b->data);
-	free(b);
+	s->bytes -= q->b.data.len;
+	batch_free(q);
 }
 
-/* Sends the head; the lock is dropped during the transfer. Returns the
- * transport's result. Locked on entry and exit. */
-static int send_head(struct fleet_sink *s, char *err, size_t errlen)
+/* The rows of Q not known written: the batch's own data when that is all of
+ * them, else their concatenation in TMP. Returns 0 or -ENOMEM. */
+static int rows_left(const struct batch *q, struct fleet_buf *tmp, const char **body, size_t *len)
 {
-	struct batch *b = s->head;
+	if (q->rows_left == q->b.rows) {
+		*body = q->b.data.data;
+		*len = q->b.data.len;
+		return 0;
+	}
+	for (size_t i = 0; i < q->b.rows; i++) {
+		size_t from = i ? q->b.end[i - 1] : 0;
+		if (!q->done[i])
+			fleet_buf_put(tmp, q->b.data.data + from, q->b.end[i] - from);
+	}
+	*body = tmp->data;
+	*len = tmp->len;
+	return tmp->failed ? -ENOMEM : 0;
+}
+
+/* Counts Q's rows found in the table as written. Locked. */
+static void mark_found(struct fleet_sink *s, struct batch *q, const bool *present)
+{
+	for (size_t i = 0; i < q->b.rows; i++) {
+		if (!present[i] || q->done[i])
+			continue;
+		q->done[i] = true;
+		q->rows_left--;
+		q->weight_left -= q->b.weight[i];
+		s->st.rows_found++;
+		s->st.rows_sent++;
+		s->st.weight_sent += q->b.weight[i];
+	}
+}
+
+/* Asks the table which rows of the head its last attempt wrote; the lock
+ * is dropped meanwhile. Returns the transport's result. Locked. */
+static int look(struct fleet_sink *s, char *err, size_t errlen)
+{
+	struct batch *q = s->head;
+	char qid[96];
+	bool *present = calloc(q->b.rows ? q->b.rows : 1, sizeof(*present));
+	if (!present) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	fleet_batch_query_id(&q->b, q->attempts, qid, sizeof(qid));
 	s->sending = true;
 	pthread_mutex_unlock(&s->lock);
-	int ret = s->cfg.tr.post(s->cfg.tr.ctx, s->insert, b->data, b->len, err, errlen);
+	int ret = s->cfg.tr.landed(s->cfg.tr.ctx, &q->b, qid, present, err, errlen);
 	pthread_mutex_lock(&s->lock);
 	s->sending = false;
+	if (ret == 0) {
+		s->st.verified++;
+		mark_found(s, q, present);
+		q->unsure = false;
+	}
+	free(present);
 	return ret;
+}
+
+/* Inserts the head's rows not known written; the lock is dropped during
+ * the transfer. Returns what to do next. Locked. */
+static enum fleet_next attempt(struct fleet_sink *s, char *err, size_t errlen)
+{
+	struct batch *q = s->head;
+	struct fleet_buf tmp = { 0 };
+	struct fleet_attempt a = { 0 };
+	const char *body;
+	size_t len;
+	char qid[96];
+	int ret = rows_left(q, &tmp, &body, &len);
+	if (ret < 0) {
+		fleet_buf_free(&tmp);
+		snprintf(err, errlen, "out of memory");
+		return FLEET_RESEND;
+	}
+	fleet_batch_query_id(&q->b, ++q->attempts, qid, sizeof(qid));
+	s->sending = true;
+	pthread_mutex_unlock(&s->lock);
+	ret = s->cfg.tr.insert(s->cfg.tr.ctx, qid, body, len, &a, err, errlen);
+	pthread_mutex_lock(&s->lock);
+	s->sending = false;
+	fleet_buf_free(&tmp);
+	if (a.reached) {
+		s->st.bytes_raw += len;
+		s->st.bytes_wire += a.wire_bytes;
+	}
+	return fleet_next_step(ret, a.reached);
+}
+
+/* After a failed step: counts it and waits the next delay (close() only
+ * shortens it). Locked. */
+static void back_off(struct fleet_sink *s, unsigned *delay, const char *err)
+{
+	s->st.retries++;
+	snprintf(s->st.last_error, sizeof(s->st.last_error), "%s", err);
+	*delay = *delay ? *delay * 2 : s->cfg.backoff_min_ms;
+	if (*delay > s->cfg.backoff_max_ms)
+		*delay = s->cfg.backoff_max_ms;
+	struct timespec until = after_ms(*delay);
+	if (s->closing)
+		until = earlier(until, s->deadline);
+	while (!passed(&until) &&
+	       pthread_cond_timedwait(&s->wake, &s->lock, &until) != ETIMEDOUT)
+		if (s->closing)
+			until = earlier(until, s->deadline);
+}
+
+/* The head is settled: written (all its rows are in the table) or
+ * rejected. Locked. */
+static void settle(struct fleet_sink *s, bool written, const char *err)
+{
+	struct batch *q = s->head;
+	if (written) {
+		s->st.rows_sent += q->rows_left;
+		s->st.weight_sent += q->weight_left;
+		s->st.inserts++;
+	} else {   /* the server refuses this insert: retrying will not help */
+		s->st.rows_rejected += q->rows_left;
+		s->st.weight_rejected += q->weight_left;
+		snprintf(s->st.last_error, sizeof(s->st.last_error), "%s", err);
+	}
+	pop(s);
 }
 
 static void *run(void *arg)
@@ -91,39 +215,30 @@ static void *run(void *arg)
 			pthread_cond_wait(&s->wake, &s->lock);
 		if (!s->head || (s->closing && passed(&s->deadline)))
 			break;
-		int ret = send_head(s, err, sizeof(err));
-		struct batch *b = s->head;
-		if (ret == 0 || ret == -EINVAL) {
-			if (ret == 0) {
-				s->st.rows_sent += b->rows;
-				s->st.weight_sent += b->weight;
-				s->st.inserts++;
-			} else {   /* the server refuses this insert: retrying will not help */
-				s->st.rows_rejected += b->rows;
-				s->st.weight_rejected += b->weight;
-				memcpy(s->st.last_error, err, sizeof(err));
+		err[0] = '\0';
+		if (s->head->unsure) {
+			if (look(s, err, sizeof(err)) < 0) {
+				back_off(s, &delay, err);
+			} else if (!s->head->rows_left) {
+				settle(s, true, err); /* the lost answer's insert had written it all */
+				delay = 0;
 			}
-			pop(s);
+			continue;
+		}
+		enum fleet_next next = attempt(s, err, sizeof(err));
+		if (next == FLEET_DONE || next == FLEET_REJECTED) {
+			settle(s, next == FLEET_DONE, err);
 			delay = 0;
 			continue;
 		}
-		s->st.retries++;
-		memcpy(s->st.last_error, err, sizeof(err));
-		delay = delay ? delay * 2 : s->cfg.backoff_min_ms;
-		if (delay > s->cfg.backoff_max_ms)
-			delay = s->cfg.backoff_max_ms;
-		struct timespec until = after_ms(delay);
-		if (s->closing)
-			until = earlier(until, s->deadline);
-		/* close() wakes this early only to set the deadline */
-		while (!passed(&until) &&
-		       pthread_cond_timedwait(&s->wake, &s->lock, &until) != ETIMEDOUT)
-			if (s->closing)
-				until = earlier(until, s->deadline);
+		s->head->unsure = next == FLEET_VERIFY;
+		back_off(s, &delay, err);
 	}
-	for (struct batch *b = s->head; b; b = b->next) {
-		s->st.rows_pending += b->rows;
-		s->st.weight_pending += b->weight;
+	for (struct batch *q = s->head; q; q = q->next) {
+		s->st.rows_pending += q->rows_left;
+		s->st.weight_pending += q->weight_left;
+		if (q->unsure)
+			s->st.rows_unsure += q->rows_left;
 	}
 	pthread_mutex_unlock(&s->lock);
 	return NULL;
@@ -132,12 +247,9 @@ static void *run(void *arg)
 int fleet_sink_start(const struct fleet_sink_config *c, struct fleet_sink **out)
 {
 	struct fleet_sink *s = calloc(1, sizeof(*s));
-	if (!s || !(s->insert = strdup(c->insert))) {
-		free(s);
+	if (!s)
 		return -ENOMEM;
-	}
 	s->cfg = *c;
-	s->cfg.insert = s->insert;
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
@@ -148,7 +260,6 @@ int fleet_sink_start(const struct fleet_sink_config *c, struct fleet_sink **out)
 	if (ret) {
 		pthread_cond_destroy(&s->wake);
 		pthread_mutex_destroy(&s->lock);
-		free(s->insert);
 		free(s);
 		return -ret;
 	}
@@ -156,21 +267,27 @@ int fleet_sink_start(const struct fleet_sink_config *c, struct fleet_sink **out)
 	return 0;
 }
 
-/* Drops queued batches, oldest first, never the one being sent, until
- * NEED more bytes fit. Returns true when they do. Locked. */
+/* The head stays while it is in the transport, or once an attempt of it
+ * may have landed: dropping it then would leave the count of what is
+ * missing wrong. */
+static bool head_kept(const struct fleet_sink *s)
+{
+	const struct batch *h = s->head;
+	return h && (s->sending || h->unsure || h->rows_left < h->b.rows);
+}
+
+/* Drops queued batches, oldest first, never a kept head, until NEED more
+ * bytes fit. Returns true when they do. Locked. */
 static bool make_room(struct fleet_sink *s, size_t need)
 {
-	struct batch **pp = s->sending && s->head ? &s->head->next : &s->head;
+	struct batch **pp = head_kept(s) ? &s->head->next : &s->head;
 	while (s->bytes + need > s->cfg.buffer_bytes && *pp) {
-		struct batch *b = *pp;
-		*pp = b->next;
-		if (s->tail == b)
-			s->tail = s->head && s->head != b ? s->head : NULL;
-		s->bytes -= b->len;
-		s->st.rows_dropped_full += b->rows;
-		s->st.weight_dropped_full += b->weight;
-		free(b->data);
-		free(b);
+		struct batch *q = *pp;
+		*pp = q->next;
+		s->bytes -= q->b.data.len;
+		s->st.rows_dropped_full += q->rows_left;
+		s->st.weight_dropped_full += q->weight_left;
+		batch_free(q);
 	}
 	/* the tail may have moved: find it again */
 	s->tail = s->head;
@@ -179,35 +296,37 @@ static bool make_room(struct fleet_sink *s, size_t need)
 	return s->bytes + need <= s->cfg.buffer_bytes;
 }
 
-int fleet_sink_push(struct fleet_sink *s, struct fleet_buf *buf, uint64_t rows, uint64_t weight)
+int fleet_sink_push(struct fleet_sink *s, struct fleet_batch *in)
 {
-	if (buf->failed)
-		return -ENOMEM;
-	if (!rows) {
-		fleet_buf_free(buf);
+	if (!in->rows) {
+		fleet_batch_free(in);
 		return 0;
 	}
-	struct batch *b = calloc(1, sizeof(*b));
-	if (!b)
+	struct batch *q = calloc(1, sizeof(*q));
+	bool *done = calloc(in->rows, sizeof(*done));
+	if (!q || !done) {
+		free(q);
+		free(done);
 		return -ENOMEM;
-	b->data = buf->data;
-	b->len = buf->len;
-	b->rows = rows;
-	b->weight = weight;
-	*buf = (struct fleet_buf){ 0 };
+	}
+	q->b = *in;
+	*in = (struct fleet_batch){ 0 };
+	q->done = done;
+	q->rows_left = q->b.rows;
+	for (size_t i = 0; i < q->b.rows; i++)
+		q->weight_left += q->b.weight[i];
 	pthread_mutex_lock(&s->lock);
-	if (!make_room(s, b->len)) {
-		s->st.rows_dropped_full += b->rows;
-		s->st.weight_dropped_full += b->weight;
-		free(b->data);
-		free(b);
+	if (!make_room(s, q->b.data.len)) {
+		s->st.rows_dropped_full += q->rows_left;
+		s->st.weight_dropped_full += q->weight_left;
+		batch_free(q);
 	} else {
 		if (s->tail)
-			s->tail->next = b;
+			s->tail->next = q;
 		else
-			s->head = b;
-		s->tail = b;
-		s->bytes += b->len;
+			s->head = q;
+		s->tail = q;
+		s->bytes += q->b.data.len;
 		pthread_cond_signal(&s->wake);
 	}
 	pthread_mutex_unlock(&s->lock);
@@ -237,6 +356,5 @@ void fleet_sink_close(struct fleet_sink *s, struct fleet_sink_stats *out)
 		pop(s);
 	pthread_cond_destroy(&s->wake);
 	pthread_mutex_destroy(&s->lock);
-	free(s->insert);
 	free(s);
 }

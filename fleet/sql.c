@@ -89,6 +89,38 @@ static void table_name(struct fleet_buf *b, const struct fleet_url *u)
 	fleet_sql_ident(b, u->table);
 }
 
+/* The first ten are the first release's; run, seq and row (a batch's
+ * identity and the row's place in it) came with exactly-once delivery. */
+const struct fleet_column fleet_columns[] = {
+	{ "ts", "ts", "DateTime" },
+	{ "duration_ms", "duration_ms", "UInt32" },
+	{ "host", "host", "String" },
+	{ "mode", "mode", "String" },
+	{ "event", "event", "String" },
+	{ "comm", "comm", "String" },
+	{ "pid", "pid", "UInt32" },
+	{ "kernel", "kernel", "Array(String)" },
+	{ "`user`", "user", "Array(String)" },
+	{ "weight", "weight", "UInt64" },
+	{ "run", "run", "UInt64" },
+	{ "seq", "seq", "UInt32" },
+	{ "row", "row", "UInt32" },
+};
+const size_t fleet_ncolumns = sizeof(fleet_columns) / sizeof(fleet_columns[0]);
+
+/* "a T, b U" (with types) or "a, b". */
+static void column_list(struct fleet_buf *b, bool types)
+{
+	for (size_t i = 0; i < fleet_ncolumns; i++) {
+		fleet_buf_str(b, i ? ", " : "");
+		fleet_buf_str(b, fleet_columns[i].name);
+		if (types) {
+			fleet_buf_str(b, " ");
+			fleet_buf_str(b, fleet_columns[i].type);
+		}
+	}
+}
+
 /* Partitioned by day, ordered for the queries report runs (one host's or
  * event's rows over a time range). PARTITION BY and ORDER BY clauses are the
  * custom-partitioning syntax both 18.16 and current releases take. */
@@ -96,10 +128,9 @@ int fleet_sql_create(const struct fleet_url *u, struct fleet_buf *b)
 {
 	fleet_buf_str(b, "CREATE TABLE IF NOT EXISTS ");
 	table_name(b, u);
-	fleet_buf_str(b, " (ts DateTime, duration_ms UInt32, host String, mode String, "
-		      "event String, comm String, pid UInt32, kernel Array(String), "
-		      "`user` Array(String), weight UInt64) ENGINE = MergeTree "
-		      "PARTITION BY toDate(ts) ORDER BY (host, event, ts)");
+	fleet_buf_str(b, " (");
+	column_list(b, true);
+	fleet_buf_str(b, ") ENGINE = MergeTree PARTITION BY toDate(ts) ORDER BY (host, event, ts)");
 	return b->failed ? -ENOMEM : 0;
 }
 
@@ -107,9 +138,55 @@ int fleet_sql_insert(const struct fleet_url *u, struct fleet_buf *b)
 {
 	fleet_buf_str(b, "INSERT INTO ");
 	table_name(b, u);
-	fleet_buf_str(b, " (ts, duration_ms, host, mode, event, comm, pid, kernel, `user`, weight) "
-		      "FORMAT RowBinary");
+	fleet_buf_str(b, " (");
+	column_list(b, false);
+	fleet_buf_str(b, ") FORMAT RowBinary");
 	return b->failed ? -ENOMEM : 0;
+}
+
+int fleet_sql_columns(const struct fleet_url *u, struct fleet_buf *b)
+{
+	fleet_buf_str(b, "SELECT name FROM system.columns WHERE database = ");
+	fleet_sql_string(b, u->db);
+	fleet_buf_str(b, " AND table = ");
+	fleet_sql_string(b, u->table);
+	fleet_buf_str(b, " FORMAT TabSeparated");
+	return b->failed ? -ENOMEM : 0;
+}
+
+int fleet_sql_add_column(const struct fleet_url *u, size_t i, struct fleet_buf *b)
+{
+	if (i >= fleet_ncolumns)
+		return -EINVAL;
+	fleet_buf_str(b, "ALTER TABLE ");
+	table_name(b, u);
+	fleet_buf_str(b, " ADD COLUMN ");
+	fleet_buf_str(b, fleet_columns[i].name);
+	fleet_buf_str(b, " ");
+	fleet_buf_str(b, fleet_columns[i].type);
+	return b->failed ? -ENOMEM : 0;
+}
+
+int fleet_sql_landed(const struct fleet_url *u, const struct fleet_batch *b, struct fleet_buf *out)
+{
+	char num[128];
+	fleet_buf_str(out, "SELECT row FROM ");
+	table_name(out, u);
+	snprintf(num, sizeof(num), " WHERE ts = toDateTime(%" PRIu32 ") AND host = ", b->ts);
+	fleet_buf_str(out, num);
+	fleet_sql_string(out, b->host);
+	snprintf(num, sizeof(num), " AND run = %" PRIu64 " AND seq = %" PRIu32 " FORMAT RowBinary",
+		 b->run, b->seq);
+	fleet_buf_str(out, num);
+	return out->failed ? -ENOMEM : 0;
+}
+
+int fleet_sql_running(const char *query_id, struct fleet_buf *out)
+{
+	fleet_buf_str(out, "SELECT count() FROM system.processes WHERE query_id = ");
+	fleet_sql_string(out, query_id);
+	fleet_buf_str(out, " FORMAT TabSeparated");
+	return out->failed ? -ENOMEM : 0;
 }
 
 /* COLUMN = 'NAME', or COLUMN LIKE 'PATTERN' for a glob. A name is compared

@@ -123,6 +123,79 @@ check "small buffer: some rows were dropped, and said so" test "${dropped:-0}" -
 expect_eq "small buffer: dropped = exactly what is missing" "$((local_total - got))" "${dropped:-0}"
 check "small buffer: nothing pending" grep -q ' 0 pending at exit' $TMP/small.e
 
+# ---- exactly once through network faults (tests/fleet/proxy.py) ----
+# A proxy in front of shard a breaks the second insert of a run, once; the
+# run inserts into a Distributed table over both shards. -i 1 over about 4 s
+# of getppid calls (600 in all): 4 or 5 batches of 2 rows. Cases 1-5 may lose the
+# answer after the server wrote, or the write itself: the fleet's total must
+# equal the run's local total exactly (no loss, no duplicate).
+for s in $HA $HB; do
+	"$FTSTACK" --sink clickhouse://127.0.0.1:$s/default.fx -e $EV -c /bin/true -o /dev/null 2>/dev/null
+done
+for n in a b; do
+	ch_query $n "CREATE TABLE default.fxd AS default.fx ENGINE = Distributed(ftstack_test, default, fx, rand())" >/dev/null
+done
+PX=$((base + 4))
+# fault CASE MODE SECONDS [FTSTACK ARGS...]: a run through the proxy in
+# MODE, of ROUNDS (default 6) rounds of 100 calls 0.6 s apart
+fault() {
+	local case=$1 mode=$2 secs=$3 short; shift 3
+	short="for i in $(seq -s ' ' ${ROUNDS:-6}); do $W 100; sleep 0.6; done"
+	rm -rf $TMP/px; mkdir -p $TMP/px
+	python3 tests/fleet/proxy.py $PX $HA $mode 2 $TMP/px $secs 2>$TMP/px.err & ppid=$!
+	for i in $(seq 100); do [ -e $TMP/px/ready ] && break; sleep 0.05; done
+	"$FTSTACK" --sink clickhouse://127.0.0.1:$PX/default.fxd --host-name $case -i 1 -f -e $EV \
+		"$@" -c "$short" >$TMP/$case 2>$TMP/$case.e & fpid=$!
+	if [ $mode = kill ]; then # kill -9 shard a while it holds half an insert
+		for i in $(seq 200); do [ -e $TMP/px/paused ] && break; sleep 0.05; done
+		kill -KILL "${CH_PID[a]}"; wait "${CH_PID[a]}" 2>/dev/null; CH_PID[a]=
+		sleep 1; ch_up a
+	fi
+	wait $fpid; local rc=$?
+	kill $ppid 2>/dev/null; wait $ppid 2>/dev/null
+	expect_eq "$case: ftstack exits 0, and the fault happened" "$rc:$(cat $TMP/px/fired 2>/dev/null)" "0:1"
+	echo "# $case: $(grep 'sink:' $TMP/$case.e)"
+}
+# exact CASE: the fleet's total for CASE's host = the run's local total
+exact() {
+	local case=$1 here there
+	here=$(total $TMP/$case)
+	there=$("$FTSTACK" report -f --host $case $A.fxd 2>/dev/null | awk '{ n += $NF } END { print n + 0 }')
+	expect_eq "$case: fleet total = local total ($here calls), nothing pending or dropped" \
+		"$there:$here:$(grep -c ' 0 pending at exit, 0 dropped' $TMP/$case.e)" "$here:$here:1"
+}
+fault cut-after-answer cut_after_answer 0
+exact cut-after-answer
+check "cut-after-answer: the unanswered insert was looked up, its rows found written" \
+	grep -Eq '1 inserts without an answer looked up in the table, [1-9][0-9]* of their rows were there' $TMP/cut-after-answer.e
+fault cut-mid-body cut_mid_body 0
+exact cut-mid-body
+check "cut-mid-body: the broken insert was looked up" grep -q 'inserts without an answer looked up' $TMP/cut-mid-body.e
+# the answer held 25 s, past ftstack's timeout (curl's speed under 1 byte/s
+# for 10 s: about 15 s after the last byte sent): a run of 15 s, so that its
+# 10 s of flush at exit still see the batches after the timeout
+ROUNDS=22 fault hold-answer hold 25
+exact hold-answer
+check "hold-answer: timed out, looked up, its rows found written" \
+	grep -Eq 'last error: .*too slow.*looked up in the table, [1-9][0-9]* of their rows were there' $TMP/hold-answer.e
+fault fake-500 fake_500 0
+exact fake-500
+check "fake-500: the 500 was looked up, its rows found written" \
+	grep -Eq 'looked up in the table, [1-9][0-9]* of their rows were there' $TMP/fake-500.e
+fault kill-server kill 0
+exact kill-server
+check "kill-server: the insert was looked up after the restart" grep -q 'inserts without an answer looked up' $TMP/kill-server.e
+# 6: refused for 5 s, longer than a buffer of one batch lasts: the oldest
+# batches go, and the summary's dropped weight is exactly what is missing
+fault refused refuse 5 --sink-buffer 0.0006
+here=$(total $TMP/refused)
+there=$("$FTSTACK" report -f --host refused $A.fxd 2>/dev/null | awk '{ n += $NF } END { print n + 0 }')
+dropped=$(sed -n 's/.*rows (weight \([0-9]*\)) dropped: --sink-buffer.*/\1/p' $TMP/refused.e)
+check "refused: some rows were dropped, and said so" test "${dropped:-0}" -gt 0
+expect_eq "refused: dropped = exactly what is missing, nothing pending" \
+	"$((here - there)):$(grep -c ' 0 pending at exit' $TMP/refused.e)" "${dropped:-0}:1"
+ch_query a "DROP TABLE default.fxd" >/dev/null; ch_query b "DROP TABLE default.fxd" >/dev/null
+
 # ---- bad sinks: exit 2, one line; the password is never shown ----
 bad_sink() { # bad_sink WHAT WORDS URL
 	local what=$1 words=$2 url=$3

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <zlib.h>
 #include "fleet/fleet.h"
 #include "check.h"
 
@@ -80,8 +81,35 @@ static void test_sql(void)
 	      strstr(b.data, "PARTITION BY toDate(ts) ORDER BY (host, event, ts)"), "create: %s", b.data);
 	fleet_buf_free(&b);
 	CHECK(fleet_sql_insert(&u, &b) == 0 && strstr(b.data, "INSERT INTO `db`.`t` (ts,") &&
-	      strstr(b.data, "FORMAT RowBinary"), "insert");
+	      strstr(b.data, "weight, run, seq, row) FORMAT RowBinary"), "insert: %s", b.data);
 	fleet_buf_free(&b);
+	CHECK(fleet_sql_add_column(&u, 10, &b) == 0, "migration");
+	CHECK_STR(b.data, "ALTER TABLE `db`.`t` ADD COLUMN run UInt64", "an older table gets run");
+	fleet_buf_free(&b);
+	CHECK(fleet_sql_add_column(&u, fleet_ncolumns, &b) == -EINVAL, "no column past the last");
+	CHECK(fleet_sql_columns(&u, &b) == 0, "columns");
+	CHECK_STR(b.data, "SELECT name FROM system.columns WHERE database = 'db' AND table = 't' "
+		  "FORMAT TabSeparated", "which columns the table has");
+	fleet_buf_free(&b);
+	CHECK(fleet_sql_running("ftstack-1-2-3", &b) == 0, "running");
+	CHECK_STR(b.data, "SELECT count() FROM system.processes WHERE query_id = 'ftstack-1-2-3' "
+		  "FORMAT TabSeparated", "whether an attempt still runs");
+	fleet_buf_free(&b);
+	char text[3000];
+	for (size_t i = 0; i < sizeof(text); i++)
+		text[i] = "frame;"[i % 6];
+	struct fleet_buf z = { 0 };
+	fleet_buf_str(&z, "x");
+	CHECK(fleet_gzip(text, sizeof(text), &z) == 0 && z.len > 11 && z.len < 200 &&
+	      (unsigned char)z.data[1] == 0x1f && (unsigned char)z.data[2] == 0x8b, "gzip: %zu bytes", z.len);
+	char back[4000];
+	z_stream zs = { .next_in = (Bytef *)z.data + 1, .avail_in = (uInt)z.len - 1,
+			.next_out = (Bytef *)back, .avail_out = sizeof(back) };
+	CHECK(inflateInit2(&zs, 15 + 16) == Z_OK && inflate(&zs, Z_FINISH) == Z_STREAM_END &&
+	      zs.total_out == sizeof(text) && memcmp(back, text, sizeof(text)) == 0,
+	      "gzip: appended, and inflates back to the same bytes");
+	inflateEnd(&zs);
+	fleet_buf_free(&z);
 	struct fleet_query q = { .has_since = true, .since = 100, .until = 200, .host_pattern = "h'1",
 				 .event = "t:*", .mode = "count", .by_comm = true };
 	CHECK(fleet_sql_select(&u, &q, &b) == 0, "select");
@@ -117,6 +145,9 @@ static const uint8_t insert_row[] = {
 	2, 2, 'k', '1', 2, 'k', '0', /* kernel root first */
 	1, 2, 'u', 0xff,           /* user */
 	9, 0, 0, 0, 0, 0, 0, 0,    /* weight: the count */
+	2, 1, 0, 0, 0, 0, 0, 0,    /* run 0x102 */
+	3, 0, 0, 0,                /* seq 3 */
+	0, 0, 0, 0,                /* row 0 */
 };
 
 static void test_encode(void)
@@ -126,15 +157,79 @@ static void test_encode(void)
 	struct agg_named_stack s = { .event = 0, .pid = 7, .comm = "c", .frames = frames,
 				     .nkframes = 2, .nuframes = 1, .count = 9, .weight = 900 };
 	struct fleet_rows_meta m = { .ts = 10000, .duration_ms = 1000, .host = "h", .mode = "count",
-				     .events = events, .nevents = 1 };
+				     .events = events, .nevents = 1, .run = 0x102, .seq = 3 };
 	struct fleet_buf b = { 0 };
-	CHECK_EQ_U64(fleet_rows_encode(&b, &m, &s, 1), 9, "weight of the batch");
+	size_t end = 0;
+	CHECK_EQ_U64(fleet_rows_encode(&b, &m, &s, 1, &end), 9, "weight of the batch");
+	CHECK_EQ_U64(end, sizeof(insert_row), "the row's end");
 	CHECK(b.len == sizeof(insert_row) && memcmp(b.data, insert_row, b.len) == 0,
 	      "one row, RowBinary, frames root first (%zu bytes)", b.len);
 	fleet_buf_free(&b);
 	m.by_weight = true;
-	CHECK_EQ_U64(fleet_rows_encode(&b, &m, &s, 1), 900, "offcpu: the weight column is the weight");
+	CHECK_EQ_U64(fleet_rows_encode(&b, &m, &s, 1, NULL), 900, "offcpu: the weight column is the weight");
 	fleet_buf_free(&b);
+}
+
+/* A batch's identity: every row carries (run, seq) and its own index, the
+ * row ends split the data exactly, and each attempt has its own query id. */
+static void test_batch(void)
+{
+	const char *frames[] = { "k0", "u0" };
+	const char *events[] = { "E" };
+	struct agg_named_stack st[3];
+	for (int i = 0; i < 3; i++)
+		st[i] = (struct agg_named_stack){ .comm = "c", .frames = frames, .nkframes = 1,
+						  .nuframes = 1, .count = (uint64_t)(i + 1) };
+	struct fleet_rows_meta m = { .ts = 20000, .host = "web-1", .mode = "count", .events = events,
+				     .nevents = 1, .run = 0xabcdef0123456789ull, .seq = 7 };
+	struct fleet_batch b;
+	CHECK(fleet_batch_encode(&b, &m, st, 3) == 0 && b.rows == 3 && b.seq == 7 &&
+	      b.run == m.run && b.ts == 20000 && strcmp(b.host, "web-1") == 0, "a batch of 3 rows");
+	bool ids_ok = b.end[2] == b.data.len;
+	for (size_t i = 0; i < 3; i++) {
+		const unsigned char *tail = (const unsigned char *)b.data.data + b.end[i] - 16;
+		uint64_t run = 0;
+		for (int k = 7; k >= 0; k--)
+			run = run << 8 | tail[k];
+		ids_ok &= run == m.run && tail[8] == 7 && tail[12] == i && b.weight[i] == i + 1;
+	}
+	CHECK(ids_ok, "each row ends with run, seq 7 and its index, at end[i]");
+	char id1[96], id2[96];
+	fleet_batch_query_id(&b, 1, id1, sizeof(id1));
+	fleet_batch_query_id(&b, 2, id2, sizeof(id2));
+	CHECK_STR(id1, "ftstack-abcdef0123456789-7-1", "the first attempt's query id");
+	CHECK(strcmp(id1, id2) != 0, "each attempt has its own query id");
+	struct fleet_url u;
+	char err[128];
+	struct fleet_buf q = { 0 };
+	fleet_url_parse("clickhouse://h/db.t", NULL, &u, err, sizeof(err));
+	CHECK(fleet_sql_landed(&u, &b, &q) == 0, "the look's SQL");
+	CHECK_STR(q.data, "SELECT row FROM `db`.`t` WHERE ts = toDateTime(20000) AND host = 'web-1' "
+		  "AND run = 12379813738877118345 AND seq = 7 FORMAT RowBinary", "the look's SQL");
+	fleet_buf_free(&q);
+	fleet_batch_free(&b);
+	CHECK(fleet_run_id() != fleet_run_id() && fleet_run_id() != 0, "run ids differ");
+}
+
+/* What the sender does after each kind of failure: only what cannot have
+ * reached the server is sent again as is; what may have is looked up. */
+static void test_next_step(void)
+{
+	static const struct { const char *what; int ret; bool reached; enum fleet_next next; } c[] = {
+		{ "written", 0, true, FLEET_DONE },
+		{ "connection refused", -ECONNREFUSED, false, FLEET_RESEND },
+		{ "no such host", -EHOSTUNREACH, false, FLEET_RESEND },
+		{ "reset before the request was sent", -EIO, false, FLEET_RESEND },
+		{ "connect timed out", -ETIMEDOUT, false, FLEET_RESEND },
+		{ "reset after the request was sent", -EIO, true, FLEET_VERIFY },
+		{ "timed out waiting for the answer", -ETIMEDOUT, true, FLEET_VERIFY },
+		{ "4xx: the statement refused", -EINVAL, true, FLEET_REJECTED },
+		{ "5xx: maybe after writing", -EIO, true, FLEET_VERIFY },
+		{ "wrong password (18.16: 500)", -EACCES, true, FLEET_VERIFY },
+	};
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++)
+		CHECK(fleet_next_step(c[i].ret, c[i].reached) == c[i].next, "after %s: step %d",
+		      c[i].what, (int)c[i].next);
 }
 
 struct seen {
@@ -184,58 +279,170 @@ static void test_decode(void)
 
 struct fake {
 	pthread_mutex_t lock;
-	int fail;          /* the next FAIL posts fail with -ECONNREFUSED */
-	int reject;        /* the next REJECT posts fail with -EINVAL */
-	int posts;
-	bool hold;         /* posts wait while set: a batch stays in flight */
+	int fail;          /* the next FAIL inserts fail with -ECONNREFUSED */
+	int reject;        /* the next REJECT inserts fail with -EINVAL */
+	int lose;          /* the next LOSE inserts are written, and the answer lost */
+	int half;          /* the next HALF inserts write half their rows, and break */
+	int look_fail;     /* the next LOOK_FAIL looks fail */
+	int posts, looks;
+	bool hold;         /* inserts wait while set: a batch stays in flight */
 	pthread_cond_t cond;
 	size_t bytes;      /* delivered */
-	char got[1024];    /* delivered bodies, concatenated */
+	char got[1024];    /* delivered bodies, concatenated (rows of one byte in lookups) */
+	char last_id[96];
 };
 
-static int fake_post(void *ctx, const char *query, const void *body, size_t len, char *err,
-		     size_t errlen)
+static void deliver(struct fake *f, const void *body, size_t len)
+{
+	if (f->bytes + len < sizeof(f->got)) {
+		memcpy(f->got + f->bytes, body, len);
+		f->bytes += len;
+	}
+}
+
+static int fake_insert(void *ctx, const char *query_id, const void *body, size_t len,
+		       struct fleet_attempt *a, char *err, size_t errlen)
 {
 	struct fake *f = ctx;
 	int ret = 0;
 	pthread_mutex_lock(&f->lock);
 	f->posts++;
+	snprintf(f->last_id, sizeof(f->last_id), "%s", query_id);
 	pthread_cond_broadcast(&f->cond);
 	while (f->hold)
 		pthread_cond_wait(&f->cond, &f->lock);
-	if (strcmp(query, "INSERT X") != 0) {
-		ret = -EINVAL;
-	} else if (f->fail > 0) {
+	a->reached = true;
+	a->wire_bytes = len / 2;
+	if (f->fail > 0) {
 		f->fail--;
 		snprintf(err, errlen, "cannot reach h:1: refused");
+		a->reached = false;
 		ret = -ECONNREFUSED;
 	} else if (f->reject > 0) {
 		f->reject--;
 		snprintf(err, errlen, "HTTP 400: bad");
 		ret = -EINVAL;
-	} else if (f->bytes + len < sizeof(f->got)) {
-		memcpy(f->got + f->bytes, body, len);
-		f->bytes += len;
+	} else if (f->lose > 0) {
+		f->lose--;
+		deliver(f, body, len);
+		snprintf(err, errlen, "cannot reach h:1: reset");
+		ret = -EIO;
+	} else if (f->half > 0) {
+		f->half--;
+		deliver(f, body, len / 2);
+		snprintf(err, errlen, "cannot reach h:1: reset");
+		ret = -EIO;
+	} else {
+		deliver(f, body, len);
 	}
 	pthread_mutex_unlock(&f->lock);
 	return ret;
 }
 
+/* The table holds row i when its one byte was delivered. */
+static int fake_landed(void *ctx, const struct fleet_batch *b, const char *query_id,
+		       bool *present, char *err, size_t errlen)
+{
+	struct fake *f = ctx;
+	int ret = 0;
+	pthread_mutex_lock(&f->lock);
+	f->looks++;
+	if (strcmp(query_id, f->last_id) != 0) {
+		ret = -EINVAL; /* looked for another attempt than the last one */
+	} else if (f->look_fail > 0) {
+		f->look_fail--;
+		snprintf(err, errlen, "cannot reach h:1: refused");
+		ret = -ECONNREFUSED;
+	} else {
+		for (size_t i = 0; i < b->rows; i++)
+			present[i] = memchr(f->got, b->data.data[i ? b->end[i - 1] : 0], f->bytes) != NULL;
+	}
+	pthread_mutex_unlock(&f->lock);
+	return ret;
+}
+
+/* A batch of TEXT split into ROWS rows of equal length (the last takes the
+ * rest), each of weight 10. */
 static void push(struct fleet_sink *s, const char *text, uint64_t rows)
 {
-	struct fleet_buf b = { 0 };
-	fleet_buf_str(&b, text);
-	fleet_sink_push(s, &b, rows, rows * 10);
+	struct fleet_batch b = { .rows = rows, .run = 1, .seq = 1 };
+	size_t len = strlen(text);
+	fleet_buf_str(&b.data, text);
+	b.host = strdup("h");
+	b.end = calloc(rows + 1, sizeof(*b.end));
+	b.weight = calloc(rows + 1, sizeof(*b.weight));
+	for (size_t i = 0; i < rows; i++) {
+		b.end[i] = i + 1 == rows ? len : len * (i + 1) / rows;
+		b.weight[i] = 10;
+	}
+	fleet_sink_push(s, &b);
 }
 
 static struct fleet_sink *start(struct fake *f, size_t buffer, unsigned flush_ms)
 {
-	struct fleet_sink_config c = { .tr = { fake_post, f }, .insert = "INSERT X",
+	struct fleet_sink_config c = { .tr = { fake_insert, fake_landed, f },
 				       .buffer_bytes = buffer, .backoff_min_ms = 5,
 				       .backoff_max_ms = 20, .flush_ms = flush_ms };
 	struct fleet_sink *s = NULL;
 	CHECK(fleet_sink_start(&c, &s) == 0, "sink started");
 	return s;
+}
+
+static void fake_reset(struct fake *f)
+{
+	memset(f, 0, sizeof(*f));
+	pthread_mutex_init(&f->lock, NULL);
+	pthread_cond_init(&f->cond, NULL);
+}
+
+/* An insert whose answer is lost is looked up, not sent again; one that
+ * wrote some rows has only the others sent; a look that fails is retried. */
+static void test_exactly_once(void)
+{
+	struct fake f;
+	struct fleet_sink_stats st;
+	fake_reset(&f);
+	f.lose = 1;
+	struct fleet_sink *s = start(&f, 1024, 2000);
+	push(s, "abcd", 4);
+	push(s, "ef", 2);
+	fleet_sink_close(s, &st);
+	CHECK_STR(f.got, "abcdef", "answer lost: written once");
+	CHECK(st.rows_sent == 6 && st.weight_sent == 60 && st.inserts == 2 && st.verified == 1 &&
+	      st.rows_found == 4 && f.posts == 2, "answer lost: 6 rows sent, 4 found by 1 look, %d inserts",
+	      f.posts);
+
+	fake_reset(&f);
+	f.half = 1;
+	f.look_fail = 2;
+	s = start(&f, 1024, 2000);
+	push(s, "abcd", 4);
+	fleet_sink_close(s, &st);
+	CHECK_STR(f.got, "abcd", "half written: the other half sent after the look");
+	CHECK(st.rows_sent == 4 && st.rows_found == 2 && st.verified == 1 && f.looks == 3 &&
+	      st.retries == 3, "half written: 2 found, 3 looks (2 failed), %llu retries",
+	      (unsigned long long)st.retries);
+	CHECK(st.bytes_raw == 6 && st.bytes_wire == 3, "bytes: 4 + 2 sent, half on the wire");
+
+	/* a batch that may have landed is never dropped for room: the count of
+	 * what is missing stays exact */
+	fake_reset(&f);
+	f.lose = 1;
+	f.look_fail = 1000000;
+	s = start(&f, 4, 30);
+	push(s, "abcd", 4);
+	for (int ms = 0; ms < 10000; ms++) { /* two failed steps: the insert, a look */
+		usleep(1000);
+		fleet_sink_stats(s, &st);
+		if (st.retries >= 2)
+			break;
+	}
+	push(s, "ef", 2);           /* no room: dropped itself */
+	fleet_sink_close(s, &st);
+	CHECK(st.rows_dropped_full == 2 && st.rows_pending == 4 && st.rows_unsure == 4,
+	      "the unsure batch kept: %llu dropped, %llu pending, %llu unsure",
+	      (unsigned long long)st.rows_dropped_full, (unsigned long long)st.rows_pending,
+	      (unsigned long long)st.rows_unsure);
 }
 
 static void test_sink(void)
@@ -254,9 +461,7 @@ static void test_sink(void)
 
 	/* a server that stays away: 8 bytes of buffer hold two 4-byte batches;
 	 * the first is in flight (never dropped), the oldest queued go */
-	memset(&f, 0, sizeof(f));
-	pthread_mutex_init(&f.lock, NULL);
-	pthread_cond_init(&f.cond, NULL);
+	fake_reset(&f);
 	f.fail = 1000000;
 	f.hold = true;
 	s = start(&f, 8, 50);
@@ -279,11 +484,9 @@ static void test_sink(void)
 	      "pending at exit: %llu rows", (unsigned long long)st.rows_pending);
 
 	/* while the sender waits to retry, its batch is the oldest: dropped first */
-	memset(&f, 0, sizeof(f));
-	pthread_mutex_init(&f.lock, NULL);
-	pthread_cond_init(&f.cond, NULL);
+	fake_reset(&f);
 	f.fail = 1000000;
-	struct fleet_sink_config c = { .tr = { fake_post, &f }, .insert = "INSERT X",
+	struct fleet_sink_config c = { .tr = { fake_insert, fake_landed, &f },
 				       .buffer_bytes = 8, .backoff_min_ms = 60000,
 				       .backoff_max_ms = 60000, .flush_ms = 0 };
 	CHECK(fleet_sink_start(&c, &s) == 0, "sink started");
@@ -299,9 +502,7 @@ static void test_sink(void)
 	      (unsigned long long)st.rows_dropped_full, (unsigned long long)st.rows_pending);
 
 	/* a refused insert is not retried, and the next goes */
-	memset(&f, 0, sizeof(f));
-	pthread_mutex_init(&f.lock, NULL);
-	pthread_cond_init(&f.cond, NULL);
+	fake_reset(&f);
 	f.reject = 1;
 	s = start(&f, 1024, 1000);
 	push(s, "xx", 1);
@@ -345,7 +546,10 @@ int main(void)
 	test_time();
 	test_encode();
 	test_decode();
+	test_batch();
+	test_next_step();
 	test_sink();
+	test_exactly_once();
 	test_unreachable();
 	CHECK_DONE();
 }
