@@ -137,6 +137,7 @@ static void attr_for(const struct ft_session *s, const struct ft_event *e, struc
 	/* wake the loop when a quarter of the ring is full, not per record */
 	po->wakeup_bytes = (uint32_t)(s->perf->ring_kb * 1024 / 4);
 	po->inherit = s->have_child || o->npids > 0;
+	po->cgroup_id = o->per_cgroup;
 	po->max_stack = s->max_stack;
 	/* uprobes at a function's entry need [sp], the caller the walk skips */
 	po->regs_user = s->perf->regs_mask;
@@ -154,6 +155,7 @@ static int open_one(struct ft_session *s, int ev, int pid, int cpu, bool first_t
 	attr_for(s, e, &po);
 	po.track = s->track && first_task && !r->tracked;
 	po.track_mmap = po.track && s->want_user;
+	po.pid_is_cgroup = s->cgroup_open; /* --cgroup: PID is the folder's fd */
 	int fd = perfev_open(&po, pid, cpu, -1);
 	if (fd < 0)
 		return fd;
@@ -211,7 +213,7 @@ static int task_list(const struct ft_session *s, pid_t **out)
 		for (int i = 0; i < o->ntids; i++)
 			t[n++] = o->tids[i];
 	} else {
-		t[n++] = -1;
+		t[n++] = s->cgroup_open ? s->cgroup_fd : -1;
 	}
 	*out = t;
 	return n;
@@ -354,6 +356,8 @@ static int open_events(struct ft_session *s, int epfd, struct ft_event *events, 
 	for (int e = 0; e < nevents; e++)
 		if (events[e].raw)
 			ps->sample_type |= PERF_SAMPLE_RAW;
+	if (s->opt->per_cgroup)
+		ps->sample_type |= PERF_SAMPLE_CGROUP;
 	int ntasks = task_list(s, &tasks);
 	if (!ps->rings || ntasks < 0) {
 		free(tasks);
