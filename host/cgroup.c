@@ -78,9 +78,11 @@ int host_cgroup_resolve(const char *mount, const char *arg, char *abs, size_t ab
 	n = snprintf(rel, rellen, "/%s", tail);
 	if (n < 0 || (size_t)n >= rellen)
 		return -ENAMETOOLONG;
-	size_t rl = strlen(rel);
+	size_t rl = strlen(rel), al = strlen(abs);
 	while (rl > 1 && rel[rl - 1] == '/')
 		rel[--rl] = '\0';
+	while (al > 1 && abs[al - 1] == '/')
+		abs[--al] = '\0';
 	return is_dir(abs) ? 0 : -ENOENT;
 }
 
