@@ -18,6 +18,25 @@ static int http_post(void *ctx, const char *query, const void *body, size_t len,
 	return fleet_http_post(ctx, query, body, len, NULL, err, errlen);
 }
 
+/* A table made by an ftstack without the cgroup column gets it. Returns 0
+ * or the errors of fleet_http_post. */
+static int add_cgroup_column(struct fleet_http *h, const struct fleet_url *u, char *err,
+			     size_t errlen)
+{
+	struct fleet_buf sql = { 0 }, answer = { 0 };
+	int ret = fleet_sql_cgroup_column(u, false, &sql);
+	if (ret == 0)
+		ret = fleet_http_post(h, sql.data, NULL, 0, &answer, err, errlen);
+	if (ret == 0 && answer.data && atoi(answer.data) == 0) {
+		fleet_buf_free(&sql);
+		if ((ret = fleet_sql_cgroup_column(u, true, &sql)) == 0)
+			ret = fleet_http_post(h, sql.data, NULL, 0, NULL, err, errlen);
+	}
+	fleet_buf_free(&sql);
+	fleet_buf_free(&answer);
+	return ret;
+}
+
 int fleet_open(const char *url, const char *env_password, size_t buffer_bytes,
 	       struct fleet **out, char *err, size_t errlen)
 {
@@ -31,6 +50,8 @@ int fleet_open(const char *url, const char *env_password, size_t buffer_bytes,
 		snprintf(err, errlen, "out of memory");
 	if (ret == 0)
 		ret = fleet_http_post(f->http, create.data, NULL, 0, NULL, err, errlen);
+	if (ret == 0)
+		ret = add_cgroup_column(f->http, &u, err, errlen);
 	if (ret == 0) {
 		struct fleet_sink_config c = {
 			.tr = { .post = http_post, .ctx = f->http },

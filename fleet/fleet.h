@@ -76,6 +76,11 @@ void fleet_sql_like(struct fleet_buf *b, const char *glob);
 int fleet_sql_create(const struct fleet_url *u, struct fleet_buf *b);
 /* The INSERT ... FORMAT RowBinary statement of DB.TABLE. */
 int fleet_sql_insert(const struct fleet_url *u, struct fleet_buf *b);
+/* The cgroup column, which tables of ftstack before it lack: with ADD false
+ * the SELECT that counts it in system.columns (1 or 0), with ADD true the
+ * ALTER TABLE that adds it (ClickHouse 18.16 has no ADD COLUMN IF NOT
+ * EXISTS, so fleet_open looks first). Returns 0 or -ENOMEM. */
+int fleet_sql_cgroup_column(const struct fleet_url *u, bool add, struct fleet_buf *b);
 
 /* Parses a report time: seconds since the epoch, "YYYY-MM-DD", "YYYY-MM-DD
  * HH:MM[:SS]" (or with a T; local time, or UTC with a trailing Z), "now",
@@ -107,9 +112,11 @@ struct fleet_rows_meta {
 	const char *const *events;  /* names indexed by agg_named_stack.event */
 	uint32_t nevents;
 	bool by_weight;             /* weight column = stack weight (offcpu us), else count */
+	const char *cgroup;         /* the cgroup column of stacks without their own
+	                             * (--cgroup's path); NULL = "" */
 };
 /* Appends one row per stack to B (leaf-first frames become root-first
- * arrays; a NULL comm is ""). Returns the weight added, and leaves
+ * arrays; a NULL comm is ""; the cgroup is the stack's, else m->cgroup). Returns the weight added, and leaves
  * b->failed set on -ENOMEM. */
 uint64_t fleet_rows_encode(struct fleet_buf *b, const struct fleet_rows_meta *m,
 			   const struct agg_named_stack *s, size_t n);

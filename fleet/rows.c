@@ -56,6 +56,7 @@ uint64_t fleet_rows_encode(struct fleet_buf *b, const struct fleet_rows_meta *m,
 		put_frames(b, s[i].frames, s[i].nkframes);
 		put_frames(b, s[i].frames + s[i].nkframes, s[i].nuframes);
 		put_le(b, w, 8);
+		put_str(b, s[i].cgroup ? s[i].cgroup : m->cgroup);
 		total += w;
 	}
 	return total;

@@ -105,7 +105,7 @@ int fleet_sql_create(const struct fleet_url *u, struct fleet_buf *b)
 	table_name(b, u);
 	fleet_buf_str(b, " (ts DateTime, duration_ms UInt32, host String, mode String, "
 		      "event String, comm String, pid UInt32, kernel Array(String), "
-		      "`user` Array(String), weight UInt64) ENGINE = MergeTree "
+		      "`user` Array(String), weight UInt64, cgroup String) ENGINE = MergeTree "
 		      "PARTITION BY toDate(ts) ORDER BY (host, event, ts)");
 	return b->failed ? -ENOMEM : 0;
 }
@@ -114,8 +114,24 @@ int fleet_sql_insert(const struct fleet_url *u, struct fleet_buf *b)
 {
 	fleet_buf_str(b, "INSERT INTO ");
 	table_name(b, u);
-	fleet_buf_str(b, " (ts, duration_ms, host, mode, event, comm, pid, kernel, `user`, weight) "
-		      "FORMAT RowBinary");
+	fleet_buf_str(b, " (ts, duration_ms, host, mode, event, comm, pid, kernel, `user`, weight, "
+		      "cgroup) FORMAT RowBinary");
+	return b->failed ? -ENOMEM : 0;
+}
+
+int fleet_sql_cgroup_column(const struct fleet_url *u, bool add, struct fleet_buf *b)
+{
+	if (add) {
+		fleet_buf_str(b, "ALTER TABLE ");
+		table_name(b, u);
+		fleet_buf_str(b, " ADD COLUMN cgroup String");
+		return b->failed ? -ENOMEM : 0;
+	}
+	fleet_buf_str(b, "SELECT count() FROM system.columns WHERE database = ");
+	fleet_sql_string(b, u->db);
+	fleet_buf_str(b, " AND table = ");
+	fleet_sql_string(b, u->table);
+	fleet_buf_str(b, " AND name = 'cgroup'");
 	return b->failed ? -ENOMEM : 0;
 }
 

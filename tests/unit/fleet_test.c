@@ -80,7 +80,17 @@ static void test_sql(void)
 	      strstr(b.data, "PARTITION BY toDate(ts) ORDER BY (host, event, ts)"), "create: %s", b.data);
 	fleet_buf_free(&b);
 	CHECK(fleet_sql_insert(&u, &b) == 0 && strstr(b.data, "INSERT INTO `db`.`t` (ts,") &&
-	      strstr(b.data, "FORMAT RowBinary"), "insert");
+	      strstr(b.data, "weight, cgroup) FORMAT RowBinary"), "insert");
+	fleet_buf_free(&b);
+	CHECK(fleet_sql_create(&u, &b) == 0 && strstr(b.data, "weight UInt64, cgroup String)"),
+	      "create: the cgroup column");
+	fleet_buf_free(&b);
+	fleet_sql_cgroup_column(&u, false, &b);
+	CHECK_STR(b.data, "SELECT count() FROM system.columns WHERE database = 'db' AND table = 't' "
+		  "AND name = 'cgroup'", "cgroup column: looked up first (18.16: no IF NOT EXISTS)");
+	fleet_buf_free(&b);
+	fleet_sql_cgroup_column(&u, true, &b);
+	CHECK_STR(b.data, "ALTER TABLE `db`.`t` ADD COLUMN cgroup String", "cgroup column: added");
 	fleet_buf_free(&b);
 	struct fleet_query q = { .has_since = true, .since = 100, .until = 200, .host_pattern = "h'1",
 				 .event = "t:*", .mode = "count", .by_comm = true };
@@ -117,6 +127,7 @@ static const uint8_t insert_row[] = {
 	2, 2, 'k', '1', 2, 'k', '0', /* kernel root first */
 	1, 2, 'u', 0xff,           /* user */
 	9, 0, 0, 0, 0, 0, 0, 0,    /* weight: the count */
+	0,                         /* cgroup: none */
 };
 
 static void test_encode(void)
@@ -134,6 +145,17 @@ static void test_encode(void)
 	fleet_buf_free(&b);
 	m.by_weight = true;
 	CHECK_EQ_U64(fleet_rows_encode(&b, &m, &s, 1), 900, "offcpu: the weight column is the weight");
+	fleet_buf_free(&b);
+	/* the cgroup column: the stack's (--per-cgroup), else the run's (--cgroup) */
+	m.cgroup = "/run";
+	fleet_rows_encode(&b, &m, &s, 1);
+	CHECK(b.len == sizeof(insert_row) + 4 && !memcmp(b.data + b.len - 5, "\x04/run", 5),
+	      "cgroup column: the run's --cgroup path last");
+	fleet_buf_free(&b);
+	s.cgroup = "/a/b";
+	fleet_rows_encode(&b, &m, &s, 1);
+	CHECK(b.len == sizeof(insert_row) + 4 && !memcmp(b.data + b.len - 5, "\x04/a/b", 5),
+	      "cgroup column: the stack's own path");
 	fleet_buf_free(&b);
 }
 
