@@ -91,6 +91,32 @@ print(sum(sum(p["weights"]) for p in d["profiles"] if p["name"] == sys.argv[2]))
 expect_eq "--per-cgroup speedscope: profiles /$A and /$B hold their counts" \
 	"$(ss_sum $TMP/o /$A):$(ss_sum $TMP/o /$B)" "$NA:$NB"
 
+# profile --cgroup: cpu_ab (1 s of CPU) in A, leaf_ab (1 s) in B at once; only
+# A's samples, about 499 (the 20% bounds of profile_test.sh)
+: >$TMP/e; "$FTSTACK" profile -F 499 -f --cgroup /$A >$TMP/o 2>$TMP/e & fpid=$!
+wait_for 60 started $fpid
+in_cgroup $A "$BIN/cpu_ab" 1 & wa=$!
+in_cgroup $B "$BIN/leaf_ab" 1
+wait $wa; kill -INT $fpid; wait $fpid
+expect_eq "profile --cgroup: exit status" $? 0
+check "profile --cgroup: A's cpu_ab, $(fc $TMP/o '^cpu_ab;') samples within 20% of 499" \
+	awk -v t=$(fc $TMP/o '^cpu_ab;') 'BEGIN { exit !(t >= 399 && t <= 599) }'
+expect_eq "profile --cgroup: nothing of B's leaf_ab, nor of any other comm" \
+	"$(awk '!/^cpu_ab;/ { n += $NF } END { print n + 0 }' $TMP/o)" 0
+
+# offcpu --per-cgroup: libc_naps in A sleeps 400 and 800 ms. System-wide on a
+# busy 2-CPU host a wakeup may wait for a CPU, and that wait is off-CPU time
+# too (seen: +42 ms and +40 ms), so 5% below and 100 ms above: what this
+# checks is that every nap is there, under its cgroup
+: >$TMP/e; "$FTSTACK" offcpu -f -U --per-cgroup >$TMP/o 2>$TMP/e & fpid=$!
+wait_for 60 started $fpid
+in_cgroup $A "$BIN/libc_naps"
+kill -INT $fpid; wait $fpid
+expect_eq "offcpu --per-cgroup: exit status" $? 0
+x=$(fc $TMP/o "^/$A;libc_naps;.*;main;nap_x;"); y=$(fc $TMP/o "^/$A;libc_naps;.*;main;nap_y;")
+check "offcpu --per-cgroup: /$A's nap_x $x us, nap_y $y us, 400000 and 800000 (-5%, +100 ms)" \
+	awk -v x=$x -v y=$y 'BEGIN { exit !(x >= 380000 && x <= 500000 && y >= 760000 && y <= 900000) }'
+
 # refusals, before anything is opened
 run_ft $TMP/o $TMP/e -e t:syscalls:sys_enter_getppid --cgroup /ftstack_no_such_$$ 1
 expect_eq "--cgroup of no cgroup: exit status" $? 2
