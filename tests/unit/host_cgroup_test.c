@@ -53,11 +53,11 @@ static void test_resolve_walk(void)
 {
 	char mnt[PATH_MAX], d[PATH_MAX], abs[PATH_MAX], rel[PATH_MAX];
 	snprintf(mnt, sizeof(mnt), "%s/cg", tmp);
-	mkdir(mnt, 0755);
-	snprintf(d, sizeof(d), "%s/a", mnt);
-	mkdir(d, 0755);
-	snprintf(d, sizeof(d), "%s/a/b", mnt);
-	mkdir(d, 0755);
+	/* the tree cg/a/b */
+	for (int depth = 0; depth < 3; depth++) {
+		snprintf(d, sizeof(d), "%s%s", mnt, depth == 0 ? "" : depth == 1 ? "/a" : "/a/b");
+		mkdir(d, 0755);
+	}
 	const char *as[] = { "a/b", "/a/b", "a/b/", d };
 	for (size_t i = 0; i < 4; i++) {
 		CHECK(host_cgroup_resolve(mnt, as[i], abs, sizeof(abs), rel, sizeof(rel)) == 0 &&

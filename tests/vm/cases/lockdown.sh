@@ -21,20 +21,21 @@ else
 	ok "lockdown: tracefs unreadable (as the kernel's lockdown says)"
 fi
 
+# ran NAME ARGS...: ftstack ARGS into $TMP/o and $TMP/e, which exits 0
+ran() {
+	n=$1; shift
+	$FTSTACK "$@" >$TMP/o 2>$TMP/e
+	st=$?
+	expect_eq "lockdown: $n exit status" $st 0
+	[ $st = 0 ] || info "$n: $(head -c 400 $TMP/e)"
+}
 # profile: func_a, func_b burn CPU in a frameless leaf, 1:2 (leaf_ab.c)
-$FTSTACK profile -F 499 -f -U -c "$BIN/leaf_ab 2" >$TMP/o 2>$TMP/e
-st=$?
-expect_eq "lockdown: profile exit status" $st 0
-[ $st = 0 ] || info "profile: $(head -c 400 $TMP/e)"
+ran profile profile -F 499 -f -U -c "$BIN/leaf_ab 2"
 fa=$(fc $TMP/o ';func_a;leaf( |$)'); fb=$(fc $TMP/o ';func_b;leaf( |$)')
 check "lockdown: profile leaf under func_a:func_b = 1:2 +- 15% ($fa:$fb), as without lockdown" \
 	awk -v a=$fa -v b=$fb 'BEGIN { exit !(a > 0 && b / a >= 1.7 && b / a <= 2.3) }'
-
 # offcpu: nap_x sleeps 400 ms, nap_y 800 ms in libc's nanosleep (libc_naps.c)
-$FTSTACK offcpu -f -U -c "$BIN/libc_naps" >$TMP/o 2>$TMP/e
-st=$?
-expect_eq "lockdown: offcpu exit status" $st 0
-[ $st = 0 ] || info "offcpu: $(head -c 400 $TMP/e)"
+ran offcpu offcpu -f -U -c "$BIN/libc_naps"
 x=$(fc $TMP/o ';main;nap_x;nanosleep;'); y=$(fc $TMP/o ';main;nap_y;nanosleep;')
 check "lockdown: offcpu main;nap_x $x us, nap_y $y us, within 5% of 400000, 800000, as without lockdown" \
 	awk -v x=$x -v y=$y 'BEGIN { exit !(x >= 380000 && x <= 420000 && y >= 760000 && y <= 840000) }'
