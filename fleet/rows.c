@@ -27,7 +27,9 @@ static void put_le(struct fleet_buf *b, uint64_t v, size_t bytes)
 
 static void put_str(struct fleet_buf *b, const char *s)
 {
-	size_t n = s ? strlen(s) : 0;
+	if (!s)
+		s = ""; /* memcpy from NULL, even of 0 bytes, is undefined */
+	size_t n = strlen(s);
 	put_varint(b, n);
 	fleet_buf_put(b, s, n);
 }
