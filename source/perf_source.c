@@ -241,6 +241,21 @@ static int explain_open(int err, const struct ft_event *e)
 	return err;
 }
 
+/* The kernel's -EINVAL or -EBADF for an event that asked for cgroups: the
+ * sample's cgroup id is Linux 5.7+, a cgroup-bound event needs the
+ * perf_event controller on the cgroup2 hierarchy (CONFIG_CGROUP_PERF). */
+static int explain_cgroup(const struct ft_session *s, int err, const struct ft_event *e)
+{
+	if (s->cgroup_open)
+		ft_error("cannot open %s on --cgroup %s: %s (the kernel needs CONFIG_CGROUP_PERF, and "
+			 "the perf_event controller on the cgroup2 hierarchy)", e->name,
+			 s->cgroup_path, strerror(-err));
+	else
+		ft_error("cannot open %s with its samples' cgroup (--per-cgroup): %s (Linux 5.7 or "
+			 "later with CONFIG_CGROUP_PERF)", e->name, strerror(-err));
+	return err;
+}
+
 /* Hundreds of probes on a few CPUs need more fds than the usual soft
  * limit of 1024: raise it towards the hard limit, as perf does. */
 static void raise_fd_limit(size_t fds)
@@ -289,6 +304,9 @@ static int open_event(struct ft_session *s, int ev, const bool *online, const pi
 				e->refused = ret;
 				return 0;
 			}
+			if (ret < 0 && (ret == -EINVAL || ret == -EBADF) &&
+			    (s->opt->per_cgroup || s->cgroup_open))
+				return explain_cgroup(s, ret, e);
 			if (ret < 0)
 				return explain_open(ret, e);
 			first = false;
