@@ -4,6 +4,7 @@
 #   make unit       unit tests only (no kernel, no root)
 #   make asan       build with ASan+UBSan into build/asan and run the unit tests there
 #   make check-vm   kprobe/function-tracer tests in a Debian 6.1 kernel under QEMU
+#   make check-vm-lockdown   the same kernel under lockdown=confidentiality
 #   make demo       count kernel+user stacks of t:kmem:kmalloc for 5 s, top 3
 #   make bench      benchmarks of issue targets; tables go to doc/PERFORMANCE.md
 #   make soak       10 minutes of profile -F 999 and a count with -i 1: RSS and fds (not in CI)
@@ -28,7 +29,7 @@ UNIT_BIN  := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 HELP_SRC  := $(wildcard tests/lib/*.c)
 HELP_BIN  := $(HELP_SRC:tests/lib/%.c=$(BUILD)/tests/%)
 
-.PHONY: all unit check asan check-vm demo bench deps clean fuzz cppcheck soak valgrind
+.PHONY: all unit check asan check-vm check-vm-lockdown demo bench deps clean fuzz cppcheck soak valgrind
 all: ftstack
 
 ftstack: $(BUILD)/ftstack
@@ -94,6 +95,10 @@ asan:
 
 check-vm: ftstack tests-bin
 	tests/vm/run
+
+# the same kernel booted with lockdown=confidentiality: cases/lockdown.sh alone
+check-vm-lockdown: ftstack tests-bin
+	FTSTACK_VM_APPEND=lockdown=confidentiality FTSTACK_VM_CASES=lockdown tests/vm/run
 
 demo: deps ftstack
 	./ftstack -e t:kmem:kmalloc -t 3 5

@@ -99,6 +99,7 @@ struct agg_record {
 	uint32_t cpu;
 	uint32_t event;  /* index of the traced event in the plan */
 	uint64_t weight; /* 1 per event; ns (profile) or us (offcpu) */
+	uint64_t cgroup; /* the task's cgroup2 id (--per-cgroup), else 0 */
 	const uint64_t *kstack;
 	uint32_t nkstack;
 	const uint64_t *ustack;
@@ -108,6 +109,7 @@ struct agg_record {
 struct agg_config {
 	bool key_pid;        /* keep every stack per process (-P, profile, offcpu, or comm shown) */
 	bool key_tid;        /* and per thread: the comm shown is the thread's */
+	bool key_cgroup;     /* and per cgroup (--per-cgroup) */
 	size_t max_stacks;   /* 0 = unlimited; distinct keys beyond it are dropped and counted */
 };
 
@@ -117,6 +119,7 @@ struct agg_entry {
 	uint32_t event;
 	uint32_t pid;        /* 0 when the key does not include the process */
 	uint32_t tid;        /* 0 unless key_tid */
+	uint64_t cgroup;     /* 0 unless key_cgroup */
 	uint64_t first_time; /* time of the first record: names user addresses */
 	uint64_t count;      /* records counted under this key */
 	uint64_t weight;     /* summed record weights */
@@ -164,6 +167,7 @@ struct agg_named_stack {
 	uint32_t event;
 	uint32_t pid;          /* 0 unless kept per process */
 	const char *comm;      /* NULL when comm is not part of the key */
+	const char *cgroup;    /* the cgroup2 path (--per-cgroup), else NULL */
 	const char **frames;
 	uint32_t nkframes;
 	uint32_t nuframes;
@@ -195,7 +199,7 @@ struct agg_named;
 int agg_named_alloc(struct agg_named **out);
 void agg_named_free(struct agg_named *n);
 /* Adds count/weight to the stack with these names (merging equal ones: same
- * event, pid, comm string and frame strings). Strings are copied.
+ * event, pid, comm and cgroup strings and frame strings). Strings are copied.
  * Returns 0 or -ENOMEM. */
 int agg_named_add(struct agg_named *n, const struct agg_named_stack *s);
 /* Applies the filter and orders what is left from least to most frequent

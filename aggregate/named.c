@@ -93,6 +93,7 @@ static uint64_t stack_hash(const struct agg_named_stack *s)
 	uint64_t h = agg_hash_mix(0x452821e638d01377ull, (uint64_t)s->event << 32 | s->pid);
 
 	h = agg_hash_mix(h, (uintptr_t)s->comm);
+	h = agg_hash_mix(h, (uintptr_t)s->cgroup);
 	h = agg_hash_mix(h, (uint64_t)s->nkframes << 32 | s->nuframes);
 	for (uint32_t i = 0; i < s->nkframes + s->nuframes; i++)
 		h = agg_hash_mix(h, (uintptr_t)s->frames[i]);
@@ -106,7 +107,7 @@ static bool stack_equal(const struct agg_named_stack *a,
 	uint32_t nf = a->nkframes + a->nuframes;
 
 	return a->event == b->event && a->pid == b->pid &&
-	       a->comm == b->comm && a->nkframes == b->nkframes &&
+	       a->comm == b->comm && a->cgroup == b->cgroup && a->nkframes == b->nkframes &&
 	       a->nuframes == b->nuframes &&
 	       (nf == 0 || memcmp(a->frames, b->frames, nf * sizeof(char *)) == 0);
 }
@@ -149,6 +150,8 @@ static int make_key(struct agg_named *n, const struct agg_named_stack *s,
 	*key = *s;
 	key->frames = tmp;
 	if (s->comm && intern(n, s->comm, &key->comm))
+		return -ENOMEM;
+	if (s->cgroup && intern(n, s->cgroup, &key->cgroup))
 		return -ENOMEM;
 	for (uint32_t i = 0; i < nf; i++)
 		if (intern(n, s->frames[i] ? s->frames[i] : "", &tmp[i]))
@@ -226,7 +229,7 @@ static int cmp_str(const char *a, const char *b)
 }
 
 /* Everything but the rank: event, frames (lexicographic, shorter first,
- * then the kernel/user split), comm, pid. Equal keys were merged, so this
+ * then the kernel/user split), comm, pid, cgroup. Equal keys were merged, so this
  * is a total order and the output does not depend on insertion order. */
 static int cmp_key(const struct agg_named_stack *a,
 		   const struct agg_named_stack *b)
@@ -244,6 +247,8 @@ static int cmp_key(const struct agg_named_stack *a,
 		c = cmp_str(a->comm, b->comm);
 	if (!c)
 		c = cmp_u64(a->pid, b->pid);
+	if (!c)
+		c = cmp_str(a->cgroup, b->cgroup);
 	return c;
 }
 

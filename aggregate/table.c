@@ -39,6 +39,7 @@ struct key {
 	uint64_t first_time;
 	uint64_t count;
 	uint64_t weight;
+	uint64_t cgroup;
 	uint32_t event, pid, tid, kid, uid;
 };
 
@@ -147,6 +148,7 @@ static uint64_t key_hash(const struct key *k)
 	uint64_t h = agg_hash_mix(0x13198a2e03707344ull, (uint64_t)k->event << 32 | k->pid);
 
 	h = agg_hash_mix(h, k->tid);
+	h = agg_hash_mix(h, k->cgroup);
 	return agg_hash_finish(agg_hash_mix(h, (uint64_t)k->kid << 32 | k->uid));
 }
 
@@ -158,7 +160,7 @@ static uint32_t key_find(const struct agg_table *t, const struct key *k,
 		const struct key *e = &t->keys[idx];
 
 		if (e->event == k->event && e->pid == k->pid && e->tid == k->tid &&
-		    e->kid == k->kid && e->uid == k->uid)
+		    e->kid == k->kid && e->uid == k->uid && e->cgroup == k->cgroup)
 			return idx;
 	}
 	return 0;
@@ -304,6 +306,7 @@ int agg_add(struct agg_table *t, const struct agg_record *r)
 	stack_lookup(&t->uint, &ul);
 	k.pid = (t->cfg.key_pid || t->cfg.key_tid || ul.n > 0) ? r->pid : 0;
 	k.tid = t->cfg.key_tid ? r->tid : 0;
+	k.cgroup = t->cfg.key_cgroup ? r->cgroup : 0;
 	t->dirty = true;
 	/* an unknown stack means an unknown key: skip the key probe */
 	if ((kl.n == 0 || kl.id) && (ul.n == 0 || ul.id)) {
@@ -339,7 +342,7 @@ static void entry_from_key(const struct agg_table *t, const struct key *k,
 	const struct stack *us = &t->uint.stacks[k->uid];
 
 	*e = (struct agg_entry){
-		.event = k->event, .pid = k->pid, .tid = k->tid, .first_time = k->first_time,
+		.event = k->event, .pid = k->pid, .tid = k->tid, .cgroup = k->cgroup, .first_time = k->first_time,
 		.count = k->count, .weight = k->weight,
 		.kstack = k->kid ? ks->addr : NULL, .nkstack = k->kid ? ks->n : 0,
 		.ustack = k->uid ? us->addr : NULL, .nustack = k->uid ? us->n : 0,

@@ -46,6 +46,8 @@ struct ft_options {
 	const char *output;      /* -o */
 	bool force;              /* --force: -o writes through a symlink at FILE */
 	bool keep_root;          /* --keep-root: under sudo, -c's command stays root */
+	const char *cgroup;      /* --cgroup PATH: only this cgroup2's tasks (perf -G) */
+	bool per_cgroup;         /* --per-cgroup: stacks of different cgroups kept apart */
 	bool delimiter, annotate, offsets, addresses, per_process;
 	bool no_demangle;        /* --no-demangle: C++/Rust names as the ELF file has them */
 	bool pid_frame;          /* -P given (not implied by profile/offcpu): folded's

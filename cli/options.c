@@ -24,6 +24,7 @@ enum {
 	OPT_FORCE,
 	OPT_SINK, OPT_SINK_BUFFER, OPT_HOST_NAME, OPT_SINCE, OPT_UNTIL, OPT_HOST,
 	OPT_EVENT, OPT_MODE,
+	OPT_CGROUP, OPT_PER_CGROUP,
 };
 
 static const struct option long_opts[] = {
@@ -54,6 +55,8 @@ static const struct option long_opts[] = {
 	{ "host", required_argument, NULL, OPT_HOST },
 	{ "event", required_argument, NULL, OPT_EVENT },
 	{ "mode", required_argument, NULL, OPT_MODE },
+	{ "cgroup", required_argument, NULL, OPT_CGROUP },
+	{ "per-cgroup", no_argument, NULL, OPT_PER_CGROUP },
 	{ "help", no_argument, NULL, OPT_HELP },
 	/* report */
 	{ "weight", required_argument, NULL, OPT_WEIGHT },
@@ -422,6 +425,12 @@ static int apply_option(int c, const char *arg, struct ft_options *o)
 	case OPT_NO_DEMANGLE: o->no_demangle = true; return 0;
 	case OPT_KEEP_ROOT: o->keep_root = true; return 0;
 	case OPT_FORCE: o->force = true; return 0;
+	case OPT_CGROUP:
+		if (!*arg)
+			return bad("--cgroup needs a cgroup2 path (/system.slice/x.service)");
+		o->cgroup = arg;
+		return 0;
+	case OPT_PER_CGROUP: o->per_cgroup = true; return 0;
 	case OPT_INPUT_FORMAT:
 		if (report_format_parse(arg, &(enum report_format){ REPORT_AUTO }) < 0)
 			return bad("--input-format takes auto, ftrace, perf-script, hist or folded, got '%s'", arg);
@@ -522,6 +531,11 @@ static int check_combinations(struct ft_options *o)
 		return bad("--force is for -o FILE (it writes through a symlink at FILE)");
 	if ((o->npids || o->ntids) && o->command)
 		return bad("-p/-L and a command (-c or --) exclude each other");
+	if ((o->cgroup || o->per_cgroup) && (o->cmd == FT_REPORT || o->backend == FT_BACKEND_FTRACE))
+		return bad("%s needs a live run with --backend perf (the cgroup comes with perf's samples)",
+			   o->cgroup ? "--cgroup" : "--per-cgroup");
+	if (o->cgroup && (o->npids || o->ntids || o->command))
+		return bad("--cgroup traces every task of the cgroup; -p/-L/-c exclude it");
 	if (o->cmd == FT_PROFILE && !o->freq && !o->period_ns)
 		o->freq = 49;
 	if (o->cmd == FT_PROFILE || o->cmd == FT_OFFCPU)

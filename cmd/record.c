@@ -2,6 +2,8 @@
  * reverse order through one cleanup label. Bad input is refused before
  * anything exists in the kernel. Returns the exit status. */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -111,6 +113,47 @@ static void announce(const struct ft_session *s)
 	ft_note("%s%s", head, until);
 }
 
+static int name_cgroup(void *ctx, uint64_t id, const char *path)
+{
+	return host_cgroup_names_add(ctx, id, path);
+}
+
+/* --cgroup's folder opened (its fd is every event's pid, as perf -G does)
+ * and, for --per-cgroup, the cgroups that exist named: the kernel's CGROUP
+ * records name only those made later. Exit status. */
+static int open_cgroups(struct ft_session *s)
+{
+	const struct ft_options *o = s->opt;
+	char mnt[PATH_MAX], abs[PATH_MAX];
+	int ret;
+	if (!o->cgroup && !o->per_cgroup)
+		return 0;
+	if ((ret = host_cgroup2_mount("/proc", mnt, sizeof(mnt))) < 0) {
+		ft_error("%s: no cgroup2 file system mounted here (/proc/self/mountinfo)",
+			 o->cgroup ? "--cgroup" : "--per-cgroup");
+		return 1;
+	}
+	if (o->cgroup) {
+		ret = host_cgroup_resolve(mnt, o->cgroup, abs, sizeof(abs), s->cgroup_path,
+					  sizeof(s->cgroup_path));
+		if (ret < 0) {
+			ft_error("--cgroup %s: no such cgroup under %s", o->cgroup, mnt);
+			return 2;
+		}
+		if ((s->cgroup_fd = open(abs, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+			ft_error("--cgroup %s: cannot open %s: %s", o->cgroup, abs, strerror(errno));
+			return 1;
+		}
+		s->cgroup_open = true;
+		ft_debug("--cgroup %s: %s", o->cgroup, abs);
+	}
+	if (o->per_cgroup && (ret = host_cgroup_walk(mnt, name_cgroup, &s->cgroups)) < 0) {
+		ft_error("--per-cgroup: cannot read the cgroups under %s: %s", mnt, strerror(-ret));
+		return 1;
+	}
+	return 0;
+}
+
 /* The -p processes' (and -L threads' processes') maps, read once armed,
  * as for -c's command: a sample may be counted only after its process has
  * exited (samples wait while kallsyms loads), too late to read them then. */
@@ -131,12 +174,15 @@ static int prepare(struct ft_session *s)
 {
 	if (ft_targets_open(&s->targets, s->opt) < 0)
 		return 2;
+	int ret = open_cgroups(s);
+	if (ret != 0)
+		return ret;
 	/* first when the plan needs kernel names (kernel functions, --through);
 	 * else they load when a kernel stack is first counted (count.c) */
 	bool kallsyms_first = ft_plan_wants_kallsyms(s->opt);
 	if (kallsyms_first && load_kallsyms(s) < 0)
 		return 1;
-	int ret = ft_plan_build(s->opt, &s->plan);
+	ret = ft_plan_build(s->opt, &s->plan);
 	if (ret < 0)
 		return ret == -EINVAL ? 2 : 1;
 	ft_session_configure(s, "/proc");
@@ -164,7 +210,7 @@ static int prepare(struct ft_session *s)
 	const struct sym_cache_style style = { .offsets = s->opt->offsets,
 		.addresses = s->opt->addresses, .demangle = !s->opt->no_demangle };
 	struct agg_config ac = { .key_pid = s->key_pid, .key_tid = s->key_tid,
-				  .max_stacks = s->opt->max_stacks };
+				  .key_cgroup = s->opt->per_cgroup, .max_stacks = s->opt->max_stacks };
 	if (sym_procs_alloc("/proc", "/usr/lib/debug", &s->procs) < 0 ||
 	    agg_table_alloc(&ac, &s->agg) < 0 ||
 	    sym_cache_alloc(s->ksyms, s->procs, &style,
@@ -273,5 +319,8 @@ cleanup:
 	ft_kfilter_free(&s.kfilter);
 	sym_kernel_free(s.ksyms);
 	ft_plan_destroy(&s.plan);
+	if (s.cgroup_open)
+		close(s.cgroup_fd);
+	host_cgroup_names_free(&s.cgroups);
 	return status;
 }

@@ -57,7 +57,7 @@ static void count_now(struct ft_session *s, const struct perfev_sample *smp, uin
 {
 	struct agg_record r = {
 		.time = smp->time, .pid = smp->pid, .tid = smp->tid, .cpu = smp->cpu,
-		.event = event, .weight = weight,
+		.event = event, .weight = weight, .cgroup = smp->cgroup,
 	};
 	uint32_t start = 0;
 	if (smp->nkips) {
@@ -97,7 +97,7 @@ static void count_now(struct ft_session *s, const struct perfev_sample *smp, uin
 
 /* A sample waiting for the kernel's symbols: what count_now reads of it. */
 struct pending {
-	uint64_t time, weight, entry_ret;
+	uint64_t time, weight, entry_ret, cgroup;
 	uint32_t pid, tid, cpu, event, nk, nu;
 	uint32_t has_ret;
 	uint32_t pad;
@@ -111,7 +111,8 @@ static int pending_push(struct ft_pending *q, const struct perfev_sample *smp, u
 	if (MEM_GROW(q->buf, q->cap, q->len + need, 1u << 16))
 		return -ENOMEM;
 	struct pending *p = (struct pending *)(q->buf + q->len);
-	*p = (struct pending){ .time = smp->time, .weight = weight, .pid = smp->pid,
+	*p = (struct pending){ .time = smp->time, .weight = weight, .cgroup = smp->cgroup,
+			       .pid = smp->pid,
 			       .tid = smp->tid, .cpu = smp->cpu, .event = event,
 			       .nk = smp->nkips, .nu = smp->nuips };
 	if (smp->ustack && smp->ustack_size >= sizeof(p->entry_ret)) {
@@ -134,7 +135,7 @@ static void pending_count(struct ft_session *s)
 		const struct pending *p = (const struct pending *)(q->buf + off);
 		struct perfev_sample smp = {
 			.pid = p->pid, .tid = p->tid, .time = p->time, .cpu = p->cpu,
-			.kips = p->ips, .nkips = p->nk, .uips = p->ips + p->nk, .nuips = p->nu,
+			.cgroup = p->cgroup, .kips = p->ips, .nkips = p->nk, .uips = p->ips + p->nk, .nuips = p->nu,
 			.ustack = p->has_ret ? (const uint8_t *)&p->entry_ret : NULL,
 			.ustack_size = p->has_ret ? sizeof(p->entry_ret) : 0,
 		};

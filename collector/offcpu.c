@@ -40,6 +40,7 @@ struct switch_ev {
 	bool out;
 	bool filtered;       /* a switch-out left out: pairs, counts nothing */
 	uint32_t pid;        /* tgid of a switch-out */
+	uint64_t cgroup;     /* its cgroup2 id (--per-cgroup) */
 	uint64_t *ips;       /* switch-out: kernel then user addresses */
 	uint32_t nk, nu;
 };
@@ -179,7 +180,7 @@ static void count_interval(struct ft_offcpu *oc, uint32_t tid, const struct swit
 		return;
 	}
 	struct perfev_sample smp = {
-		.pid = o->pid, .tid = tid, .time = o->time,
+		.pid = o->pid, .tid = tid, .time = o->time, .cgroup = o->cgroup,
 		.kips = o->ips, .nkips = o->nk, .uips = o->ips + o->nk, .nuips = o->nu,
 	};
 	if (open)
@@ -335,6 +336,7 @@ void ft_offcpu_sample(struct ft_offcpu *oc, const struct perfev_sample *smp, uin
 	if (!(t = thread_get(oc, prev, true)) || dead_switch_out(t, smp->time))
 		return;
 	struct switch_ev out = { .time = smp->time, .out = true, .pid = smp->pid,
+				 .cgroup = smp->cgroup,
 				 .nk = smp->nkips, .nu = smp->nuips };
 	if ((o->state >= 0 && state != (uint64_t)o->state) ||
 	    ((o->user_threads || o->kernel_threads) && is_kthread(oc, t) != o->kernel_threads)) {

@@ -47,6 +47,20 @@ static void name_frames(struct ft_session *s, const struct agg_entry *e, const c
 							  e->ustack[i], i == 0);
 }
 
+/* --per-cgroup: the path of the entry's cgroup (into BUF when the id was
+ * never named: a cgroup gone before the run began naming them). */
+static const char *entry_cgroup(const struct ft_session *s, const struct agg_entry *e,
+				char *buf, size_t len)
+{
+	if (!s->opt->per_cgroup)
+		return NULL;
+	const char *p = host_cgroup_names_find(&s->cgroups, e->cgroup);
+	if (p)
+		return p;
+	snprintf(buf, len, "[cgroup %llu]", (unsigned long long)e->cgroup);
+	return buf;
+}
+
 int ft_build_named(struct ft_session *s, struct agg_named *named, bool comm)
 {
 	const struct ft_options *o = s->opt;
@@ -56,11 +70,13 @@ int ft_build_named(struct ft_session *s, struct agg_named *named, bool comm)
 	int ret = frames ? 0 : -ENOMEM;
 	for (size_t i = 0; i < n && ret == 0; i++) {
 		const struct agg_entry *e = &ents[i];
+		char cgbuf[48];
 		name_frames(s, e, frames);
 		struct agg_named_stack ns = {
 			.event = e->event,
 			.pid = o->per_process ? e->pid : 0,
 			.comm = comm ? entry_comm(s, e) : NULL,
+			.cgroup = entry_cgroup(s, e, cgbuf, sizeof(cgbuf)),
 			.frames = frames,
 			.nkframes = e->nkstack,
 			.nuframes = e->nustack,

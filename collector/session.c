@@ -74,6 +74,10 @@ int ft_session_record(struct ft_session *s, const struct perfev_record *rec, int
 	case PERFEV_THROTTLE:
 		s->cnt.throttled++;
 		break;
+	case PERFEV_CGROUP: /* made while tracing (--per-cgroup) */
+		if (s->opt->per_cgroup && rec->cgroup.path)
+			host_cgroup_names_add(&s->cgroups, rec->cgroup.id, rec->cgroup.path);
+		break;
 	default:
 		break;
 	}

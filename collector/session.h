@@ -11,6 +11,7 @@
 #include "collector/kfilter.h"
 #include "collector/offcpu.h"
 #include "perfev/perfev.h"
+#include "host/host.h"
 #include "symbolize/symbolize.h"
 
 struct fleet;
@@ -101,6 +102,11 @@ struct ft_session {
 	uint64_t uregs_mask;     /* the user registers each sample takes with the copy */
 	char ustack_why[256];    /* why this method (chosen for the host, or asked) */
 	struct sym_unwinder *unwinder; /* CFI of the mapped files, for user stacks */
+	/* --cgroup: the folder's fd, the pid of every event (PERF_FLAG_PID_CGROUP) */
+	int cgroup_fd;
+	bool cgroup_open;
+	char cgroup_path[512];   /* --cgroup's path from the cgroup root ("/a/b") */
+	struct host_cgroup_names cgroups; /* --per-cgroup: ids to paths */
 };
 
 /* record.c: what this run wants from the kernel and keeps per record

@@ -97,6 +97,7 @@ static int add_missing_columns(struct fleet *f, char *err, size_t errlen)
 	return ret;
 }
 
+
 int fleet_open(const char *url, const char *env_password, size_t buffer_bytes,
 	       struct fleet **out, char *err, size_t errlen)
 {

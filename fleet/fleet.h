@@ -133,9 +133,12 @@ struct fleet_rows_meta {
 	bool by_weight;             /* weight column = stack weight (offcpu us), else count */
 	uint64_t run;               /* the batch's identity: (host, run, seq), and */
 	uint32_t seq;               /* each row's index in it (the row column) */
+	const char *cgroup;         /* the cgroup column of stacks without their own
+	                             * (--cgroup's path); NULL = "" */
 };
 /* Appends one row per stack to B (leaf-first frames become root-first
- * arrays; a NULL comm is ""); row i gets row index i. ENDS (may be NULL)
+ * arrays; a NULL comm is ""; the cgroup is the stack's, else m->cgroup);
+ * row i gets row index i. ENDS (may be NULL)
  * gets where each row ends in B. Returns the weight added, and leaves
  * b->failed set on -ENOMEM. */
 uint64_t fleet_rows_encode(struct fleet_buf *b, const struct fleet_rows_meta *m,

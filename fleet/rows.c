@@ -28,7 +28,9 @@ void fleet_put_le(struct fleet_buf *b, uint64_t v, size_t bytes)
 
 void fleet_put_str(struct fleet_buf *b, const char *s)
 {
-	size_t n = s ? strlen(s) : 0;
+	if (!s)
+		s = ""; /* memcpy from NULL, even of 0 bytes, is undefined */
+	size_t n = strlen(s);
 	fleet_put_varint(b, n);
 	fleet_buf_put(b, s, n);
 }
@@ -66,6 +68,7 @@ uint64_t fleet_rows_encode(struct fleet_buf *b, const struct fleet_rows_meta *m,
 		fleet_put_le(b, m->run, 8);
 		fleet_put_le(b, m->seq, 4);
 		fleet_put_le(b, i, 4);
+		fleet_put_str(b, s[i].cgroup ? s[i].cgroup : m->cgroup);
 		if (ends)
 			ends[i] = b->len;
 		total += w;

@@ -105,6 +105,7 @@ const struct fleet_column fleet_columns[] = {
 	{ "run", "run", "UInt64" },
 	{ "seq", "seq", "UInt32" },
 	{ "row", "row", "UInt32" },
+	{ "cgroup", "cgroup", "String" },
 };
 const size_t fleet_ncolumns = sizeof(fleet_columns) / sizeof(fleet_columns[0]);
 

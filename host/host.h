@@ -47,4 +47,39 @@ int host_cap_eff(const char *proc_root, const char *who, uint64_t *eff);
  * "uprobe"), or -1 when the kernel has no such PMU. */
 int host_pmu_type(const char *sys_root, const char *name);
 
+/* ---- cgroup2 (cgroup.c): --cgroup and --per-cgroup ---- */
+
+/* The cgroup2 mount point named in PROC_ROOT/self/mountinfo (the first
+ * one) into buf. Returns 0, -ENOENT when none is mounted, or -errno. */
+int host_cgroup2_mount(const char *proc_root, char *buf, size_t len);
+/* The cgroup folder ARG names: ARG itself when it is a folder under MOUNT
+ * given with MOUNT's path, else ARG read from MOUNT ("/a/b" and "a/b" both
+ * as /proc/PID/cgroup writes them). The folder into abs, its path from the
+ * cgroup root ("/a/b", "/" for the root) into rel. Returns 0, -ENOENT when
+ * there is no such cgroup, -ENAMETOOLONG, or -errno. */
+int host_cgroup_resolve(const char *mount, const char *arg, char *abs, size_t abslen,
+			char *rel, size_t rellen);
+/* The kernel's id of cgroup folder PATH (its file handle, what
+ * PERF_SAMPLE_CGROUP carries). Returns 0 or -errno. */
+int host_cgroup_id(const char *path, uint64_t *id);
+/* Calls FN with the id and path from the cgroup root of MOUNT and of every
+ * cgroup under it (perf synthesizes its CGROUP records so: the kernel names
+ * only cgroups made while an event is open). FN returning non-zero stops
+ * the walk. Returns 0, FN's value, or -errno. */
+int host_cgroup_walk(const char *mount, int (*fn)(void *ctx, uint64_t id, const char *path),
+		     void *ctx);
+
+/* Cgroup ids and their paths, as perf's CGROUP records and
+ * host_cgroup_walk give them. Zeroed is empty. */
+struct host_cgroup_names {
+	struct host_cgroup_name { uint64_t id; char *path; } *v;
+	size_t n, cap;
+};
+/* Names cgroup ID PATH (a later name for the same id replaces the first:
+ * a folder removed and made again). Returns 0 or -ENOMEM. */
+int host_cgroup_names_add(struct host_cgroup_names *m, uint64_t id, const char *path);
+/* The path of cgroup ID, or NULL when it was never named. */
+const char *host_cgroup_names_find(const struct host_cgroup_names *m, uint64_t id);
+void host_cgroup_names_free(struct host_cgroup_names *m);
+
 #endif

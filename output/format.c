@@ -123,7 +123,8 @@ int out_path_build(const struct out_options *o, const struct agg_named_stack *s,
 		}
 		p->v[p->n++] = (struct out_frame){ name, kernel, false };
 	}
-	if (s->comm && !(p->comm = path_clean(p, s->comm))) {
+	if ((s->comm && !(p->comm = path_clean(p, s->comm))) ||
+	    (s->cgroup && !(p->cgroup = path_clean(p, s->cgroup)))) {
 		out_path_free(p);
 		return -ENOMEM;
 	}
@@ -178,11 +179,17 @@ int out_folded_names(const struct out_options *o, const struct agg_named_stack *
 	int ret = out_path_build(o, s, "-", &p);
 	if (ret)
 		return ret;
-	size_t cap = p.n + 1, n = 0;
+	size_t cap = p.n + 2, n = 0;
 	char **v = calloc(cap, sizeof(*v));
 	enum out_kind *k = calloc(cap, sizeof(*k));
 	if (!v || !k)
 		goto nomem;
+	/* --per-cgroup: the cgroup is the root, each container a tower */
+	if (p.cgroup) {
+		k[n] = OUT_K_OTHER;
+		if (!(v[n++] = folded_dup(p.cgroup, false)))
+			goto nomem;
+	}
 	if (o->show_comm) {
 		k[n] = OUT_K_OTHER;
 		if (!(v[n++] = comm_frame(o, s, p.comm)))

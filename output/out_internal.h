@@ -23,6 +23,7 @@ struct out_path {
 	size_t n;
 	char *event; /* owned "[name]" when the event frame is shown */
 	const char *comm; /* the stack's comm, cleaned (out_clean_name); NULL if none */
+	const char *cgroup; /* the stack's cgroup path, cleaned; NULL if none */
 	char **own;  /* cleaned names this path owns */
 	size_t nown, capown;
 };
@@ -44,7 +45,7 @@ bool out_annotated(const char *name);
 
 enum out_kind { OUT_K_USER, OUT_K_KERNEL, OUT_K_OTHER /* comm, event, delimiter */ };
 
-/* The folded sequence root first: [comm] user... [-] kernel... [event], with
+/* The folded sequence root first: [cgroup] [comm] user... [-] kernel... [event], with
  * the folded rules (annotate, ';' replaced). Each name is heap-allocated into
  * *names, its kind in *kind; returns the count or -ENOMEM. Free with
  * out_names_free. */

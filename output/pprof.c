@@ -157,6 +157,8 @@ static void pp_sample(struct pprof *pp, const struct agg_named_stack *s)
 		pp_label(pp, "comm", p.comm, 0);
 	if (s->pid)
 		pp_label(pp, "pid", NULL, s->pid);
+	if (p.cgroup)
+		pp_label(pp, "cgroup", p.cgroup, 0);
 	pb_msg(&pp->prof, 2, &pp->sub);
 	out_path_free(&p);
 }

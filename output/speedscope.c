@@ -1,7 +1,10 @@
-/* output: speedscope's file format (one "sampled" profile). */
+/* output: speedscope's file format: one "sampled" profile, or with
+ * --per-cgroup one a cgroup, named by its path (speedscope's profile list
+ * is how it shows several). */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
+#include <string.h>
 #include "output/out_internal.h"
 
 static void json_str(FILE *f, const char *s)
@@ -48,7 +51,9 @@ static int ss_collect(const struct out_options *o, const struct agg_named_stack 
 	for (size_t i = 0; i < n; i++) {
 		char **names;
 		enum out_kind *kernel;
-		int nn = out_folded_names(o, &s[i], &names, &kernel);
+		struct agg_named_stack one = s[i];
+		one.cgroup = NULL; /* the profile's name, not a frame */
+		int nn = out_folded_names(o, &one, &names, &kernel);
 		if (nn < 0)
 			return nn;
 		int ret = 0;
@@ -68,13 +73,48 @@ static int ss_collect(const struct out_options *o, const struct agg_named_stack 
 	return 0;
 }
 
+static bool same_cgroup(const char *a, const char *b)
+{
+	return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+/* The profile of the stacks of cgroup CG (all of them when none has one). */
+static void ss_profile(FILE *f, const struct out_options *o, const struct agg_named_stack *s,
+		       size_t n, const char *cg, const struct ss_sample *smp)
+{
+	uint64_t total = 0;
+	bool first = true;
+	for (size_t i = 0; i < n; i++)
+		if (same_cgroup(s[i].cgroup, cg))
+			total += ss_weight(o, &s[i]);
+	fputs("{\"type\":\"sampled\",\"name\":", f);
+	json_str(f, cg ? cg : o->title ? o->title : "ftstack");
+	fprintf(f, ",\"unit\":\"%s\",\"startValue\":0,\"endValue\":%" PRIu64 ",\"samples\":[",
+		ss_unit(o), total);
+	for (size_t i = 0; i < n; i++) {
+		if (!same_cgroup(s[i].cgroup, cg))
+			continue;
+		fputs(first ? "[" : ",[", f);
+		first = false;
+		for (size_t j = 0; j < smp[i].n; j++)
+			fprintf(f, j ? ",%ld" : "%ld", smp[i].idx[j]);
+		fputc(']', f);
+	}
+	fputs("],\"weights\":[", f);
+	first = true;
+	for (size_t i = 0; i < n; i++) {
+		if (!same_cgroup(s[i].cgroup, cg))
+			continue;
+		fprintf(f, first ? "%" PRIu64 : ",%" PRIu64, ss_weight(o, &s[i]));
+		first = false;
+	}
+	fputs("]}", f);
+}
+
 static void ss_emit(FILE *f, const struct out_options *o, const struct agg_named_stack *s,
 		    size_t n, const struct out_strtab *frames, const struct ss_sample *smp)
 {
 	const char *title = o->title ? o->title : "ftstack";
-	uint64_t total = 0;
-	for (size_t i = 0; i < n; i++)
-		total += ss_weight(o, &s[i]);
 	fputs("{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\","
 	      "\"shared\":{\"frames\":[", f);
 	for (size_t i = 0; i < frames->n; i++) {
@@ -82,20 +122,21 @@ static void ss_emit(FILE *f, const struct out_options *o, const struct agg_named
 		json_str(f, frames->str[i]);
 		fputc('}', f);
 	}
-	fputs("]},\"profiles\":[{\"type\":\"sampled\",\"name\":", f);
-	json_str(f, title);
-	fprintf(f, ",\"unit\":\"%s\",\"startValue\":0,\"endValue\":%" PRIu64 ",\"samples\":[",
-		ss_unit(o), total);
+	fputs("]},\"profiles\":[", f);
+	size_t profiles = 0;
 	for (size_t i = 0; i < n; i++) {
-		fputs(i ? ",[" : "[", f);
-		for (size_t j = 0; j < smp[i].n; j++)
-			fprintf(f, j ? ",%ld" : "%ld", smp[i].idx[j]);
-		fputc(']', f);
+		bool seen = false;
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = same_cgroup(s[j].cgroup, s[i].cgroup);
+		if (seen)
+			continue;
+		if (profiles++)
+			fputc(',', f);
+		ss_profile(f, o, s, n, s[i].cgroup, smp);
 	}
-	fputs("],\"weights\":[", f);
-	for (size_t i = 0; i < n; i++)
-		fprintf(f, i ? ",%" PRIu64 : "%" PRIu64, ss_weight(o, &s[i]));
-	fputs("]}],\"name\":", f);
+	if (!profiles)
+		ss_profile(f, o, s, n, NULL, smp);
+	fputs("],\"name\":", f);
 	json_str(f, title);
 	fputs(",\"activeProfileIndex\":0,\"exporter\":\"ftstack\"}\n", f);
 }

@@ -9,6 +9,8 @@ static void text_stack(FILE *f, const struct out_options *o, const struct agg_na
 		fprintf(f, "    %s\n", p->v[i].name);
 	if (o->per_process && p->comm)
 		fprintf(f, "    -                %s (%" PRIu32 ")\n", p->comm, s->pid);
+	if (p->cgroup)
+		fprintf(f, "    -                cgroup %s\n", p->cgroup);
 	fprintf(f, "        %" PRIu64 "\n\n", out_value(o, s));
 }
 

@@ -149,12 +149,28 @@ static void sample_user(struct cur *c, uint64_t type, uint64_t regs_mask,
 	}
 }
 
+/* The fields the kernel writes after the user stack, up to the cgroup id:
+ * ftstack asks for none but the cgroup, and skips the others' u64s. */
+static void sample_tail(struct cur *c, uint64_t type, struct perfev_sample *s)
+{
+	if (type & (PERF_SAMPLE_WEIGHT | PERF_SAMPLE_WEIGHT_STRUCT))
+		u64(c);
+	if (type & PERF_SAMPLE_DATA_SRC)
+		u64(c);
+	if (type & PERF_SAMPLE_TRANSACTION)
+		u64(c);
+	if (type & PERF_SAMPLE_PHYS_ADDR)
+		u64(c);
+	if (type & PERF_SAMPLE_CGROUP)
+		s->cgroup = u64(c);
+}
+
 static int decode_sample(struct cur *c, uint64_t type, uint64_t regs_mask,
 			 struct perfev_record *r)
 {
 	struct perfev_sample *s = &r->sample;
 	uint32_t res;
-	if (type & (PERF_SAMPLE_READ | PERF_SAMPLE_BRANCH_STACK))
+	if (type & (PERF_SAMPLE_READ | PERF_SAMPLE_BRANCH_STACK | PERF_SAMPLE_REGS_INTR))
 		return -EINVAL;
 	if (type & PERF_SAMPLE_IDENTIFIER)
 		s->id = u64(c);
@@ -179,6 +195,7 @@ static int decode_sample(struct cur *c, uint64_t type, uint64_t regs_mask,
 	if (type & PERF_SAMPLE_RAW)
 		sample_raw(c, s);
 	sample_user(c, type, regs_mask, s);
+	sample_tail(c, type, s);
 	if (c->bad)
 		return -EINVAL;
 	r->kind = PERFEV_SAMPLE;
@@ -285,6 +302,11 @@ static void decode_body(struct cur *c, uint32_t type, uint16_t misc, struct perf
 		r->sw.out = misc & PERF_RECORD_MISC_SWITCH_OUT;
 		if (type == PERF_RECORD_SWITCH_CPU_WIDE)
 			u32x2(c, &r->sw.other_pid, &r->sw.other_tid);
+		break;
+	case PERF_RECORD_CGROUP:
+		r->kind = PERFEV_CGROUP;
+		r->cgroup.id = u64(c);
+		r->cgroup.path = cstr(c);
 		break;
 	default:
 		r->kind = PERFEV_OTHER;

@@ -19,6 +19,8 @@ static void fill_sampling(struct perf_event_attr *a, const struct perfev_opts *o
 	a->sample_type = PERFEV_SAMPLE_TYPE;
 	if (o->raw)
 		a->sample_type |= PERF_SAMPLE_RAW;
+	if (o->cgroup_id)
+		a->sample_type |= PERF_SAMPLE_CGROUP;
 	if (o->regs_user) {
 		a->sample_type |= PERF_SAMPLE_STACK_USER | PERF_SAMPLE_REGS_USER;
 		a->sample_regs_user = o->regs_user;
@@ -68,6 +70,7 @@ int perfev_open(const struct perfev_opts *o, int pid, int cpu, int group_fd)
 	a.sample_id_all = 1;
 	a.inherit = o->inherit;
 	a.context_switch = o->context_switch;
+	a.cgroup = o->cgroup_id && o->track; /* the side band names new cgroups */
 	a.disabled = o->disabled;
 	/* Times stay in perf's own clock (local_clock, what ftrace's "local"
 	 * trace clock reads too). With use_clockid = CLOCK_MONOTONIC, this
@@ -80,7 +83,8 @@ int perfev_open(const struct perfev_opts *o, int pid, int cpu, int group_fd)
 	} else {
 		a.wakeup_events = 1;
 	}
-	long fd = syscall(__NR_perf_event_open, &a, pid, cpu, group_fd, PERF_FLAG_FD_CLOEXEC);
+	unsigned long flags = PERF_FLAG_FD_CLOEXEC | (o->pid_is_cgroup ? PERF_FLAG_PID_CGROUP : 0);
+	long fd = syscall(__NR_perf_event_open, &a, pid, cpu, group_fd, flags);
 	return fd < 0 ? -errno : (int)fd;
 }
 

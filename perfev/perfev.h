@@ -33,6 +33,10 @@ struct perfev_opts {
 	bool track_mmap;        /* with track: mmap2 records too (user symbolization) */
 	bool context_switch;    /* SWITCH records (CPU-wide for per-CPU events) */
 	bool inherit;           /* follow children (per-task events) */
+	/* PERF_SAMPLE_CGROUP (5.7+): each sample carries its task's cgroup id,
+	 * and CGROUP records name the cgroups made while the event is open */
+	bool cgroup_id;
+	bool pid_is_cgroup;     /* pid is the fd of a cgroup2 folder (PERF_FLAG_PID_CGROUP, perf -G) */
 	bool disabled;          /* start disabled; perfev_enable() later */
 	uint16_t max_stack;     /* sample_max_stack; 0 = kernel default */
 	uint32_t wakeup_bytes;  /* wake the reader when this much is waiting */
@@ -76,6 +80,7 @@ enum perfev_kind {
 	PERFEV_SAMPLE = 1, PERFEV_MMAP2, PERFEV_COMM, PERFEV_FORK, PERFEV_EXIT,
 	PERFEV_LOST, PERFEV_THROTTLE, PERFEV_UNTHROTTLE, PERFEV_LOST_SAMPLES,
 	PERFEV_SWITCH, /* SWITCH / SWITCH_CPU_WIDE: pid/tid above is the task in context */
+	PERFEV_CGROUP, /* a cgroup's id and path (attr.cgroup) */
 	PERFEV_OTHER,
 };
 
@@ -96,6 +101,7 @@ struct perfev_sample {
 	uint64_t ustack_size;
 	const uint64_t *uregs; /* PERF_SAMPLE_REGS_USER values, or NULL */
 	uint64_t uregs_abi;
+	uint64_t cgroup;       /* PERF_SAMPLE_CGROUP: the task's cgroup2 id, else 0 */
 };
 
 struct perfev_record {
@@ -115,6 +121,9 @@ struct perfev_record {
 		/* out: the task above leaves the CPU; else it comes in. The other
 		 * task is known only for CPU-wide records (0 otherwise). */
 		struct { bool out; uint32_t other_pid, other_tid; } sw;
+		/* the cgroup2 id (its folder's file handle) and its path from
+		 * the cgroup root ("/" is the root itself) */
+		struct { uint64_t id; const char *path; } cgroup;
 	};
 };
 
@@ -124,7 +133,10 @@ struct perfev_record {
  * 8-byte aligned (as ring records are), since the address arrays in *out
  * point into BUF. Returns 0, or -EINVAL when the record is truncated or its
  * sizes disagree, or SAMPLE_TYPE has READ or BRANCH_STACK (never reads past
- * LEN). Record types not listed in perfev_kind decode as PERFEV_OTHER. */
+ * LEN). Samples may also carry PERF_SAMPLE_CGROUP (after the user stack,
+ * as the kernel writes it; WEIGHT, DATA_SRC, TRANSACTION and PHYS_ADDR
+ * before it are skipped, REGS_INTR is -EINVAL). Record types not listed in
+ * perfev_kind decode as PERFEV_OTHER. */
 int perfev_decode(const void *buf, size_t len, uint64_t sample_type,
 		  uint64_t regs_mask, struct perfev_record *out);
 

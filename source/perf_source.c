@@ -128,6 +128,7 @@ static void attr_for(const struct ft_session *s, const struct ft_event *e, struc
 	/* wake the loop when a quarter of the ring is full, not per record */
 	po->wakeup_bytes = (uint32_t)(s->perf->ring_kb * 1024 / 4);
 	po->inherit = s->have_child || o->npids > 0;
+	po->cgroup_id = o->per_cgroup;
 	po->max_stack = s->max_stack;
 	/* uprobes at a function's entry need [sp], the caller the walk skips */
 	po->regs_user = s->perf->regs_mask;
@@ -145,6 +146,7 @@ static int open_one(struct ft_session *s, int ev, int pid, int cpu, bool first_t
 	attr_for(s, e, &po);
 	po.track = s->track && first_task && !r->tracked;
 	po.track_mmap = po.track && s->want_user;
+	po.pid_is_cgroup = s->cgroup_open; /* --cgroup: PID is the folder's fd */
 	int fd = perfev_open(&po, pid, cpu, -1);
 	if (fd < 0)
 		return fd;
@@ -202,7 +204,7 @@ static int task_list(const struct ft_session *s, pid_t **out)
 		for (int i = 0; i < o->ntids; i++)
 			t[n++] = o->tids[i];
 	} else {
-		t[n++] = -1;
+		t[n++] = s->cgroup_open ? s->cgroup_fd : -1;
 	}
 	*out = t;
 	return n;
@@ -227,6 +229,21 @@ static int explain_open(int err, const struct ft_event *e)
 	default:
 		ft_error("cannot open %s: %s", e->name, strerror(-err));
 	}
+	return err;
+}
+
+/* The kernel's -EINVAL or -EBADF for an event that asked for cgroups: the
+ * sample's cgroup id is Linux 5.7+, a cgroup-bound event needs the
+ * perf_event controller on the cgroup2 hierarchy (CONFIG_CGROUP_PERF). */
+static int explain_cgroup(const struct ft_session *s, int err, const struct ft_event *e)
+{
+	if (s->cgroup_open)
+		ft_error("cannot open %s on --cgroup %s: %s (the kernel needs CONFIG_CGROUP_PERF, and "
+			 "the perf_event controller on the cgroup2 hierarchy)", e->name,
+			 s->cgroup_path, strerror(-err));
+	else
+		ft_error("cannot open %s with its samples' cgroup (--per-cgroup): %s (Linux 5.7 or "
+			 "later with CONFIG_CGROUP_PERF)", e->name, strerror(-err));
 	return err;
 }
 
@@ -278,6 +295,9 @@ static int open_event(struct ft_session *s, int ev, const bool *online, const pi
 				e->refused = ret;
 				return 0;
 			}
+			if (ret < 0 && (ret == -EINVAL || ret == -EBADF) &&
+			    (s->opt->per_cgroup || s->cgroup_open))
+				return explain_cgroup(s, ret, e);
 			if (ret < 0)
 				return explain_open(ret, e);
 			first = false;
@@ -345,6 +365,8 @@ static int open_events(struct ft_session *s, int epfd, struct ft_event *events, 
 	for (int e = 0; e < nevents; e++)
 		if (events[e].raw)
 			ps->sample_type |= PERF_SAMPLE_RAW;
+	if (s->opt->per_cgroup)
+		ps->sample_type |= PERF_SAMPLE_CGROUP;
 	int ntasks = task_list(s, &tasks);
 	if (!ps->rings || ntasks < 0) {
 		free(tasks);

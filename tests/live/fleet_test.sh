@@ -216,4 +216,20 @@ expect_eq "the right password from the environment" "$?:$(grep -c "s3cr" $TMP/pe
 expect_eq "report from an unreachable server: exit 2, one line" "$?:$(wc -l <$TMP/re)" "2:1"
 "$FTSTACK" report clickhouse://127.0.0.1:$HA/default.nosuch >/dev/null 2>$TMP/re
 expect_eq "report from a missing table: exit 2, one line" "$?:$(wc -l <$TMP/re)" "2:1"
+
+# ---- the cgroup column (issue 25), and a table of an older ftstack ----
+# made by hand as ftstack made it before the column: the first run adds it
+# (looked up in system.columns: 18.16 has no ADD COLUMN IF NOT EXISTS), a
+# second finds it; the command runs in this shell's cgroup2
+ch_query a "CREATE TABLE default.old_stacks (ts DateTime, duration_ms UInt32, host String, mode String, event String, comm String, pid UInt32, kernel Array(String), \`user\` Array(String), weight UInt64) ENGINE = MergeTree PARTITION BY toDate(ts) ORDER BY (host, event, ts)" >/dev/null
+run_ft $TMP/c1 $TMP/ce1 --sink $A.old_stacks --per-cgroup -f -e $EV -c "$W 1000"
+expect_eq "older table: the run exits 0" $? 0
+run_ft $TMP/c2 $TMP/ce2 --sink $A.old_stacks --per-cgroup -f -e $EV -c "$W 2000"
+expect_eq "older table, column there: the run exits 0" $? 0
+expect_eq "older table: the cgroup column added" \
+	"$(ch_query a "SELECT type FROM system.columns WHERE database = 'default' AND table = 'old_stacks' AND name = 'cgroup'")" String
+cg=$(awk -F: '$1 == "0" { print $3 }' /proc/self/cgroup)
+expect_eq "cgroup column: the command's cgroup2 ($cg), every call of both runs" \
+	"$(ch_query a "SELECT cgroup, sum(weight) FROM default.old_stacks WHERE comm = 'getppid_paths' GROUP BY cgroup")" \
+	"$cg	3000"
 finish

@@ -377,9 +377,56 @@ static void test_glob(void)
 	CHECK(agg_glob_match("std::*", "std::vector<int>::push_back"), "glob ::");
 }
 
+/* --per-cgroup: the same stack of two cgroups is two keys, and one
+ * without key_cgroup */
+static void test_cgroup_keys(void)
+{
+	const uint64_t k[] = { 0xffffffff81000000ull, 0xffffffff81000100ull };
+	struct agg_config cfg = { .key_cgroup = true };
+	struct agg_table *t;
+	const struct agg_entry *e;
+	for (int keyed = 1; keyed >= 0; keyed--) {
+		cfg.key_cgroup = keyed;
+		CHECK(agg_table_alloc(&cfg, &t) == 0, "create");
+		struct agg_record r = rec(7, k, 2, NULL, 0);
+		for (int i = 0; i < 5; i++) {
+			r.cgroup = i < 2 ? 11 : 22;
+			agg_add(t, &r);
+		}
+		size_t n = agg_table_entries(t, &e);
+		if (keyed)
+			CHECK(n == 2 && e[0].cgroup + e[1].cgroup == 33 &&
+			      (e[0].cgroup == 11 ? e[0].count : e[1].count) == 2 &&
+			      (e[0].cgroup == 22 ? e[0].count : e[1].count) == 3,
+			      "key_cgroup: one key a cgroup, 2 and 3");
+		else
+			CHECK(n == 1 && e[0].cgroup == 0 && e[0].count == 5,
+			      "without key_cgroup: one key, no cgroup");
+		agg_table_free(t);
+	}
+	struct agg_named *nm;
+	const char *f[1] = { "leaf" };
+	const struct agg_named_stack *out;
+	CHECK(agg_named_alloc(&nm) == 0, "named create");
+	char a1[] = "/a", a2[] = "/a";
+	struct agg_named_stack s = { .frames = f, .nkframes = 1, .count = 1, .weight = 1 };
+	s.cgroup = a1;
+	agg_named_add(nm, &s);
+	s.cgroup = a2;                       /* equal path, another buffer: merged */
+	agg_named_add(nm, &s);
+	s.cgroup = "/b";
+	agg_named_add(nm, &s);
+	a1[1] = 'z';                         /* the path was copied */
+	size_t n = agg_named_finish(nm, NULL, &out, NULL);
+	CHECK(n == 2 && out[0].count == 1 && !strcmp(out[0].cgroup, "/b") && out[1].count == 2 &&
+	      !strcmp(out[1].cgroup, "/a"), "named: cgroup in the key, path copied");
+	agg_named_free(nm);
+}
+
 int main(void)
 {
 	test_interning();
+	test_cgroup_keys();
 	test_pid_keys();
 	test_max_stacks_and_reset();
 	test_growth();

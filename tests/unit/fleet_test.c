@@ -81,7 +81,14 @@ static void test_sql(void)
 	      strstr(b.data, "PARTITION BY toDate(ts) ORDER BY (host, event, ts)"), "create: %s", b.data);
 	fleet_buf_free(&b);
 	CHECK(fleet_sql_insert(&u, &b) == 0 && strstr(b.data, "INSERT INTO `db`.`t` (ts,") &&
-	      strstr(b.data, "weight, run, seq, row) FORMAT RowBinary"), "insert: %s", b.data);
+	      strstr(b.data, "weight, run, seq, row, cgroup) FORMAT RowBinary"), "insert: %s", b.data);
+	fleet_buf_free(&b);
+	CHECK(fleet_sql_create(&u, &b) == 0 && strstr(b.data, "row UInt32, cgroup String)"),
+	      "create: the cgroup column last");
+	fleet_buf_free(&b);
+	CHECK(fleet_sql_add_column(&u, 13, &b) == 0, "migration: cgroup");
+	CHECK_STR(b.data, "ALTER TABLE `db`.`t` ADD COLUMN cgroup String",
+		  "an older table gets cgroup (18.16: no IF NOT EXISTS, so looked up first)");
 	fleet_buf_free(&b);
 	CHECK(fleet_sql_add_column(&u, 10, &b) == 0, "migration");
 	CHECK_STR(b.data, "ALTER TABLE `db`.`t` ADD COLUMN run UInt64", "an older table gets run");
@@ -148,6 +155,7 @@ static const uint8_t insert_row[] = {
 	2, 1, 0, 0, 0, 0, 0, 0,    /* run 0x102 */
 	3, 0, 0, 0,                /* seq 3 */
 	0, 0, 0, 0,                /* row 0 */
+	0,                         /* cgroup: none */
 };
 
 static void test_encode(void)
@@ -168,6 +176,17 @@ static void test_encode(void)
 	m.by_weight = true;
 	CHECK_EQ_U64(fleet_rows_encode(&b, &m, &s, 1, NULL), 900, "offcpu: the weight column is the weight");
 	fleet_buf_free(&b);
+	/* the cgroup column: the stack's (--per-cgroup), else the run's (--cgroup) */
+	m.cgroup = "/run";
+	fleet_rows_encode(&b, &m, &s, 1, NULL);
+	CHECK(b.len == sizeof(insert_row) + 4 && !memcmp(b.data + b.len - 5, "\x04/run", 5),
+	      "cgroup column: the run's --cgroup path last");
+	fleet_buf_free(&b);
+	s.cgroup = "/a/b";
+	fleet_rows_encode(&b, &m, &s, 1, NULL);
+	CHECK(b.len == sizeof(insert_row) + 4 && !memcmp(b.data + b.len - 5, "\x04/a/b", 5),
+	      "cgroup column: the stack's own path");
+	fleet_buf_free(&b);
 }
 
 /* A batch's identity: every row carries (run, seq) and its own index, the
@@ -187,13 +206,15 @@ static void test_batch(void)
 	      b.run == m.run && b.ts == 20000 && strcmp(b.host, "web-1") == 0, "a batch of 3 rows");
 	bool ids_ok = b.end[2] == b.data.len;
 	for (size_t i = 0; i < 3; i++) {
-		const unsigned char *tail = (const unsigned char *)b.data.data + b.end[i] - 16;
+		/* ... then the cgroup column, '' here: one byte */
+		const unsigned char *tail = (const unsigned char *)b.data.data + b.end[i] - 17;
 		uint64_t run = 0;
 		for (int k = 7; k >= 0; k--)
 			run = run << 8 | tail[k];
-		ids_ok &= run == m.run && tail[8] == 7 && tail[12] == i && b.weight[i] == i + 1;
+		ids_ok &= run == m.run && tail[8] == 7 && tail[12] == i && tail[16] == 0 &&
+			  b.weight[i] == i + 1;
 	}
-	CHECK(ids_ok, "each row ends with run, seq 7 and its index, at end[i]");
+	CHECK(ids_ok, "each row ends with run, seq 7, its index and the cgroup, at end[i]");
 	char id1[96], id2[96];
 	fleet_batch_query_id(&b, 1, id1, sizeof(id1));
 	fleet_batch_query_id(&b, 2, id2, sizeof(id2));

@@ -146,9 +146,26 @@ static void test_call_graph(void)
 	      "copy with --backend ftrace is refused");
 }
 
+static void test_cgroup(void)
+{
+	CHECK(PARSE("profile", "--cgroup", "/system.slice/x.service") == 0 &&
+	      !strcmp(o.cgroup, "/system.slice/x.service") && !o.per_cgroup, "--cgroup PATH");
+	CHECK(PARSE("profile", "--per-cgroup") == 0 && o.per_cgroup && !o.cgroup, "--per-cgroup");
+	CHECK(PARSE("-e", "x", "--cgroup", "a", "--per-cgroup") == 0 && o.per_cgroup &&
+	      !strcmp(o.cgroup, "a"), "--cgroup with --per-cgroup");
+	CHECK(PARSE("profile", "--cgroup", "") == -EINVAL, "--cgroup '' refused");
+	CHECK(PARSE("profile", "--cgroup", "a", "-c", "true") == -EINVAL, "--cgroup with -c refused");
+	CHECK(PARSE("profile", "--cgroup", "a", "-p", "1") == -EINVAL, "--cgroup with -p refused");
+	CHECK(PARSE("profile", "--per-cgroup", "-c", "true") == 0, "--per-cgroup with -c");
+	CHECK(PARSE("-e", "x", "--backend", "ftrace", "--per-cgroup") == -EINVAL,
+	      "--per-cgroup with --backend ftrace refused");
+	CHECK(PARSE("report", "--cgroup", "a", "f") == -EINVAL, "--cgroup with report refused");
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IONBF, 0);
+	test_cgroup();
 	test_subcommand_after_options();
 	test_values_are_not_subcommands();
 	test_errors();

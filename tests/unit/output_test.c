@@ -494,10 +494,58 @@ static void test_comm_rule(void)
 	      "text and top need it only per process (-P)");
 }
 
+/* --per-cgroup: the cgroup path is folded's first frame, a text line, a
+ * pprof label and the name of one speedscope profile a cgroup */
+static void test_cgroup(void)
+{
+	struct agg_named_stack cg[] = {
+		{ .pid = 5, .comm = "bash", .cgroup = "/a", .frames = ku, .nkframes = 2,
+		  .nuframes = 2, .count = 3, .weight = 3 },
+		{ .pid = 6, .comm = "bash", .cgroup = "/b;x", .frames = ku, .nkframes = 2,
+		  .nuframes = 2, .count = 7, .weight = 7 },
+	};
+	struct out_options o = { .format = OUT_FOLDED, .show_comm = true };
+	check_out(&o, cg, 2, NULL,
+		  "/a;bash;__libc_start_main;main;sys_close;kfree 3\n"
+		  "/b_x;bash;__libc_start_main;main;sys_close;kfree 7\n", "cgroup: folded first frame");
+	o = (struct out_options){ .format = OUT_TEXT, .per_process = true };
+	check_out(&o, cg, 1, NULL,
+		  "    kfree\n    sys_close\n    main\n    __libc_start_main\n"
+		  "    -                bash (5)\n    -                cgroup /a\n        3\n\n",
+		  "cgroup: text line");
+	o.per_process = false;
+	check_out(&o, cg + 1, 1, NULL,
+		  "    kfree\n    sys_close\n    main\n    __libc_start_main\n"
+		  "    -                cgroup /b;x\n        7\n\n", "cgroup: text line without comm");
+	o = (struct out_options){ .format = OUT_SPEEDSCOPE, .title = "T" };
+	check_out(&o, cg, 2, NULL,
+		  "{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\","
+		  "\"shared\":{\"frames\":[{\"name\":\"__libc_start_main\"},{\"name\":\"main\"},"
+		  "{\"name\":\"sys_close\"},{\"name\":\"kfree\"}]},\"profiles\":["
+		  "{\"type\":\"sampled\",\"name\":\"/a\",\"unit\":\"none\",\"startValue\":0,"
+		  "\"endValue\":3,\"samples\":[[0,1,2,3]],\"weights\":[3]},"
+		  "{\"type\":\"sampled\",\"name\":\"/b;x\",\"unit\":\"none\",\"startValue\":0,"
+		  "\"endValue\":7,\"samples\":[[0,1,2,3]],\"weights\":[7]}],"
+		  "\"name\":\"T\",\"activeProfileIndex\":0,\"exporter\":\"ftstack\"}\n",
+		  "cgroup: a speedscope profile a cgroup, named by its path");
+	o = (struct out_options){ .format = OUT_PPROF };
+	int ret = -1;
+	size_t len = 0;
+	char *gz = run(&o, cg, 2, NULL, &ret, &len);
+	static unsigned char pb[1 << 16];
+	size_t n = gz && ret == 0 ? gunzip(gz, len, pb, sizeof(pb)) : 0;
+	char st[1024];
+	strings(pb, n, st, sizeof(st));
+	CHECK(n > 0 && strstr(st, "|cgroup|/a|") && strstr(st, "|/b;x|"),
+	      "cgroup: pprof labels cgroup=/a, cgroup=/b;x (%s)", st);
+	free(gz);
+}
+
 int main(void)
 {
 	test_comm_rule();
 	test_parse();
+	test_cgroup();
 	test_text();
 	test_folded();
 	test_top();

@@ -407,6 +407,63 @@ static void test_side_band(void)
 	      !r.sw.out && r.tid == 57 && r.time == 9100, "switch-in, per task");
 }
 
+/* --per-cgroup: PERF_SAMPLE_CGROUP after the user stack, as the kernel
+ * writes it, and PERF_RECORD_CGROUP's id and path */
+static void test_cgroup(void)
+{
+	const uint64_t chain[] = { PERF_CONTEXT_KERNEL, 0xffffffff81000010ULL,
+				   PERF_CONTEXT_USER, 0x401000 };
+	const uint64_t type = PERFEV_SAMPLE_TYPE | PERF_SAMPLE_CGROUP;
+	struct bld b;
+	struct perfev_record r;
+	size_t len = build_sample(&b, chain, 4);
+	p64(&b, 0x1234abcd);
+	len = finish(&b, PERF_RECORD_SAMPLE, 0);
+	CHECK(perfev_decode(b.w, len, type, 0, &r) == 0 && r.kind == PERFEV_SAMPLE &&
+	      r.sample.cgroup == 0x1234abcd && r.sample.nkips == 1 && r.sample.nuips == 1 &&
+	      r.sample.uips[0] == 0x401000, "sample: cgroup id after the callchain");
+	check_truncations(&b, len, type, 0, "sample with cgroup");
+	CHECK(perfev_decode(b.w, len, PERFEV_SAMPLE_TYPE, 0, &r) == 0 && r.sample.cgroup == 0,
+	      "without the bit: no cgroup id read");
+
+	/* after RAW, REGS_USER and STACK_USER, in the kernel's order */
+	const uint64_t mask = 0x7; /* three registers */
+	const uint64_t full = type | PERF_SAMPLE_RAW | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+	build_sample(&b, chain, 4);
+	uint32_t raw_size = 4;
+	put(&b, &raw_size, 4);
+	put(&b, "abcd", 4);
+	P64S(&b, 2, 11, 12, 13);       /* abi 64, three registers */
+	P64S(&b, 16, 0x55, 0x66, 16);  /* size, 16 bytes of stack, dyn_size */
+	p64(&b, 777);
+	len = finish(&b, PERF_RECORD_SAMPLE, 0);
+	CHECK(perfev_decode(b.w, len, full, mask, &r) == 0 && r.sample.cgroup == 777 &&
+	      r.sample.raw_size == 4 && r.sample.uregs && r.sample.uregs[2] == 13 &&
+	      r.sample.ustack_size == 16, "sample: raw, registers, stack, then cgroup");
+	check_truncations(&b, len, full, mask, "sample with stack and cgroup");
+	/* WEIGHT comes before CGROUP: skipped, not taken for the id */
+	build_sample(&b, chain, 4);
+	P64S(&b, 5, 888);
+	len = finish(&b, PERF_RECORD_SAMPLE, 0);
+	CHECK(perfev_decode(b.w, len, type | PERF_SAMPLE_WEIGHT, 0, &r) == 0 &&
+	      r.sample.cgroup == 888, "sample: weight skipped before the cgroup");
+	CHECK_EQ_U64(perfev_decode(b.w, len, type | PERF_SAMPLE_REGS_INTR, 0, &r), -EINVAL,
+		     "REGS_INTR (not decoded) refused");
+
+	begin(&b);
+	p64(&b, 0x99);
+	put(&b, "/ftstack_a\0\0\0\0\0\0", 16);
+	trailer(&b, 0, 0, 4242, 1, 66);
+	len = finish(&b, PERF_RECORD_CGROUP, 0);
+	CHECK(perfev_decode(b.w, len, PERFEV_SAMPLE_TYPE, 0, &r) == 0 && r.kind == PERFEV_CGROUP &&
+	      r.cgroup.id == 0x99 && r.time == 4242 && r.cpu == 1, "cgroup record: id, trailer");
+	CHECK_STR(r.cgroup.path, "/ftstack_a", "cgroup record: path");
+	check_truncations(&b, len, PERFEV_SAMPLE_TYPE, 0, "cgroup record");
+	memset(bytes_of(&b) + 16, 'x', 16);
+	CHECK_EQ_U64(perfev_decode(b.w, len, PERFEV_SAMPLE_TYPE, 0, &r), -EINVAL,
+		     "cgroup record: path without its NUL");
+}
+
 /* ---- bytes captured from this kernel's rings (fixtures/perfev_*.bin):
  * 5 getppid sys_enter samples with RAW; a cpu-clock --call-graph dwarf
  * ring with MMAP2 of /bin/true, COMM "pevtest" and 4 samples ---- */
@@ -992,6 +1049,7 @@ int main(void)
 	test_sample_raw_user();
 	test_ustack_walk();
 	test_side_band();
+	test_cgroup();
 	test_fixtures();
 	test_fuzz();
 	test_fake_ring();

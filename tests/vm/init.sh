@@ -28,6 +28,9 @@ mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 # tracefs also appears under debugfs/tracing; ftstack wants the real mount
 mount -t tracefs tracefs /sys/kernel/tracing ||
 	echo "init: cannot mount tracefs"
+# securityfs: /sys/kernel/security/lockdown says whether the kernel is
+# locked down (a boot with lockdown=confidentiality, cases/lockdown.sh)
+mount -t securityfs securityfs /sys/kernel/security 2>/dev/null
 ln -sf /proc/self/fd /dev/fd 2>/dev/null
 hostname ftstack-vm
 
