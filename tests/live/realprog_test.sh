@@ -11,10 +11,11 @@
 cd "$(dirname "$0")/../.." && . tests/live/lib.sh
 PY=/usr/bin/python3 PL=/usr/bin/perl GCC=/usr/bin/gcc
 
-# Whole: the stack reaches _start or __libc_start_call_main, or the dynamic
-# loader's entry (Debian's ld.so has no symbol for its _start: a process
-# sampled before its main program runs ends in [ld-linux...];_dl_start)
-WHOLE='(^|;)(_start|__libc_start_call_main|\[ld-linux-x86-64\.so\.2\];_dl_start);'
+# Whole: the stack reaches _start or __libc_start_call_main, a thread's or
+# a spawned child's clone, or the dynamic loader's entry (Debian's ld.so
+# has no symbol for its _start: a process sampled before its main program
+# runs has [ld-linux-x86-64.so.2] at its root)
+WHOLE='(;(_start|__libc_start_call_main|__clone3|__clone)[; ]|^[^;]*;\[ld-linux-x86-64\.so\.2\][; ])'
 # share FOLDED: "WHOLE TOTAL" (summed counts, or microseconds for offcpu)
 share() { awk -v re="$WHOLE" '{ t += $NF } $0 ~ re { w += $NF } END { print w + 0, t + 0 }' "$1"; }
 # cut_count ERR: the stacks the summary says may be cut (both lines)
