@@ -11,13 +11,9 @@
 cd "$(dirname "$0")/../.." && . tests/live/lib.sh
 PY=/usr/bin/python3 PL=/usr/bin/perl GCC=/usr/bin/gcc
 
-# Whole: the stack reaches _start or __libc_start_call_main, a thread's or
-# a spawned child's clone, or the dynamic loader's entry (Debian's ld.so
-# has no symbol for its _start: a process sampled before its main program
-# runs has [ld-linux-x86-64.so.2] at its root)
-WHOLE='(;(_start|__libc_start_call_main|__clone3|__clone)[; ]|^[^;]*;\[ld-linux-x86-64\.so\.2\][; ])'
-# share FOLDED: "WHOLE TOTAL" (summed counts, or microseconds for offcpu)
-share() { awk -v re="$WHOLE" '{ t += $NF } $0 ~ re { w += $NF } END { print w + 0, t + 0 }' "$1"; }
+. tests/lib/realprog.sh
+share() { realprog_share "$1"; }
+WHOLE=$REALPROG_WHOLE
 # cut_count ERR: the stacks the summary says may be cut (both lines)
 cut_count() {
 	sed -n -e 's/^ftstack: \([0-9]*\) user stacks reached the end of the.*/\1/p' \
@@ -26,53 +22,7 @@ cut_count() {
 # pct W T: W / T in tenths of a percent
 pct() { echo $(($2 ? $1 * 1000 / $2 : 0)); }
 
-cat >$TMP/rec.py <<'EOF'
-import json, re, sys
-def fib(n):
-    return n if n < 2 else fib(n - 1) + fib(n - 2)
-def work(d):
-    if d:
-        return work(d - 1)
-    s = json.dumps({"a": [fib(12) for _ in range(3)], "b": "x" * 50})
-    return len(re.findall(r"[0-9]+", s)) + len(json.loads(s)["a"])
-t = 0
-for i in range(int(sys.argv[1])):
-    t += work(i % 40)
-assert t > 0
-EOF
-cat >$TMP/re.pl <<'EOF'
-my %h; my $t = 0;
-for my $i (1 .. $ARGV[0]) {
-	my $s = join(",", map { "k$_=v" . ($i * $_) } 1 .. 20);
-	while ($s =~ /k(\d+)=v(\d+)/g) { $h{$1} += $2 % 7; }
-	$t += scalar(keys %h);
-}
-exit($t > 0 ? 0 : 1);
-EOF
-# gcc -O2 on 400 chained functions of loops and switches: seconds of cc1
-awk -v n=400 'BEGIN {
-	print "struct s { int a[16]; double d; struct s *next; };";
-	for (i = 0; i < n; i++) {
-		printf "static int f%d(struct s *p, int x) {\n int r = 0;\n", i;
-		printf " for (int i = 0; i < x; i++) { switch ((i * %d) & 7) {\n", i + 3;
-		for (k = 0; k < 8; k++)
-			printf "  case %d: r += p->a[(i + %d) & 15] * %d; p = p->next ? p->next : p; break;\n", k, k, i + k;
-		printf " } if (r > %d) r ^= (int)p->d; }\n", i * 7;
-		if (i > 0) printf " return r + f%d(p, x - 1);\n}\n", i - 1; else print " return r;\n}";
-	}
-	printf "int entry(struct s *p) { return f%d(p, 5); }\n", n - 1;
-}' >$TMP/big.c
-cat >$TMP/naps.py <<'EOF'
-import time
-def inner(n):
-    time.sleep(0.02)
-    return n
-def middle(n):
-    return inner(n) + 1
-def outer(k):
-    return sum(middle(i) for i in range(k))
-outer(40)
-EOF
+realprog_workloads $TMP
 
 # profile_whole NAME MINPCT CMD [ARGS...]: the default's share, the summary's
 # cut count against the stacks that are not whole, and its advice
