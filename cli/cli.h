@@ -27,6 +27,11 @@
  * and perl 4-20 KB; a copy costs the bytes the stack holds, not its size:
  * it stops at the top of the stack's mapping */
 #define FT_COPY_SIZE_MAX 65528
+/* offcpu by default: its switches may come at 100k a second (a pipe
+ * ping-pong), and each sample reserves its whole copy in the ring: 64 KB
+ * copies lost 5-45% of pingpong's samples in 64 MB rings, 16 KB ones none;
+ * a python3 script sleeping in nested functions is whole at 8 KB */
+#define FT_OFFCPU_COPY_SIZE 16384
 #define FT_ENTRY_RA "ftstack_ra" /* uprobe_events field: the return address at entry */
 #define FT_MAX_CPUS 1024
 

@@ -149,9 +149,10 @@ int ft_online_cpus(const struct ft_options *o, bool *online, int max);
  * before check has run on this boot). TRACEFS is unused. */
 void ft_ustack_choose(struct ft_session *s, const char *tracefs);
 /* The copy size and method the default takes where --call-graph is not
- * given, from the mode alone: profile and offcpu, whose samples come at a
- * rate the run sets (-F) or a few thousand a second, copy the most the
- * kernel takes and walk it all with CFI (dwarf); count, whose events may
+ * given, from the mode alone: profile, whose samples come at the rate the
+ * run sets (-F), copies the most the kernel takes and walks it all with CFI
+ * (dwarf); offcpu, whose switches may come at 100k a second, the same with
+ * a 16 KB copy (a 64 MB ring then holds 4000 of them); count, whose events may
  * come at hundreds of thousands a second, keeps the host's frame-pointer
  * method and its small copy (HOST_METHOD). Returns the method; *SIZE gets
  * the bytes of stack copied a sample. */

@@ -99,7 +99,7 @@ enum ft_ustack_method ft_ustack_default(enum ft_cmd cmd, enum ft_ustack_method h
 					uint32_t *size)
 {
 	if (cmd == FT_PROFILE || cmd == FT_OFFCPU) {
-		*size = FT_COPY_SIZE_MAX;
+		*size = cmd == FT_PROFILE ? FT_COPY_SIZE_MAX : FT_OFFCPU_COPY_SIZE;
 		return FT_USTACK_DWARF;
 	}
 	*size = host_method == FT_USTACK_FP ? FT_FIX_SIZE_DEFAULT : FT_COPY_SIZE_DEFAULT;

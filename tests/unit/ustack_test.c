@@ -145,7 +145,7 @@ static void test_default(void)
 	static const struct { enum ft_cmd cmd; enum ft_ustack_method host, m; uint32_t size; } cases[] = {
 		{ FT_PROFILE, FT_USTACK_COPY, FT_USTACK_DWARF, 65528 },
 		{ FT_PROFILE, FT_USTACK_FP, FT_USTACK_DWARF, 65528 },
-		{ FT_OFFCPU, FT_USTACK_COPY, FT_USTACK_DWARF, 65528 },
+		{ FT_OFFCPU, FT_USTACK_COPY, FT_USTACK_DWARF, 16384 },
 		{ FT_COUNT, FT_USTACK_COPY, FT_USTACK_COPY, 2048 },
 		{ FT_COUNT, FT_USTACK_FP, FT_USTACK_FP, 1024 },
 	};
