@@ -37,7 +37,7 @@ const char *ft_result_cut_advice(const struct ft_summary *c, char *buf, size_t l
 	else if (strcmp(m, "copy") == 0 || c->copy_size < FT_COPY_SIZE_MAX)
 		snprintf(buf, len, "%s%s%s--call-graph dwarf,%u copies the most%s", nofp ? file : "",
 			 nofp ? " keeps no frame pointers, so --call-graph fp would not help; " : "",
-			 fp ? "--call-graph fp walks them whole, or " : "", FT_COPY_SIZE_MAX,
+			 fp ? "--call-graph fp walks them whole, or " : "", (unsigned)FT_COPY_SIZE_MAX,
 			 fp ? "" : " and walks it all with CFI");
 	else
 		snprintf(buf, len, "deeper than the kernel copies; %s%s", file,
