@@ -28,9 +28,9 @@
  * it stops at the top of the stack's mapping */
 #define FT_COPY_SIZE_MAX 65528
 /* offcpu by default: its switches may come at 100k a second (a pipe
- * ping-pong), and each sample reserves its whole copy in the ring: 64 KB
- * copies lost 5-45% of pingpong's samples in 64 MB rings, 16 KB ones none;
- * a python3 script sleeping in nested functions is whole at 8 KB */
+ * ping-pong), and each sample reserves its whole copy in the ring: a 64 MB
+ * ring holds ~4000 of 16 KB, ~1000 of 64 KB; a python3 script sleeping in
+ * nested functions is whole at 16 KB (realprog_test) */
 #define FT_OFFCPU_COPY_SIZE 16384
 #define FT_ENTRY_RA "ftstack_ra" /* uprobe_events field: the return address at entry */
 #define FT_MAX_CPUS 1024
