@@ -1,4 +1,8 @@
-/* User stacks, whole by default. Each sample carries the user registers
+/* User stacks, whole by default. profile and offcpu walk every frame with
+ * CFI in the largest copy their rates allow (ft_ustack_default: 65528 and
+ * 16384 bytes), and count every stack that stops short of its start; count,
+ * whose events may come at hundreds of thousands a second, works as follows.
+ * Each sample carries the user registers
  * and a copy of the top of the stack; the frames of the functions at the
  * top that keep no frame pointer (frameless leaves, libc's syscall
  * wrappers, a function's first instructions) come from their CFI
