@@ -22,6 +22,16 @@
 /* --call-graph fp: the top of the stack copied with each sample, where the
  * CFI finds the callers of functions that keep no frame pointer */
 #define FT_FIX_SIZE_DEFAULT 1024
+/* profile and offcpu by default: the most the kernel copies (perf's limit,
+ * under 64 KB and 8-byte aligned). Debian's cc1 runs 30-60 KB deep, python3
+ * and perl 4-20 KB; a copy costs the bytes the stack holds, not its size:
+ * it stops at the top of the stack's mapping */
+#define FT_COPY_SIZE_MAX 65528
+/* offcpu by default: its switches may come at 100k a second (a pipe
+ * ping-pong), and each sample reserves its whole copy in the ring: a 64 MB
+ * ring holds ~4000 of 16 KB, ~1000 of 64 KB; a python3 script sleeping in
+ * nested functions is whole at 16 KB (realprog_test) */
+#define FT_OFFCPU_COPY_SIZE 16384
 #define FT_ENTRY_RA "ftstack_ra" /* uprobe_events field: the return address at entry */
 #define FT_MAX_CPUS 1024
 

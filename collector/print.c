@@ -215,11 +215,11 @@ void ft_print_summary(struct ft_session *s, const struct agg_named_stats *ns)
 		.self_mmap = c->self_mmap, .self_events = c->self_events,
 		.through_miss = c->through_miss, .through = s->plan.through_name,
 		.idle = c->idle, .empty_stacks = c->empty_stacks,
-		.stack_cut = c->stack_cut, .copy_size = s->ucopy_size, .ustack = ft_ustack_name(s->ustack),
 		.filtered = os.filtered, .open_at_end = os.open_at_end,
 		.bad_records = s->perf ? ft_perf_source_bad_records(s) : 0,
 		.ring_kb = s->perf ? ft_perf_source_ring_kb(s) : 0,
 	};
+	ft_ustack_summary(s, &sm);
 	sm.full_cpu = ft_perf_source_fullest(s, &sm.full_pct);
 	ft_result_summary(&sm, ns);
 	debug_entry_callers(s);

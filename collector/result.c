@@ -21,6 +21,28 @@ int ft_result_write(struct agg_named *named, const struct ft_options *o,
 	return out_write(out, oo, stacks, n, &tot);
 }
 
+const char *ft_result_cut_advice(const struct ft_summary *c, char *buf, size_t len)
+{
+	const char *m = c->ustack ? c->ustack : "fp";
+	const char *file = c->cut_file ? c->cut_file : "?";
+	bool known = c->cut_file && c->cut_fp >= 0;
+	bool fp = known && c->cut_fp >= FT_KEEPS_FP, nofp = known && !fp;
+	if (strcmp(m, "fp") == 0)
+		snprintf(buf, len, "their top frames need more stack than was copied");
+	else if (strcmp(m, "copy") == 0 && !nofp)
+		snprintf(buf, len, "--call-graph copy,SIZE copies more; --call-graph fp walks them whole");
+	else if (strcmp(m, "copy") == 0 || c->copy_size < FT_COPY_SIZE_MAX)
+		snprintf(buf, len, "%s%s%s--call-graph dwarf,%u copies the most%s", nofp ? file : "",
+			 nofp ? " keeps no frame pointers, so --call-graph fp would not help; " : "",
+			 fp ? "--call-graph fp walks them whole, or " : "", (unsigned)FT_COPY_SIZE_MAX,
+			 fp ? "" : " and walks it all with CFI");
+	else
+		snprintf(buf, len, "deeper than the kernel copies; %s%s", file,
+			 fp ? " keeps frame pointers: --call-graph fp walks them whole" :
+			 " keeps no frame pointers: --call-graph fp would not help");
+	return buf;
+}
+
 /* What lost events mean and what to do, the same in both live summaries */
 static const char *lost_why(uint64_t lost)
 {
@@ -63,14 +85,20 @@ void ft_result_summary(const struct ft_summary *c, const struct agg_named_stats 
 	if (c->empty_stacks)
 		ft_warn("%" PRIu64 " events had no stack the kernel could walk",
 			c->empty_stacks);
-	if (c->stack_cut)
+	if (c->stack_cut) {
+		char advice[256];
 		ft_warn("%" PRIu64 " user stacks reached the end of the %u-byte "
 			"stack copy and may be cut (user stacks: %s; %s)",
 			c->stack_cut, c->copy_size, c->ustack ? c->ustack : "?",
-			!c->ustack || strcmp(c->ustack, "fp") == 0 ?
-			"their top frames need more stack than was copied" :
-			strcmp(c->ustack, "dwarf") == 0 ? "--call-graph dwarf,SIZE copies more" :
-			"--call-graph copy,SIZE copies more; --call-graph fp walks them whole");
+			ft_result_cut_advice(c, advice, sizeof(advice)));
+	}
+	if (c->stack_stopped)
+		ft_warn("%" PRIu64 " user stacks may be cut: their walk stopped short of the "
+			"process's start, most in %s (user stacks: %s; %s)", c->stack_stopped,
+			c->stop_file ? c->stop_file : "code in no file",
+			c->ustack ? c->ustack : "?",
+			c->stop_file && c->stop_fp >= FT_KEEPS_FP ? "no CFI there, but frame pointers: "
+			"--call-graph fp follows them" : "no CFI there to go on with");
 	if (c->filtered)
 		ft_warn("%" PRIu64 " off-CPU intervals filtered out "
 			"(--state, --min-block, --max-block, -u/-k)", c->filtered);

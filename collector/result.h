@@ -28,8 +28,13 @@ struct ft_summary {
 	const char *through;
 	uint64_t idle, empty_stacks;
 	uint64_t stack_cut;      /* --call-graph copy/dwarf walks that reached the copy's end */
+	uint64_t stack_stopped;  /* dwarf: walks that stopped short of the stack's start otherwise */
 	uint32_t copy_size;
 	const char *ustack;      /* the user-stack method: fp, copy or dwarf */
+	/* the file where most of each kind ended (NULL: none known), and the
+	 * share per mille of its functions keeping a frame pointer (-1: not known) */
+	const char *cut_file, *stop_file;
+	int cut_fp, stop_fp;
 	uint64_t filtered, open_at_end; /* offcpu */
 	uint64_t bad_records;
 	int full_cpu;            /* the CPU whose ring was the fullest at a drain's start, or -1 */
@@ -39,6 +44,17 @@ struct ft_summary {
 	uint32_t intervals;      /* -i: intervals printed (the counts are the run's) */
 	size_t interval_stacks;  /* -i: the most distinct stacks one of them had */
 };
+
+/* A binary keeps frame pointers when at least this share (per mille) of
+ * its functions set one up (sym_elf_fp_share): Debian's python3, perl, cc1
+ * and libc are at 0-15, code built with -fno-omit-frame-pointer at 140-1000
+ * (the fewer its own functions, the more crt1's frameless ones weigh). */
+#define FT_KEEPS_FP 100
+/* The advice for user stacks cut at the copy's end, into BUF: the option
+ * that would walk them further for the method and the binary where most
+ * ended (--call-graph fp only for a binary that keeps frame pointers).
+ * Returns BUF. */
+const char *ft_result_cut_advice(const struct ft_summary *sm, char *buf, size_t len);
 
 /* The summary lines on stderr, through the messages module. */
 void ft_result_summary(const struct ft_summary *sm, const struct agg_named_stats *st);

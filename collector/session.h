@@ -15,6 +15,7 @@
 #include "symbolize/symbolize.h"
 
 struct fleet;
+struct ft_summary;
 
 /* Why records were not counted; all of it goes into the summary. */
 struct ft_counters {
@@ -28,6 +29,15 @@ struct ft_counters {
 	uint64_t empty_stacks;   /* no frame could be walked */
 	uint64_t entry_callers;  /* uprobe entry: callers added from [sp] */
 	uint64_t stack_cut;      /* user stacks cut at the copy's end */
+	uint64_t stack_stopped;  /* dwarf: user stacks that stopped short of their start otherwise */
+};
+
+/* The files where cut user stacks ended (their last frame's), for the
+ * summary's advice: the one with the most is named. */
+#define FT_CUT_FILES 8
+struct ft_cut_file {
+	char path[256];
+	uint64_t at_end, stopped; /* cut at the copy's end; stopped otherwise */
 };
 
 /* Samples counted while the kernel's symbols load wait here (count.c). */
@@ -101,6 +111,7 @@ struct ft_session {
 	uint32_t ucopy_size;
 	uint64_t uregs_mask;     /* the user registers each sample takes with the copy */
 	char ustack_why[256];    /* why this method (chosen for the host, or asked) */
+	struct ft_cut_file cut_files[FT_CUT_FILES];
 	struct sym_unwinder *unwinder; /* CFI of the mapped files, for user stacks */
 	/* --cgroup: the folder's fd, the pid of every event (PERF_FLAG_PID_CGROUP) */
 	int cgroup_fd;
@@ -144,6 +155,19 @@ void ft_session_kernel_abandon(struct ft_session *s);
  * the host's cheaper of fp and copy (ftstack check's saved answer; copy
  * before check has run on this boot). TRACEFS is unused. */
 void ft_ustack_choose(struct ft_session *s, const char *tracefs);
+/* The copy size and method the default takes where --call-graph is not
+ * given, from the mode alone: profile, whose samples come at the rate the
+ * run sets (-F), copies the most the kernel takes and walks it all with CFI
+ * (dwarf); offcpu, whose switches may come at 100k a second, the same with
+ * a 16 KB copy (a 64 MB ring then holds 4000 of them); count, whose events may
+ * come at hundreds of thousands a second, keeps the host's frame-pointer
+ * method and its small copy (HOST_METHOD). Returns the method; *SIZE gets
+ * the bytes of stack copied a sample. */
+enum ft_ustack_method ft_ustack_default(enum ft_cmd cmd, enum ft_ustack_method host_method,
+					uint32_t *size);
+/* The summary's cut-stack figures of S into SM: the counts, and the file
+ * where most of each kind ended with its frame-pointer verdict. */
+void ft_ustack_summary(const struct ft_session *s, struct ft_summary *sm);
 /* The rule on perfev_ustack_cost's measurement (its verdict: fp only when
  * it measurably costs less than copy, else copy); WHY gets the figures and
  * reason. */

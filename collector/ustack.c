@@ -1,4 +1,8 @@
-/* User stacks, whole by default. Each sample carries the user registers
+/* User stacks, whole by default. profile and offcpu walk every frame with
+ * CFI in the largest copy their rates allow (ft_ustack_default: 65528 and
+ * 16384 bytes), and count every stack that stops short of its start; count,
+ * whose events may come at hundreds of thousands a second, works as follows.
+ * Each sample carries the user registers
  * and a copy of the top of the stack; the frames of the functions at the
  * top that keep no frame pointer (frameless leaves, libc's syscall
  * wrappers, a function's first instructions) come from their CFI
@@ -17,9 +21,11 @@
  * counts (naming --call-graph fp). Saved for the boot's runs, which read
  * it; before check has run, copy. */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include "collector/result.h"
 #include "collector/session.h"
 #include "tracefs/tracefs.h"
 
@@ -84,9 +90,21 @@ static int saved_answer(enum ft_ustack_method *m, char *why, size_t len)
 	return 0;
 }
 
+enum ft_ustack_method ft_ustack_default(enum ft_cmd cmd, enum ft_ustack_method host_method,
+					uint32_t *size)
+{
+	if (cmd == FT_PROFILE || cmd == FT_OFFCPU) {
+		*size = cmd == FT_PROFILE ? FT_COPY_SIZE_MAX : FT_OFFCPU_COPY_SIZE;
+		return FT_USTACK_DWARF;
+	}
+	*size = host_method == FT_USTACK_FP ? FT_FIX_SIZE_DEFAULT : FT_COPY_SIZE_DEFAULT;
+	return host_method;
+}
+
 void ft_ustack_choose(struct ft_session *s, const char *tracefs)
 {
 	const struct ft_options *o = s->opt;
+	uint32_t dflt_size = 0;
 	if (o->call_graph_set) {
 		s->ustack = o->call_graph_dwarf ? FT_USTACK_DWARF :
 			    o->call_graph_copy ? FT_USTACK_COPY : FT_USTACK_FP;
@@ -102,14 +120,22 @@ void ft_ustack_choose(struct ft_session *s, const char *tracefs)
 		snprintf(s->ustack_why, sizeof(s->ustack_why),
 			 "not timed on this boot yet (ftstack check times both and saves its choice)");
 	}
+	if (!o->call_graph_set) {
+		enum ft_ustack_method host = s->ustack;
+		s->ustack = ft_ustack_default(o->cmd, host, &dflt_size);
+		if (s->ustack != host)
+			snprintf(s->ustack_why, sizeof(s->ustack_why),
+				 "%s's default: CFI all the way in a %u-byte copy",
+				 o->cmd == FT_PROFILE ? "profile" : "offcpu", dflt_size);
+	}
 	/* CFI for every frame may read any register; the walks of fp and copy
 	 * start from ip, sp and bp (r10 and r11 for gcc's odd CFA rules), and
 	 * each register asked for costs the kernel a call a sample
 	 * (perfev_user_frame_regs_mask) */
 	s->uregs_mask = s->ustack == FT_USTACK_DWARF ? perfev_user_regs_mask() :
 			perfev_user_frame_regs_mask();
-	s->ucopy_size = s->ustack == FT_USTACK_FP ? FT_FIX_SIZE_DEFAULT :
-			o->call_graph_set ? o->copy_size : FT_COPY_SIZE_DEFAULT;
+	s->ucopy_size = !o->call_graph_set ? dflt_size :
+			s->ustack == FT_USTACK_FP ? FT_FIX_SIZE_DEFAULT : o->copy_size;
 	ft_debug("user stacks: %s (%s), %u bytes of stack a sample", ft_ustack_name(s->ustack),
 		 s->ustack_why, s->ucopy_size);
 }
@@ -141,6 +167,63 @@ static int walk(struct ft_session *s, const struct perfev_sample *smp, uint32_t 
 	return (int)n;
 }
 
+/* A cut stack whose last frame is at ADDR: counted under its file. */
+static void note_cut(struct ft_session *s, const struct perfev_sample *smp, uint64_t addr,
+		     bool at_end)
+{
+	const char *path = "";
+	uint64_t bias;
+	if (sym_procs_module(s->procs, smp->pid, smp->time, addr, &path, &bias) < 0)
+		path = "";
+	for (int i = 0; i < FT_CUT_FILES; i++) {
+		struct ft_cut_file *f = &s->cut_files[i];
+		if (f->at_end + f->stopped == 0)
+			snprintf(f->path, sizeof(f->path), "%s", path);
+		else if (strcmp(f->path, path) != 0)
+			continue;
+		f->at_end += at_end;
+		f->stopped += !at_end;
+		return;
+	}
+}
+
+/* The file of FILES with the most stacks of a kind (AT_END or stopped). */
+static const struct ft_cut_file *most_cut(const struct ft_cut_file *files, bool at_end)
+{
+	const struct ft_cut_file *best = NULL;
+	for (int i = 0; i < FT_CUT_FILES; i++) {
+		uint64_t n = at_end ? files[i].at_end : files[i].stopped;
+		if (n && (!best || n > (at_end ? best->at_end : best->stopped)))
+			best = &files[i];
+	}
+	return best;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *b = strrchr(path, '/');
+	return b ? b + 1 : path;
+}
+
+void ft_ustack_summary(const struct ft_session *s, struct ft_summary *sm)
+{
+	const struct ft_cut_file *e = most_cut(s->cut_files, true);
+	const struct ft_cut_file *t = most_cut(s->cut_files, false);
+	sm->stack_cut = s->cnt.stack_cut;
+	sm->stack_stopped = s->cnt.stack_stopped;
+	sm->copy_size = s->ucopy_size;
+	sm->ustack = ft_ustack_name(s->ustack);
+	sm->cut_file = e && e->path[0] ? base_name(e->path) : NULL;
+	sm->cut_fp = e && e->path[0] ? sym_elf_fp_share(e->path) : -1;
+	sm->stop_file = t && t->path[0] ? base_name(t->path) : NULL;
+	sm->stop_fp = t && t->path[0] ? sym_elf_fp_share(t->path) : -1;
+	uint64_t ruled = 0, full = 0;
+	if (s->unwinder)
+		sym_unwinder_counts(s->unwinder, &ruled, &full);
+	ft_debug("user stacks: %" PRIu64 " walked by the CFA rules learnt, %" PRIu64 " full CFI walks",
+		 ruled, full);
+}
+
 const struct perfev_sample *ft_ustack_walk(struct ft_session *s, const struct perfev_sample *smp,
 					   struct perfev_sample *tmp)
 {
@@ -151,6 +234,12 @@ const struct perfev_sample *ft_ustack_walk(struct ft_session *s, const struct pe
 	int n = walk(s, smp, max, &cut);
 	if (n < 0)
 		return smp;
+	/* CFI all the way knows where a stack ends (_start's CFI says it has
+	 * no caller): one that stops anywhere else is not whole either */
+	bool stopped = !cut && s->ustack == FT_USTACK_DWARF && !sym_unwind_ended(s->unwinder);
+	if ((cut || stopped) && n > 0)
+		note_cut(s, smp, s->walk_u[n - 1], cut);
+	s->cnt.stack_stopped += stopped;
 	*tmp = *smp;
 	tmp->uips = s->walk_u;
 	tmp->nuips = (uint32_t)n;

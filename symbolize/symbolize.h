@@ -214,8 +214,18 @@ uint32_t sym_unwind(struct sym_unwinder *u, const struct sym_ustack *s, uint64_t
  * without a simple rule gives its sample a full walk. ON false: full walks
  * only (tests and benchmarks compare the two). On by default. */
 void sym_unwinder_rules(struct sym_unwinder *u, bool on);
-/* How many of sym_unwind's walks applied the rules alone, and were full. */
+/* True when the last sym_unwind reached the outermost frame (the CFI says
+ * it has no caller, as _start's does, or its return address is 0): the
+ * stack is whole. False when it stopped short for any reason: the copy's
+ * end (its *CUT), code without CFI, MAX frames. */
+bool sym_unwind_ended(const struct sym_unwinder *u);
+/* How many of sym_unwind's walks applied the rules alone (the sampled
+ * frame by one CFI step from its registers, each return address above it
+ * by its rule, learnt from probes there when new), and were full. */
 void sym_unwinder_counts(const struct sym_unwinder *u, uint64_t *ruled, uint64_t *full);
+/* How many rules those walks learnt (each return address's once per
+ * process layout). */
+uint64_t sym_unwinder_learnt(const struct sym_unwinder *u);
 /* The default's whole stacks: CHAIN (NCHAIN addresses: the ip, then the
  * return addresses a frame-pointer walk found, by the kernel or in the copy)
  * lacks the callers of the functions at the top of the stack that keep no
@@ -232,6 +242,15 @@ void sym_unwinder_counts(const struct sym_unwinder *u, uint64_t *ruled, uint64_t
 uint32_t sym_unwind_splice(struct sym_unwinder *u, const struct sym_ustack *s,
 			   const uint64_t *chain, uint32_t nchain, uint64_t *ips, uint32_t max,
 			   bool *cut);
+
+/* ---- frame pointers (fp_elf.c) ---- */
+
+/* The share, per mille, of the functions of ELF file PATH (those its
+ * .eh_frame_hdr lists, at most 512 of them evenly spread) that set up a frame
+ * pointer (push %rbp; mov %rsp,%rbp at their start): near 1000 for code
+ * built with -fno-omit-frame-pointer, near 0 for Debian's binaries. Returns
+ * it, -ENOENT without such a table, or -errno. */
+int sym_elf_fp_share(const char *path);
 
 /* ---- user probes (probes.c) ---- */
 

@@ -88,6 +88,7 @@ struct sym_unwinder {
 	bool no_rules;
 	unw_addr_space_t probe_as; /* the probes' own, uncached: walks' caches untouched */
 	uint64_t n_ruled, n_full; /* sym_unwind's walks by the rules, and full */
+	uint64_t n_learnt;        /* rules learnt by learn_frame */
 	/* the frames of sym_unwind's last full walk: rip, rsp, rbp; RET is
 	 * the last unw_step's answer */
 	struct { uint64_t ip, sp, bp; } fr[RULE_FRAMES + 1];
@@ -99,6 +100,7 @@ struct sym_unwinder {
 	struct { uint64_t lo, hi, bias; struct ufile *f; } seen[WALK_FILES];
 	unsigned nseen;
 	bool cut;
+	bool ended; /* the last sym_unwind reached the outermost frame */
 };
 
 static void ufile_free(struct ufile *f)
@@ -389,6 +391,13 @@ static unw_addr_space_t proc_as(struct sym_unwinder *u)
 	return slot->as;
 }
 
+/* proc_as for S's process, set as the walk in progress */
+static unw_addr_space_t proc_as_of(struct sym_unwinder *u, const struct sym_ustack *s)
+{
+	u->cur = s;
+	return proc_as(u);
+}
+
 /* The index in CHAIN[1..SPLICE_LOOK] of return address IP, or 0. */
 static uint32_t chain_at(const uint64_t *chain, uint32_t nchain, uint64_t ip)
 {
@@ -410,6 +419,7 @@ static uint32_t walk(struct sym_unwinder *u, const struct sym_ustack *s, const u
 	*failed = true;
 	*met = false;
 	*cfi = false;
+	u->ended = false;
 	if (max == 0)
 		return 0;
 	u->cur = s;
@@ -439,8 +449,10 @@ static uint32_t walk(struct sym_unwinder *u, const struct sym_ustack *s, const u
 			u->fr[u->nfr].ip = ip, u->fr[u->nfr].sp = sp, u->fr[u->nfr].bp = bp;
 			u->nfr++;
 		}
-		if (ip == 0)
+		if (ip == 0) {
+			u->ended = true; /* a zero return address ends some stacks */
 			break;
+		}
 		*failed = false;
 		ips[n++] = ip;
 		uint32_t j = chain ? chain_at(chain, nchain, ip) : 0;
@@ -452,6 +464,7 @@ static uint32_t walk(struct sym_unwinder *u, const struct sym_ustack *s, const u
 		}
 	}
 	u->last_ret = ret;
+	u->ended |= ret == 0;
 	*cut = u->cut;
 	return n;
 }
@@ -627,29 +640,109 @@ static void learn(struct sym_unwinder *u, const struct sym_ustack *s, uint64_t i
 	}
 }
 
-/* S unwound by the rules alone: the count, or 0 when an ip has none (or
- * not a simple one) or a word lies beyond the copy: then a full walk. */
+/* The rule of the frame at return address F[0] (rsp F[1], rbp F[2]) of S,
+ * learnt from probes there alone (as learn does from a full walk's frames,
+ * whose first probe stands for the walk's step) and kept; NULL when it has
+ * no simple rule or a probe needs stack beyond the copy. The probes use the
+ * process's cached address space: libunwind keeps each ip's parsed CFI
+ * row, not register values, and at -F 49 the uncached probes' parsing was
+ * most of the reader's time (ftstack's CPU 390/341/207 ms against
+ * 280/171/162 in 6 s runs, interleaved) */
+static const struct urule *learn_frame(struct sym_unwinder *u, const struct sym_ustack *s,
+				       uint64_t image, const uint64_t f[3])
+{
+	unw_addr_space_t as = proc_as_of(u, s);
+	if (!as)
+		return NULL;
+	uint64_t in[3] = { f[0] - 1, f[1], f[2] }, o[3], ra, bp;
+	int p = probe(u, as, s, in, o, &ra, &bp);
+	if (p < 0)
+		return NULL;
+	u->fr[1].ip = f[0], u->fr[1].sp = f[1], u->fr[1].bp = f[2];
+	u->fr[2].ip = o[0], u->fr[2].sp = o[1], u->fr[2].bp = o[2];
+	u->nfr = p > 0 ? 3 : 2;
+	u->last_ret = p;
+	struct urule r = learn_one(u, as, s, 1);
+	if (r.kind != RULE_SP && r.kind != RULE_BP && r.kind != RULE_END)
+		return NULL;
+	uint64_t key = f[0] * 2 + 1;
+	struct urule *slot = rule_slot(u, s->pid, key);
+	r.pid = s->pid, r.image = image, r.key = key;
+	*slot = r;
+	u->n_learnt++;
+	return slot;
+}
+
+/* The sampled frame's one CFI step, from every register taken: a sample's
+ * ip is seldom seen twice (a busy interpreter's loop has thousands), so it
+ * rarely has a rule, while the return addresses above it do. 1 with the
+ * caller's rip, rsp, rbp in F; 0 at the stack's end; -1 when the step
+ * fails, needs stack beyond the copy or is a signal frame's (a full walk
+ * then says why). */
+static int leaf_step(struct sym_unwinder *u, const struct sym_ustack *s, uint64_t f[3])
+{
+	uint64_t bias;
+	unw_cursor_t c;
+	unw_word_t v[3];
+	u->cur = s, u->regs = s->regs, u->nseen = 0, u->cut = false;
+	if (!file_at(u, s->regs[16], &bias))
+		return -1;
+	unw_addr_space_t as = proc_as(u);
+	if (!as || unw_init_remote(&c, as, u) < 0 || unw_is_signal_frame(&c) != 0)
+		return -1;
+	int ret = unw_step(&c);
+	if (ret <= 0 || u->cut)
+		return ret == 0 && !u->cut ? 0 : -1;
+	if (unw_get_reg(&c, UNW_REG_IP, &v[0]) < 0 || unw_get_reg(&c, UNW_X86_64_RSP, &v[1]) < 0 ||
+	    unw_get_reg(&c, UNW_X86_64_RBP, &v[2]) < 0)
+		return -1;
+	f[0] = v[0], f[1] = v[1], f[2] = v[2];
+	return 1;
+}
+
+/* S unwound by the rules alone (the sampled frame by one CFI step when its
+ * ip has no rule): the count, or 0 when an ip above it has none (or not a
+ * simple one) or a word lies beyond the copy: then a full walk. */
 static uint32_t rules_walk(struct sym_unwinder *u, const struct sym_ustack *s, uint64_t image,
 			   uint64_t *ips, uint32_t max, bool *cut)
 {
 	*cut = false;
+	u->ended = false;
 	uint64_t f[3] = { s->regs[16], s->regs[7], s->regs[6] };
 	uint32_t n = 0;
 	ips[n++] = f[0];
 	while (n < max) {
 		uint64_t key = f[0] * 2 + (n > 1);
 		const struct urule *r = rule_slot(u, s->pid, key);
-		if (r->key != key || r->pid != s->pid || r->image != image ||
-		    r->kind == RULE_NONE || r->kind == RULE_NOT)
+		if ((r->key != key || r->pid != s->pid || r->image != image ||
+		     r->kind == RULE_NONE || r->kind == RULE_NOT) && n == 1) {
+			int st = leaf_step(u, s, f);
+			if (st < 0)
+				return 0;
+			if (st == 0 || f[0] == 0) {
+				u->ended = true;
+				break;
+			}
+			ips[n++] = f[0];
+			continue;
+		}
+		if ((r->key != key || r->pid != s->pid || r->image != image ||
+		     r->kind == RULE_NONE) && !(r = learn_frame(u, s, image, f)))
 			return 0;
-		if (r->kind == RULE_END)
+		if (r->kind == RULE_NOT)
+			return 0;
+		if (r->kind == RULE_END) {
+			u->ended = true;
 			break;
+		}
 		if (!rule_apply(r, s, f[1], f[2], f)) {
 			*cut = true; /* as libunwind's step, which needs the same word */
 			break;
 		}
-		if (f[0] == 0)
+		if (f[0] == 0) {
+			u->ended = true;
 			break;
+		}
 		ips[n++] = f[0];
 	}
 	return n;
@@ -659,6 +752,16 @@ void sym_unwinder_counts(const struct sym_unwinder *u, uint64_t *ruled, uint64_t
 {
 	*ruled = u->n_ruled;
 	*full = u->n_full;
+}
+
+uint64_t sym_unwinder_learnt(const struct sym_unwinder *u)
+{
+	return u->n_learnt;
+}
+
+bool sym_unwind_ended(const struct sym_unwinder *u)
+{
+	return u->ended;
 }
 
 void sym_unwinder_rules(struct sym_unwinder *u, bool on)

@@ -2,6 +2,7 @@
  * method, what --call-graph asks for, and the summary's line for stacks cut
  * at the copy's end. Pure: nothing is timed here (the measurement itself:
  * perfev_test). */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,7 +95,7 @@ static const char *cut_line(const struct ft_summary *sm)
 	rewind(f);
 	char line[512];
 	while (fgets(line, sizeof(line), f))
-		if (strstr(line, "user stacks reached"))
+		if (strstr(line, "user stacks reached") || strstr(line, "user stacks may be cut"))
 			snprintf(buf, sizeof(buf), "%s", line);
 	fclose(f);
 	return buf;
@@ -109,16 +110,90 @@ static void test_cut_summary(void)
 	CHECK_STR(cut_line(&sm), "ftstack: 7 user stacks reached the end of the 2048-byte stack "
 		  "copy and may be cut (user stacks: copy; --call-graph copy,SIZE copies more; "
 		  "--call-graph fp walks them whole)\n", "copy: cut stacks counted, --call-graph fp named");
+	/* the binary where most were cut keeps frame pointers: fp named */
+	sm.cut_file = "getppid_paths", sm.cut_fp = 555;
+	CHECK(strstr(cut_line(&sm), "--call-graph fp walks them whole"), "copy, a binary with "
+	      "frame pointers: --call-graph fp named");
+	/* Debian's cc1 keeps none: fp would cut them worse, never named */
+	sm.cut_file = "cc1", sm.cut_fp = 5;
+	CHECK_STR(cut_line(&sm), "ftstack: 7 user stacks reached the end of the 2048-byte stack "
+		  "copy and may be cut (user stacks: copy; cc1 keeps no frame pointers, so "
+		  "--call-graph fp would not help; --call-graph dwarf,65528 copies the most and "
+		  "walks it all with CFI)\n", "copy, cc1: dwarf,65528 named, not fp");
 	sm.ustack = "dwarf", sm.copy_size = 8192;
 	CHECK(strstr(cut_line(&sm), "7 user stacks reached the end of the 8192-byte") &&
-	      strstr(cut_line(&sm), "--call-graph dwarf,SIZE copies more"), "dwarf: its own hint");
+	      strstr(cut_line(&sm), "--call-graph dwarf,65528 copies the most") &&
+	      !strstr(cut_line(&sm), "--call-graph fp walks"), "dwarf,8192, cc1: the largest copy named");
+	sm.copy_size = FT_COPY_SIZE_MAX;
+	CHECK(strstr(cut_line(&sm), "deeper than the kernel copies; cc1 keeps no frame pointers: "
+		     "--call-graph fp would not help"), "dwarf,65528, cc1: nothing helps, said so");
+	sm.cut_file = "leaf_ab", sm.cut_fp = 142;
+	CHECK(strstr(cut_line(&sm), "leaf_ab keeps frame pointers: --call-graph fp walks them whole"),
+	      "dwarf,65528, a binary with frame pointers: fp named");
 	sm.stack_cut = 0;
 	CHECK_STR(cut_line(&sm), "", "none cut: no line");
+	/* dwarf stacks that stop short of their start otherwise: counted too */
+	sm.stack_stopped = 3, sm.stop_file = "python3.11", sm.stop_fp = 0;
+	CHECK_STR(cut_line(&sm), "ftstack: 3 user stacks may be cut: their walk stopped short of "
+		  "the process's start, most in python3.11 (user stacks: dwarf; no CFI there to go "
+		  "on with)\n", "dwarf: stacks stopped short counted, fp not named");
+}
+
+/* The default's choice from the mode: profile and offcpu copy the most and
+ * take CFI for every frame; count keeps the host's method and small copy */
+static void test_default(void)
+{
+	static const struct { enum ft_cmd cmd; enum ft_ustack_method host, m; uint32_t size; } cases[] = {
+		{ FT_PROFILE, FT_USTACK_COPY, FT_USTACK_DWARF, 65528 },
+		{ FT_PROFILE, FT_USTACK_FP, FT_USTACK_DWARF, 65528 },
+		{ FT_OFFCPU, FT_USTACK_COPY, FT_USTACK_DWARF, 16384 },
+		{ FT_COUNT, FT_USTACK_COPY, FT_USTACK_COPY, 2048 },
+		{ FT_COUNT, FT_USTACK_FP, FT_USTACK_FP, 1024 },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint32_t size = 0;
+		enum ft_ustack_method m = ft_ustack_default(cases[i].cmd, cases[i].host, &size);
+		CHECK(m == cases[i].m && size == cases[i].size, "default, case %zu: %s, %u bytes", i,
+		      ft_ustack_name(m), size);
+	}
+	/* through ft_ustack_choose: profile's whatever the host's answer */
+	struct ft_options o = { .cmd = FT_PROFILE };
+	struct ft_session s = { .opt = &o };
+	ft_ustack_choose(&s, "/nonexistent");
+	CHECK(s.ustack == FT_USTACK_DWARF && s.ucopy_size == 65528 && s.uregs_mask == 0xff01ffULL &&
+	      strstr(s.ustack_why, "profile's default"), "profile: dwarf, 65528 bytes, 17 registers (%s)",
+	      s.ustack_why);
+	o.cmd = FT_COUNT;
+	ft_ustack_choose(&s, "/nonexistent");
+	CHECK(s.ustack != FT_USTACK_DWARF && s.ucopy_size <= 2048, "count: the host's method, "
+	      "%u bytes (%s)", s.ucopy_size, s.ustack_why);
+}
+
+/* The frame-pointer verdict the advice rests on, on this build's workloads:
+ * getppid_paths is built with frame pointers, nofp_paths without */
+static void test_fp_verdict(void)
+{
+	char dir[4096], path[4200];
+	ssize_t n = readlink("/proc/self/exe", dir, sizeof(dir) - 1);
+	dir[n > 0 ? n : 0] = '\0';
+	char *slash = strrchr(dir, '/');
+	if (slash)
+		*slash = '\0';
+	snprintf(path, sizeof(path), "%s/getppid_paths", dir);
+	int fp = sym_elf_fp_share(path);
+	snprintf(path, sizeof(path), "%s/nofp_paths", dir);
+	int nofp = sym_elf_fp_share(path);
+	CHECK(fp >= FT_KEEPS_FP && nofp >= 0 && nofp < FT_KEEPS_FP,
+	      "frame pointers: getppid_paths %d per mille (keeps them), nofp_paths %d (does not)", fp,
+	      nofp);
+	CHECK(sym_elf_fp_share("/nonexistent") == -ENOENT, "no file: -ENOENT");
 }
 
 int main(void)
 {
 	test_cut_summary();
+	test_default();
+	test_fp_verdict();
 	test_rule();
 	test_asked();
 	CHECK_DONE();

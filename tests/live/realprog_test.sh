@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Whole user stacks by default on programs nobody here wrote (issue 22):
+# Debian's python3, perl and gcc's cc1 keep no frame pointers and run deep.
+# profile's default (CFI all the way in a 65528-byte copy) must bring >= 99%
+# of python3's and perl's samples to their start, and cc1's within one
+# point of --call-graph dwarf,65528; the summary must count every stack that
+# is not whole, and its advice must never name --call-graph fp for them.
+# offcpu: a python3 script sleeping in nested functions, whole by default.
+# Shares, not counts: the sample counts depend on the host's speed, the
+# shares do not (each run takes hundreds of samples or more).
+cd "$(dirname "$0")/../.." && . tests/live/lib.sh
+PY=/usr/bin/python3 PL=/usr/bin/perl GCC=/usr/bin/gcc
+
+. tests/lib/realprog.sh
+share() { realprog_share "$1"; }
+WHOLE=$REALPROG_WHOLE
+# cut_count ERR: the stacks the summary says may be cut (both lines)
+cut_count() {
+	sed -n -e 's/^ftstack: \([0-9]*\) user stacks reached the end of the.*/\1/p' \
+		-e 's/^ftstack: \([0-9]*\) user stacks may be cut: .*/\1/p' "$1" | awk '{ n += $1 } END { print n + 0 }'
+}
+# pct W T: W / T in tenths of a percent
+pct() { echo $(($2 ? $1 * 1000 / $2 : 0)); }
+
+realprog_workloads $TMP
+
+# profile_whole NAME MINPCT CMD [ARGS...]: the default's share, the summary's
+# cut count against the stacks that are not whole, and its advice
+profile_whole() {
+	local name=$1 min=$2 w t; shift 2
+	run_ft $TMP/o $TMP/e profile -F 499 -U -f "$@"
+	read -r w t < <(share $TMP/o)
+	check "$name, default: $w of $t samples whole ($(pct $w $t)/1000, want >= $min)" \
+		bash -c "[ $t -ge 100 ] && [ $(pct $w $t) -ge $min ]"
+	expect_eq "$name, default: the summary counts every stack that is not whole" "$(cut_count $TMP/e)" $((t - w))
+	check "$name, default: no advice to use --call-graph fp" bash -c "! grep -q 'call-graph fp walks' $TMP/e"
+	def_pct=$(pct $w $t)
+}
+
+if [ ! -x $PY ]; then
+	ok "python3 # SKIP no $PY"
+else
+	profile_whole python3 990 -c "$PY $TMP/rec.py 6000"
+	# the 2 KB copy cuts some: the advice names the largest copy, not fp
+	run_ft $TMP/o $TMP/e profile -F 499 -U -f --call-graph copy -c "$PY $TMP/rec.py 6000"
+	if [ "$(cut_count $TMP/e)" -gt 0 ]; then
+		check "python3, copy: the advice names dwarf,65528, not fp" bash -c \
+			"grep -q 'python3.11 keeps no frame pointers, so --call-graph fp would not help; --call-graph dwarf,65528' $TMP/e"
+	else
+		ok "python3, copy: the advice names dwarf,65528, not fp # SKIP no stack cut at 2 KB in this run"
+	fi
+	# offcpu: 40 sleeps of 20 ms under outer;middle;inner, through the interpreter
+	run_ft $TMP/o $TMP/e offcpu -U -f -c "$PY $TMP/naps.py"
+	read -r w t < <(share $TMP/o)
+	check "python3, offcpu: $w of $t us blocked in whole stacks (>= 99%)" \
+		bash -c "[ $t -gt 0 ] && [ $(pct $w $t) -ge 990 ]"
+	slept=$(folded_count $TMP/o "__libc_start_call_main;.*_PyEval_EvalFrameDefault;.*clock_nanosleep")
+	check "python3, offcpu: time.sleep's 800 ms from the start through the interpreter ($slept us)" \
+		awk -v v=$slept 'BEGIN { exit !(v >= 760000) }'
+	# offcpu's counts are microseconds: each distinct stack that is not
+	# whole was cut at least once, and none cut means all whole
+	nw=$(awk -v re="$WHOLE" '$0 !~ re { n++ } END { print n + 0 }' $TMP/o) cut=$(cut_count $TMP/e)
+	check "python3, offcpu: the summary counts the stacks that are not whole ($nw distinct, $cut cut)" \
+		bash -c "[ $nw -le $cut ] && { [ $nw -gt 0 ] || [ $cut -eq 0 ]; }"
+fi
+
+if [ ! -x $PL ]; then
+	ok "perl # SKIP no $PL"
+else
+	profile_whole perl 990 -c "$PL $TMP/re.pl 40000"
+fi
+
+if [ ! -x $GCC ]; then
+	ok "gcc # SKIP no $GCC"
+else
+	profile_whole "gcc -O2 -c (cc1)" 0 -c "$GCC -O2 -c $TMP/big.c -o $TMP/big.o"
+	d=$def_pct
+	if grep -q 'user stacks reached the end' $TMP/e; then
+		check "cc1, default: the advice says fp would not help" \
+			grep -q 'cc1 keeps no frame pointers: --call-graph fp would not help' $TMP/e
+	fi
+	run_ft $TMP/o $TMP/e profile -F 499 -U -f --call-graph dwarf,65528 -c "$GCC -O2 -c $TMP/big.c -o $TMP/big.o"
+	read -r w t < <(share $TMP/o)
+	check "cc1: the default's $d/1000 whole within one point of dwarf,65528's $(pct $w $t)/1000" \
+		bash -c "[ $((d + 10)) -ge $(pct $w $t) ]"
+	run_ft $TMP/o $TMP/e profile -F 499 -U -f --call-graph copy -c "$GCC -O2 -c $TMP/big.c -o $TMP/big.o"
+	check "cc1, copy: the advice names dwarf,65528, not fp" \
+		grep -q 'cc1 keeps no frame pointers, so --call-graph fp would not help; --call-graph dwarf,65528' $TMP/e
+fi
+[ $fails -eq 0 ]
