@@ -13,15 +13,26 @@
 #include "source/source.h"
 #include "host/host.h"
 
-/* Whether this process may open system-wide perf events and read tracefs:
- * root, or CAP_PERFMON (38) / CAP_SYS_ADMIN (21) with tracefs readable. */
-static bool privileged(void)
+/* The mechanism for this run on this host (plan/mech.c): refuses in one
+ * line what the host does not allow (exit 2), else keeps what was chosen
+ * in the session and the plan. */
+static int choose_mechanism(struct ft_session *s)
 {
-	uint64_t eff = 0;
-	if (geteuid() == 0)
-		return true;
-	host_cap_eff("/proc", "self", &eff);
-	return (eff & (1ull << HOST_CAP_SYS_ADMIN)) || (eff & (1ull << HOST_CAP_PERFMON));
+	struct host_access h;
+	struct ft_mech_ask a;
+	host_access_read("/proc", "/sys", &h);
+	int err = tfs_find_root(s->plan.tracefs, sizeof(s->plan.tracefs));
+	if (err < 0)
+		s->plan.tracefs[0] = '\0';
+	s->plan.tracefs_state = ft_tracefs_state("/sys", err, &h);
+	ft_mech_ask_from(s->opt, &a);
+	if (ft_mech_choose(&h, s->plan.tracefs_state, &a, &s->mech) < 0) {
+		ft_error("%s", s->mech.why);
+		return 2;
+	}
+	s->plan.offcpu_ctxsw = s->mech.offcpu_ctxsw;
+	s->user_mode_only = !s->mech.kernel;
+	return 0;
 }
 
 /* kernel.perf_event_max_stack under PROC_ROOT, at most AGG_MAX_DEPTH (127
@@ -62,7 +73,7 @@ static int load_kallsyms(struct ft_session *s)
 	int ret = sym_kernel_load("/proc/kallsyms", &s->ksyms);
 	if (ret == -EPERM) {
 		ft_warn("kernel addresses are hidden (kernel.kptr_restrict): kernel frames print "
-			"as [unknown]; run as root or set kernel.kptr_restrict=0");
+			"as [unknown]; give CAP_SYSLOG, or set kernel.kptr_restrict=0");
 		s->ksyms = NULL;
 		ret = 0;
 	} else if (ret < 0) {
@@ -89,7 +100,8 @@ static int load_kernel_filters(struct ft_session *s)
 static void announce(const struct ft_session *s)
 {
 	const struct ft_options *o = s->opt;
-	const char *what = o->user_only ? "user" : o->kernel_only ? "kernel" : "user + kernel";
+	const char *what = o->user_only || s->user_mode_only ? "user" :
+			   o->kernel_only ? "kernel" : "user + kernel";
 	const char *who = s->have_child ? "the command" : o->npids ? "the given processes" :
 			  o->ntids ? "the given threads" : "all threads";
 	char head[320], until[64];
@@ -198,13 +210,10 @@ int ft_cmd_record(const struct ft_options *o)
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	if (!privileged()) {
-		ft_error("needs root, or CAP_PERFMON and CAP_SYS_ADMIN (tracefs, "
-			"system-wide perf events); try sudo ftstack ...");
-		return 2;
-	}
-	if ((status = prepare(&s)) != 0)
+	if ((status = choose_mechanism(&s)) != 0 || (status = prepare(&s)) != 0)
 		goto cleanup;
+	/* the run's first line: the mechanism, and what this host leaves out */
+	ft_note("%s%s%s", s.mech.what, s.mech.note[0] ? "; " : "", s.mech.note);
 	if (ft_sink_open(&s) < 0) {
 		status = 2;
 		goto cleanup;

@@ -158,7 +158,7 @@ static void kernel_take(struct ft_session *s, int ret, struct sym_kernel *k,
 {
 	if (ret == -EPERM)
 		ft_warn("kernel addresses are hidden (kernel.kptr_restrict): kernel frames print "
-			"as [unknown]; run as root or set kernel.kptr_restrict=0");
+			"as [unknown]; give CAP_SYSLOG, or set kernel.kptr_restrict=0");
 	else if (ret < 0)
 		ft_warn("cannot read %s: %s; kernel frames print as [unknown]", KALLSYMS,
 			strerror(-ret));
