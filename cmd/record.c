@@ -212,14 +212,13 @@ int ft_cmd_record(const struct ft_options *o)
 
 	if ((status = choose_mechanism(&s)) != 0 || (status = prepare(&s)) != 0)
 		goto cleanup;
-	/* the run's first line: the mechanism, and what this host leaves out */
-	ft_note("%s%s%s", s.mech.what, s.mech.note[0] ? "; " : "", s.mech.note);
 	if (ft_sink_open(&s) < 0) {
 		status = 2;
 		goto cleanup;
 	}
 	if ((status = ft_result_open(o, &res)) != 0)
 		goto cleanup;
+
 	status = 1;
 	out = s.out = res.f; /* -i prints there before the end */
 	if ((epfd = epoll_create1(EPOLL_CLOEXEC)) < 0)
@@ -227,8 +226,6 @@ int ft_cmd_record(const struct ft_options *o)
 	s.epfd = epfd;
 	if (ft_plan_create(&s.plan) < 0)
 		goto cleanup;
-	if (s.plan.mechanism)
-		ft_warn("probes through: %s", s.plan.mechanism);
 	if (o->command) {
 		if ((ret = ft_child_start(o->command, o->keep_root, &s.child)) < 0) {
 			status = ret == -EINVAL ? 2 : 1;
@@ -236,6 +233,11 @@ int ft_cmd_record(const struct ft_options *o)
 		}
 		s.have_child = true;
 	}
+	/* the run's first line once bad input is ruled out: the mechanism,
+	 * and what this host leaves out */
+	ft_note("%s%s%s", s.mech.what, s.mech.note[0] ? "; " : "", s.mech.note);
+	if (s.plan.mechanism)
+		ft_warn("probes through: %s", s.plan.mechanism);
 	if (ft_source_open(&s, epfd) < 0 || ft_plan_report_refused(&s.plan) < 0 ||
 	    ft_source_enable(&s) < 0)
 		goto cleanup;
