@@ -7,11 +7,27 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "cmd/cmd.h"
 #include "collector/session.h"
 #include "source/source.h"
 #include "host/host.h"
+
+/* The first -p/-L task that belongs to another user (its /proc directory
+ * is owned by its effective uid), or 0. */
+static pid_t other_users_task(const struct ft_options *o)
+{
+	for (int i = 0; i < o->npids + o->ntids; i++) {
+		pid_t id = i < o->npids ? o->pids[i] : o->tids[i - o->npids];
+		char path[64];
+		struct stat st;
+		snprintf(path, sizeof(path), "/proc/%d", (int)id);
+		if (stat(path, &st) == 0 && st.st_uid != geteuid())
+			return id;
+	}
+	return 0;
+}
 
 /* The mechanism for this run on this host (plan/mech.c): refuses in one
  * line what the host does not allow (exit 2), else keeps what was chosen
@@ -26,6 +42,7 @@ static int choose_mechanism(struct ft_session *s)
 		s->plan.tracefs[0] = '\0';
 	s->plan.tracefs_state = ft_tracefs_state("/sys", err, &h);
 	ft_mech_ask_from(s->opt, &a);
+	a.other_user = other_users_task(s->opt);
 	if (ft_mech_choose(&h, s->plan.tracefs_state, &a, &s->mech) < 0) {
 		ft_error("%s", s->mech.why);
 		return 2;

@@ -114,6 +114,10 @@ static int refuse_perf(const struct host_access *h, const struct ft_mech_ask *a,
 		return refuse(m, "tracing every process needs CAP_PERFMON or "
 			"kernel.perf_event_paranoid <= 0 (it is %d): %s; or trace your own "
 			"processes with -c CMD or -p PID", h->paranoid, lift(h->paranoid, 0));
+	if (a->other_user && !host_access_has(h, HOST_CAP_SYS_PTRACE))
+		return refuse(m, "%d is another user's process: tracing it needs "
+			"CAP_SYS_PTRACE (perf_event_open's ptrace check); your own processes "
+			"(-c, -p) work", (int)a->other_user);
 	if (a->cmd == FT_OFFCPU && !host_perf_kernel(h))
 		return refuse(m, "offcpu samples each switch in kernel mode, which "
 			"kernel.perf_event_paranoid %d forbids without CAP_PERFMON: %s; "

@@ -112,6 +112,7 @@ struct ft_mech_ask {
 	bool ftrace;         /* --backend ftrace */
 	bool state;          /* offcpu --state: sched_switch's prev_state */
 	bool kernel_only;    /* -K */
+	pid_t other_user;    /* a -p/-L task of another user (the caller checks), 0 = none */
 };
 void ft_mech_ask_from(const struct ft_options *o, struct ft_mech_ask *a);
 

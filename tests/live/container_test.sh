@@ -3,8 +3,8 @@
 # mount namespace with tracefs and debugfs unmounted and /sys read-only, as
 # nobody, with no capability or with CAP_PERFMON (capsh, ambient):
 #  (a)  no capabilities, perf_event_paranoid 2: profile -c has user frames
-#       only, func_b/func_a 2.0 +- 15%; offcpu -c and a system-wide run each
-#       refused in one line, exit 2
+#       only, func_b/func_a 2.0 +- 15%; offcpu -c, a system-wide run and -p
+#       of another user's process each refused in one line, exit 2
 #  (a') no capabilities, paranoid 1 (set here, restored by the trap):
 #       offcpu -c through the context-switch event, the naps 400/800 ms +-5%
 #  (b)  CAP_PERFMON: profile -a; offcpu -c as in (a'); page faults counted
@@ -80,6 +80,8 @@ incontainer "" "$FTSTACK offcpu -f -c '$BIN/naps'" >$TMP/o 2>$TMP/e; st=$?
 one_line_2 "(a) offcpu -c refused" $st "perf_event_paranoid 2" CAP_PERFMON
 incontainer "" "$FTSTACK profile -F 49 1" >$TMP/o 2>$TMP/e; st=$?
 one_line_2 "(a) system-wide profile refused" $st "perf_event_paranoid <= 0 (it is 2)" CAP_PERFMON
+incontainer "" "$FTSTACK profile -F 49 -p 1 1" >$TMP/o 2>$TMP/e; st=$?
+one_line_2 "(a) profile -p 1 (root's) refused" $st "another user's process" CAP_SYS_PTRACE
 matrix "(a)" "" "tracepoints=no kernel_functions=no user_functions=no USDT=no profile=yes offcpu=no
 	software_events=yes hardware_events=$HW kernel_stacks=no user_stacks=yes other_users'_processes=no system-wide=no"
 check "(a) check: profile with user stacks only" grep -q '^  profile .*yes  perf.s cpu-clock, user stacks only' $TMP/m

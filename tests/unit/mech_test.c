@@ -122,6 +122,13 @@ static void test_choice(void)
 	      "no hardware PMU: hardware events refused");
 	h.hw_pmu = true;
 	CHECK(ft_mech_choose(&h, FT_TRACEFS_OK, &a, &m) == 0, "a hardware PMU: hardware events");
+	h = host(2, PERFMON);
+	a = ask(FT_PROFILE, false);
+	a.other_user = 1;
+	CHECK(ft_mech_choose(&h, FT_TRACEFS_OK, &a, &m) == -EACCES && strstr(m.why, "CAP_SYS_PTRACE") &&
+	      strstr(m.why, "1 is another user's"), "-p of another user's process without CAP_SYS_PTRACE: refused");
+	h.cap_eff |= 1ull << HOST_CAP_SYS_PTRACE;
+	CHECK(ft_mech_choose(&h, FT_TRACEFS_OK, &a, &m) == 0, "... and allowed with CAP_SYS_PTRACE");
 	h = host(3, 0);
 	a = ask(FT_PROFILE, false);
 	CHECK(ft_mech_choose(&h, FT_TRACEFS_OK, &a, &m) == -EACCES && strstr(m.why, "is 3"),
