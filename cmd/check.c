@@ -1,10 +1,14 @@
 /* ftstack check and ftstack cleanup. Both return the exit status. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <string.h>
+#include <unistd.h>
 #include "cmd/cmd.h"
 #include "collector/session.h"
+#include "host/host.h"
 #include "perfev/perfev.h"
+#include "plan/plan.h"
 #include "tracefs/tracefs.h"
 
 /* What a sample's user stack costs here, each way as the runs take it: fp
@@ -37,13 +41,83 @@ static int check_user_stacks(const char *root, struct perfev_ustack_cost *cost,
 	return 0;
 }
 
+/* Opens one event as this user would, closes it: 0 or -errno. */
+static int try_open(uint32_t type, uint64_t config, bool kernel, int pid, int cpu,
+		    uint64_t config1)
+{
+	struct perfev_opts po = { .type = type, .config = config, .config1 = config1,
+				  .sample_period = 1000000, .disabled = true,
+				  .exclude_kernel = !kernel };
+	int fd = perfev_open(&po, pid, cpu, -1);
+	if (fd >= 0)
+		close(fd);
+	return fd < 0 ? fd : 0;
+}
+
+/* 0 when ROOT/FILE may be written by this user, else -errno. */
+static int writable(const char *root, const char *file)
+{
+	char path[512];
+	snprintf(path, sizeof(path), "%s/%s", root, file);
+	if (!root[0] || access(path, F_OK) < 0)
+		return -ENOENT;
+	return access(path, W_OK) == 0 ? 0 : -EACCES;
+}
+
+/* Real perf_event_open attempts for the matrix: what the kernel says to
+ * this user in this namespace. Nothing stays open; the uprobe is on a file
+ * this process has not mapped, so nothing is inserted anywhere. */
+static void probe_access(const struct host_access *h, const char *root,
+			 struct ft_access_probe *p)
+{
+	bool kernel = host_perf_kernel(h);
+	uint32_t tp = 0;
+	p->cpu_clock_user = try_open(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, false, 0, -1, 0);
+	p->cpu_clock_kernel = try_open(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, true, 0, -1, 0);
+	p->ctxsw_kernel = try_open(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES, true, 0, -1,
+				   0);
+	p->page_faults = try_open(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS, false, 0, -1, 0);
+	p->cycles = try_open(PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, false, 0, -1, 0);
+	p->system_wide = try_open(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, kernel, -1, 0, 0);
+	p->tracepoint = root[0] ? tfs_event_id(root, "sched", "sched_switch", &tp) : -ENOENT;
+	if (p->tracepoint == 0)
+		p->tracepoint = try_open(PERF_TYPE_TRACEPOINT, tp, true, 0, -1, 0);
+	static const char kfunc[] = "vfs_read", ufile[] = "/bin/true";
+	p->kprobe_pmu = h->kprobe_pmu < 0 ? -ENOENT :
+			try_open((uint32_t)h->kprobe_pmu, 0, true, 0, -1, (uint64_t)(uintptr_t)kfunc);
+	p->uprobe_pmu = h->uprobe_pmu < 0 ? -ENOENT :
+			try_open((uint32_t)h->uprobe_pmu, 0, false, 0, -1, (uint64_t)(uintptr_t)ufile);
+	p->kprobe_events = writable(root, "kprobe_events");
+	p->uprobe_events = writable(root, "uprobe_events");
+}
+
+/* The matrix: what this user can do here, one row a kind of tracing. */
+static void print_matrix(const char *root, int find_err)
+{
+	struct host_access h;
+	struct ft_access_probe p;
+	struct ft_matrix_row rows[16];
+	host_access_read("/proc", "/sys", &h);
+	enum ft_tracefs_state t = ft_tracefs_state("/sys", find_err, &h);
+	probe_access(&h, root, &p);
+	int n = ft_mech_matrix(&h, t, &p, rows, 16);
+	printf("What uid %u can do here (CapEff %016llx, kernel.perf_event_paranoid %d):\n",
+	       (unsigned)geteuid(), (unsigned long long)h.cap_eff, h.paranoid);
+	for (int i = 0; i < n; i++)
+		printf("  %-24s %-3s  %s\n", rows[i].what, rows[i].ok ? "yes" : "no",
+		       rows[i].detail);
+	printf("\n");
+}
+
 int ft_cmd_check(const struct ft_options *o)
 {
 	(void)o;
 	char root[256] = "";
 	struct tfs_check_item items[32];
-	if (tfs_find_root(root, sizeof(root)) < 0)
+	int find_err = tfs_find_root(root, sizeof(root));
+	if (find_err < 0)
 		root[0] = '\0';
+	print_matrix(root, find_err);
 	int n = tfs_check(root[0] ? root : NULL, "/proc", items, 30);
 	struct perfev_ustack_cost cost;
 	if (n >= 0 && root[0] && check_user_stacks(root, &cost, &items[n]) == 0 &&

@@ -9,21 +9,49 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "cmd/cmd.h"
 #include "collector/session.h"
 #include "source/source.h"
 #include "host/host.h"
 
-/* Whether this process may open system-wide perf events and read tracefs:
- * root, or CAP_PERFMON (38) / CAP_SYS_ADMIN (21) with tracefs readable. */
-static bool privileged(void)
+/* The first -p/-L task that belongs to another user (its /proc directory
+ * is owned by its effective uid), or 0. */
+static pid_t other_users_task(const struct ft_options *o)
 {
-	uint64_t eff = 0;
-	if (geteuid() == 0)
-		return true;
-	host_cap_eff("/proc", "self", &eff);
-	return (eff & (1ull << HOST_CAP_SYS_ADMIN)) || (eff & (1ull << HOST_CAP_PERFMON));
+	for (int i = 0; i < o->npids + o->ntids; i++) {
+		pid_t id = i < o->npids ? o->pids[i] : o->tids[i - o->npids];
+		char path[64];
+		struct stat st;
+		snprintf(path, sizeof(path), "/proc/%d", (int)id);
+		if (stat(path, &st) == 0 && st.st_uid != geteuid())
+			return id;
+	}
+	return 0;
+}
+
+/* The mechanism for this run on this host (plan/mech.c): refuses in one
+ * line what the host does not allow (exit 2), else keeps what was chosen
+ * in the session and the plan. */
+static int choose_mechanism(struct ft_session *s)
+{
+	struct host_access h;
+	struct ft_mech_ask a;
+	host_access_read("/proc", "/sys", &h);
+	int err = tfs_find_root(s->plan.tracefs, sizeof(s->plan.tracefs));
+	if (err < 0)
+		s->plan.tracefs[0] = '\0';
+	s->plan.tracefs_state = ft_tracefs_state("/sys", err, &h);
+	ft_mech_ask_from(s->opt, &a);
+	a.other_user = other_users_task(s->opt);
+	if (ft_mech_choose(&h, s->plan.tracefs_state, &a, &s->mech) < 0) {
+		ft_error("%s", s->mech.why);
+		return 2;
+	}
+	s->plan.offcpu_ctxsw = s->mech.offcpu_ctxsw;
+	s->user_mode_only = !s->mech.kernel;
+	return 0;
 }
 
 /* kernel.perf_event_max_stack under PROC_ROOT, at most AGG_MAX_DEPTH (127
@@ -89,7 +117,8 @@ static int load_kernel_filters(struct ft_session *s)
 static void announce(const struct ft_session *s)
 {
 	const struct ft_options *o = s->opt;
-	const char *what = o->user_only ? "user" : o->kernel_only ? "kernel" : "user + kernel";
+	const char *what = o->user_only || s->user_mode_only ? "user" :
+			   o->kernel_only ? "kernel" : "user + kernel";
 	const char *who = s->have_child ? "the command" : o->npids ? "the given processes" :
 			  o->ntids ? "the given threads" : "all threads";
 	char head[320], until[64];
@@ -238,12 +267,7 @@ int ft_cmd_record(const struct ft_options *o)
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	if (!privileged()) {
-		ft_error("needs root, or CAP_PERFMON and CAP_SYS_ADMIN (tracefs, "
-			"system-wide perf events); try sudo ftstack ...");
-		return 2;
-	}
-	if ((status = prepare(&s)) != 0)
+	if ((status = choose_mechanism(&s)) != 0 || (status = prepare(&s)) != 0)
 		goto cleanup;
 	if (ft_sink_open(&s) < 0) {
 		status = 2;
@@ -251,6 +275,7 @@ int ft_cmd_record(const struct ft_options *o)
 	}
 	if ((status = ft_dest_open(o, &res)) != 0)
 		goto cleanup;
+
 	status = 1;
 	out = s.out = res.f; /* -i prints there before the end */
 	if ((epfd = epoll_create1(EPOLL_CLOEXEC)) < 0)
@@ -258,8 +283,6 @@ int ft_cmd_record(const struct ft_options *o)
 	s.epfd = epfd;
 	if (ft_plan_create(&s.plan) < 0)
 		goto cleanup;
-	if (s.plan.mechanism)
-		ft_warn("probes through: %s", s.plan.mechanism);
 	if (o->command) {
 		if ((ret = ft_child_start(o->command, o->keep_root, &s.child)) < 0) {
 			status = ret == -EINVAL ? 2 : 1;
@@ -267,6 +290,11 @@ int ft_cmd_record(const struct ft_options *o)
 		}
 		s.have_child = true;
 	}
+	/* the run's first line once bad input is ruled out: the mechanism,
+	 * and what this host leaves out */
+	ft_note("%s%s%s", s.mech.what, s.mech.note[0] ? "; " : "", s.mech.note);
+	if (s.plan.mechanism)
+		ft_warn("probes through: %s", s.plan.mechanism);
 	if (ft_source_open(&s, epfd) < 0 || ft_plan_report_refused(&s.plan) < 0 ||
 	    ft_source_enable(&s) < 0)
 		goto cleanup;

@@ -113,6 +113,6 @@ bool ft_kload_warn_hidden(int err)
 	if (err != -EPERM)
 		return false;
 	ft_warn("kernel addresses are hidden (kernel.kptr_restrict): kernel frames print "
-		"as [unknown]; run as root or set kernel.kptr_restrict=0");
+		"as [unknown]; give CAP_SYSLOG, or set kernel.kptr_restrict=0");
 	return true;
 }

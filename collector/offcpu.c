@@ -110,6 +110,15 @@ static uint64_t field(const void *raw, uint32_t raw_size, uint32_t off, uint32_t
 
 int ft_offcpu_alloc(const char *tracefs, const struct ft_offcpu_config *c, struct ft_offcpu **out)
 {
+	if (!tracefs || !tracefs[0]) {
+		/* the context-switch event: no fields, the sampled task is prev */
+		struct ft_offcpu *oc = calloc(1, sizeof(*oc));
+		if (!oc)
+			return -ENOMEM;
+		oc->c = *c;
+		*out = oc;
+		return 0;
+	}
 	struct tfs_field *f = NULL;
 	int n = tfs_event_fields(tracefs, "sched", "sched_switch", &f);
 	struct ft_offcpu *oc = calloc(1, sizeof(*oc));

@@ -28,7 +28,9 @@ struct ft_offcpu_stats {
 	uint64_t open_at_end;  /* threads still off CPU at the end, counted up to it */
 };
 
-/* Reads sched_switch's field offsets from TRACEFS. Returns 0 (*out set) or -errno. */
+/* Reads sched_switch's field offsets from TRACEFS; with TRACEFS NULL or ""
+ * (the context-switch software event: no fields, no --state) reads
+ * nothing. Returns 0 (*out set) or -errno. */
 int ft_offcpu_alloc(const char *tracefs, const struct ft_offcpu_config *c, struct ft_offcpu **out);
 /* One sched_switch sample of EVENT: the switch-out of smp->tid. */
 void ft_offcpu_sample(struct ft_offcpu *oc, const struct perfev_sample *smp, uint32_t event);

@@ -61,6 +61,7 @@ struct sym_unwinder;
 struct ft_session {
 	const struct ft_options *opt;
 	struct ft_plan plan;
+	struct ft_mech mech;      /* what this host lets the run use (plan/mech.c) */
 	struct agg_table *agg;
 	struct sym_kernel *ksyms;
 	struct sym_procs *procs;
@@ -76,6 +77,9 @@ struct ft_session {
 	bool have_child;
 	struct ft_targets targets; /* -p, -L */
 	bool want_user, want_kernel;
+	/* perf_event_paranoid 2 without CAP_PERFMON: events exclude kernel
+	 * mode, so samples carry user stacks only (plan/mech.c) */
+	bool user_mode_only;
 	bool need_procs;         /* user stacks or comm shown: follow processes */
 	bool track;              /* side-band records wanted (comm/task, mmap2 with user stacks) */
 	bool key_pid;            /* the aggregator keeps processes apart */

@@ -40,8 +40,40 @@ int host_tgid(const char *proc_root, pid_t tid, pid_t *tgid);
 /* The effective capabilities (CapEff of PROC_ROOT/WHO/status; WHO is a pid
  * or "self"). Returns 0 or -errno. */
 int host_cap_eff(const char *proc_root, const char *who, uint64_t *eff);
+#define HOST_CAP_IPC_LOCK 14
+#define HOST_CAP_SYS_PTRACE 19
 #define HOST_CAP_SYS_ADMIN 21
+#define HOST_CAP_SYSLOG 34
 #define HOST_CAP_PERFMON 38
+
+/* What this user may do with perf here (access.c). Root counts by its
+ * capabilities, as the kernel counts it (a root without CAP_PERFMON in a
+ * container is refused like anyone). */
+struct host_access {
+	bool root;             /* euid 0 */
+	uint64_t cap_eff;      /* CapEff of this process */
+	int paranoid;          /* kernel.perf_event_paranoid (2 when unreadable) */
+	int kptr_restrict;     /* kernel.kptr_restrict (1 when unreadable) */
+	bool kallsyms;         /* /proc/kallsyms shows this user addresses */
+	char lockdown[24];     /* the active lockdown mode, "" when unknown */
+	int kprobe_pmu, uprobe_pmu; /* PMU types, -1 when absent */
+	bool hw_pmu;           /* a hardware PMU (cycles, instructions, ...) */
+	unsigned mlock_kb;     /* kernel.perf_event_mlock_kb (516 when unreadable) */
+};
+/* Fills H from PROC_ROOT (status, sysctls) and SYS_ROOT (PMUs, lockdown).
+ * Returns 0, or -errno when CapEff could not be read (then 0 is assumed). */
+int host_access_read(const char *proc_root, const char *sys_root, struct host_access *h);
+/* Whether capability CAP is effective. */
+bool host_access_has(const struct host_access *h, int cap);
+/* Whether perf lets this user sample in kernel mode and take kernel
+ * stacks: CAP_PERFMON (or CAP_SYS_ADMIN), or perf_event_paranoid <= 1. */
+bool host_perf_kernel(const struct host_access *h);
+/* Whether perf lets this user open per-CPU (system-wide) events:
+ * CAP_PERFMON (or CAP_SYS_ADMIN), or perf_event_paranoid <= 0. */
+bool host_perf_cpu(const struct host_access *h);
+/* Whether perf_event_open is open to this user at all (paranoid 3, a
+ * distribution patch, closes it to users without CAP_PERFMON). */
+bool host_perf_any(const struct host_access *h);
 
 /* The perf PMU type of SYS_ROOT/bus/event_source/devices/NAME ("kprobe",
  * "uprobe"), or -1 when the kernel has no such PMU. */

@@ -33,7 +33,9 @@ static void fill_sampling(struct perf_event_attr *a, const struct perfev_opts *o
 		a->sample_period = o->sample_period;
 	}
 	a->exclude_callchain_user = o->exclude_user_chain;
-	a->exclude_callchain_kernel = o->exclude_kernel_chain;
+	a->exclude_callchain_kernel = o->exclude_kernel_chain || o->exclude_kernel;
+	a->exclude_kernel = o->exclude_kernel;
+	a->exclude_hv = o->exclude_kernel;
 	if (o->max_stack)
 		a->sample_max_stack = o->max_stack;
 }

@@ -29,6 +29,9 @@ struct perfev_opts {
 	uint32_t stack_dump;
 	bool exclude_user_chain;   /* -K: exclude_callchain_user */
 	bool exclude_kernel_chain; /* -U: exclude_callchain_kernel */
+	/* user mode only (exclude_kernel, exclude_hv): what perf_event_paranoid 2
+	 * allows a user without CAP_PERFMON; implies exclude_kernel_chain */
+	bool exclude_kernel;
 	bool track;             /* comm(+exec) + task records (side band) */
 	bool track_mmap;        /* with track: mmap2 records too (user symbolization) */
 	bool context_switch;    /* SWITCH records (CPU-wide for per-CPU events) */

@@ -124,13 +124,28 @@ static int plan_tracepoints(const struct ft_options *o, const struct ft_spec *sp
 	return 0;
 }
 
+/* perf's generic events: software (page-faults, context-switches, ...) and
+ * hardware (cycles, ...), every event or sampled by period or frequency.
+ * Their stack does not end in the event: with several events, it is
+ * named as the leaf-most frame. */
+static int plan_generic(const struct ft_spec *sp, struct ft_plan *p)
+{
+	struct ft_event e = {
+		.kind = FT_EV_GENERIC, .perf_type = sp->perf_type, .perf_config = sp->perf_config,
+		.sample_period = sp->period, .sample_freq = sp->freq,
+	};
+	snprintf(e.name, sizeof(e.name), "%s:%s", sp->lib, sp->name);
+	snprintf(e.label, sizeof(e.label), "%s", sp->name);
+	return ft_plan_add(p, &e);
+}
+
 static int plan_spec(const struct ft_options *o, const char *text, struct ft_plan *p)
 {
 	struct ft_spec sp;
 	int ret = ft_spec_parse(text, o->lib, &sp);
 	if (ret == -EINVAL) {
 		ft_error("malformed event '%s': use t:SUBSYS:EVENT, FUNC, LIB:FUNC, "
-			"u:LIB:PROBE (see ftstack --help)", text);
+			"u:LIB:PROBE, software:NAME[:N], hardware:NAME[:N] (see ftstack --help)", text);
 		return -EINVAL;
 	}
 	if (ret < 0) {
@@ -145,6 +160,8 @@ static int plan_spec(const struct ft_options *o, const char *text, struct ft_pla
 	case FT_SPEC_UPROBE:
 	case FT_SPEC_USDT:
 		return ft_plan_uprobe(o, &sp, p);
+	case FT_SPEC_PERF:
+		return plan_generic(&sp, p);
 	}
 	return -EINVAL;
 }
@@ -181,6 +198,19 @@ static int plan_profile(const struct ft_options *o, struct ft_plan *p)
  * only for --state's prev_state. */
 static int plan_offcpu(const struct ft_options *o, struct ft_plan *p)
 {
+	if (p->offcpu_ctxsw) {
+		/* no tracefs: perf's context-switch event, counted at every
+		 * switch-out in the leaving task's context (perf_event_task_sched_out),
+		 * so its callchain is the switched-out stack; no fields (--state
+		 * was refused by ft_mech_choose) */
+		struct ft_event e = {
+			.kind = FT_EV_CTXSW, .perf_type = PERF_TYPE_SOFTWARE,
+			.perf_config = PERF_COUNT_SW_CONTEXT_SWITCHES, .in_stack = true,
+		};
+		snprintf(e.name, sizeof(e.name), "software:context-switches");
+		snprintf(e.label, sizeof(e.label), "switch");
+		return ft_plan_add(p, &e);
+	}
 	struct tfs_event *ev = NULL;
 	if (ft_plan_match_events(p->tracefs, "sched", "sched_switch", false, &ev) != 1) {
 		free(ev);
@@ -275,14 +305,16 @@ int ft_plan_build(const struct ft_options *o, struct ft_plan *p)
 		p->sys_root = "/sys";
 	if (!p->proc_root)
 		p->proc_root = "/proc";
-	if (ret < 0) {
+	if (ret < 0 && p->tracefs_state != FT_TRACEFS_OK) {
+		p->tracefs[0] = '\0'; /* ft_mech_choose refused what needs it */
+	} else if (ret < 0) {
 		ft_error("no tracefs: %s (mount it: mount -t tracefs nodev "
 			"/sys/kernel/tracing, as root)", ret == -EPERM ? "not allowed to mount it" :
 			"this kernel has none");
 		return ret;
 	}
 	tfs_owned_name(getpid(), p->group, sizeof(p->group));
-	tfs_log_init(&p->log, p->tracefs);
+	tfs_log_init(&p->log, p->tracefs); /* "" without tracefs: nothing is written */
 	p->backend = o->backend;
 	p->tfs_events = o->backend == FT_BACKEND_FTRACE;
 	p->inherit = o->command || o->npids;

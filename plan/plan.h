@@ -10,8 +10,18 @@
 #include <sys/types.h>
 #include <linux/perf_event.h>
 #include "cli/cli.h"
+#include "host/host.h"
 #include "symbolize/symbolize.h"
 #include "tracefs/tracefs.h"
+
+/* The state of tracefs for this user (ft_tracefs_state). */
+enum ft_tracefs_state {
+	FT_TRACEFS_OK,         /* events readable */
+	FT_TRACEFS_UNMOUNTED,  /* not mounted, and this user may not mount it */
+	FT_TRACEFS_UNREADABLE, /* mounted, not readable by this user */
+	FT_TRACEFS_LOCKDOWN,   /* closed by lockdown=confidentiality */
+	FT_TRACEFS_NONE,       /* no mount point: the kernel or /sys lacks it */
+};
 
 /* ---- the plan: what to open ---- */
 
@@ -22,6 +32,8 @@ enum ft_event_kind {
 	FT_EV_KPROBE_PMU,    /* kprobe PMU: config1 = function name */
 	FT_EV_UPROBE_PMU,    /* uprobe PMU: config1 = path, config2 = offset */
 	FT_EV_FUNCTION,      /* the function tracer (ftrace backend): kstart..kend */
+	FT_EV_CTXSW,         /* offcpu without tracefs: PERF_COUNT_SW_CONTEXT_SWITCHES */
+	FT_EV_GENERIC,       /* perf's software and hardware events */
 };
 
 struct ft_event {
@@ -79,7 +91,72 @@ struct ft_plan {
 	int noptional;                  /* events from patterns (ft_event.optional) */
 	char *avail_funcs;              /* available_filter_functions, read once (NULL: not yet) */
 	bool avail_funcs_read;
+	/* from ft_mech_choose, set before ft_plan_build (zeroed: tracefs, kernel) */
+	enum ft_tracefs_state tracefs_state;
+	bool offcpu_ctxsw;       /* offcpu through PERF_COUNT_SW_CONTEXT_SWITCHES */
 };
+
+/* ---- the mechanism: what this host lets each mode use (mech.c) ---- */
+
+/* What tfs_find_root's FIND_ERR (0 or -errno) means here, from
+ * SYS_ROOT/kernel/tracing and H's lockdown mode. */
+enum ft_tracefs_state ft_tracefs_state(const char *sys_root, int find_err,
+				       const struct host_access *h);
+/* What is missing, as a person reads it ("" when tracefs is there). Static. */
+const char *ft_tracefs_missing(enum ft_tracefs_state t);
+
+/* What a run asks for, from its options (ft_mech_ask_from). */
+struct ft_mech_ask {
+	enum ft_cmd cmd;
+	bool system_wide;    /* no -c, -p or -L */
+	bool tracepoints, kfuncs, ufuncs, usdt, software, hardware; /* count's specs */
+	bool ftrace;         /* --backend ftrace */
+	bool state;          /* offcpu --state: sched_switch's prev_state */
+	bool kernel_only;    /* -K */
+	pid_t other_user;    /* a -p/-L task of another user (the caller checks), 0 = none */
+};
+void ft_mech_ask_from(const struct ft_options *o, struct ft_mech_ask *a);
+
+/* The mechanism chosen for a run. */
+struct ft_mech {
+	bool kernel;         /* kernel-mode samples and kernel stacks allowed */
+	bool offcpu_ctxsw;   /* offcpu through the context-switch software event */
+	char what[160];      /* "offcpu through ...": the run's first stderr line */
+	char note[200];      /* said once with it ("kernel stacks are left out"), or "" */
+	char why[480];       /* the one-line refusal, or "" */
+};
+/* Chooses the mechanism of A's run on host H with tracefs in state T.
+ * Returns 0, or -EACCES with M->why saying what is missing, its value
+ * (perf_event_paranoid) and what would lift it (the exit status is 2). */
+int ft_mech_choose(const struct host_access *h, enum ft_tracefs_state t,
+		   const struct ft_mech_ask *a, struct ft_mech *m);
+/* The modes that work on host H with tracefs in state T, comma-separated,
+ * into BUF ("nothing" when none). */
+void ft_mech_still_work(const struct host_access *h, enum ft_tracefs_state t, char *buf,
+			size_t len);
+
+/* What perf_event_open answered this user (0 or -errno), for the matrix. */
+struct ft_access_probe {
+	int cpu_clock_user;   /* cpu-clock on this process, user mode, user callchain */
+	int cpu_clock_kernel; /* the same in kernel mode too, kernel callchain */
+	int ctxsw_kernel;     /* context-switches on this process (kernel mode) */
+	int page_faults;      /* page-faults on this process, user mode */
+	int cycles;           /* hardware cycles on this process, user mode */
+	int system_wide;      /* cpu-clock on CPU 0 for every task */
+	int tracepoint;       /* sched:sched_switch by its tracefs id */
+	int kprobe_pmu;       /* the kprobe PMU on a kernel function */
+	int uprobe_pmu;       /* the uprobe PMU on a file this process has not mapped */
+	int kprobe_events, uprobe_events; /* 0 writable in tracefs, else -errno */
+};
+struct ft_matrix_row {
+	const char *what;     /* "tracepoints", "kernel functions", ... */
+	bool ok;
+	char detail[256];     /* how, or for no, what is missing */
+};
+/* The rows of ftstack check's matrix for host H, tracefs in state T and
+ * the answers P, into ROWS[0..MAX). Returns how many (12 when MAX allows). */
+int ft_mech_matrix(const struct host_access *h, enum ft_tracefs_state t,
+		   const struct ft_access_probe *p, struct ft_matrix_row *rows, int max);
 
 /* Creates what the plan needs in tracefs (dynamic events), recording each
  * change in p->log, and fills in their ids. Returns 0, or -errno after printing

@@ -453,6 +453,13 @@ int ft_plan_kfunc(const struct ft_options *o, const struct ft_spec *sp, struct f
 			return -EINVAL;
 		}
 	}
+	if (!p->tracefs[0] && host_pmu_type(p->sys_root, "kprobe") < 0) {
+		/* tracefs-less: the kprobe PMU or nothing */
+		ft_error("kernel function %s: this kernel has no kprobe PMU, and %s", sp->name,
+			 ft_tracefs_missing(p->tracefs_state));
+		list_free(&l);
+		return -EINVAL;
+	}
 	enum mechanism mech = choose_mechanism(o, p);
 	if (mech == MECH_NONE) {
 		list_free(&l);

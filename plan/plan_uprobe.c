@@ -144,7 +144,9 @@ static int add_uprobe(struct ft_plan *p, const char *display, const char *path, 
 	snprintf(e.label, sizeof(e.label), "%s", label ? label + 1 : display);
 	snprintf(e.path, sizeof(e.path), "%s", path);
 	/* -c/-p children must inherit the probe: uprobe_events (ft_plan.inherit) */
-	int pmu = p->tfs_events || p->inherit ? -1 : host_pmu_type(p->sys_root, "uprobe");
+	/* (without tracefs the PMU is all there is; the run said it was chosen) */
+	int pmu = p->tfs_events || (p->inherit && p->tracefs[0]) ? -1 :
+		  host_pmu_type(p->sys_root, "uprobe");
 	if (pmu >= 0) {
 		e.kind = FT_EV_UPROBE_PMU;
 		e.perf_type = (uint32_t)pmu;

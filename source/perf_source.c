@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
+#include <stdint.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
@@ -124,7 +125,10 @@ static void attr_for(const struct ft_session *s, const struct ft_event *e, struc
 	/* --through reads the kernel stack even when only user stacks are shown */
 	po->exclude_kernel_chain = !s->want_kernel && !s->kfilter.through.n;
 	po->disabled = true;
-	po->context_switch = e->kind == FT_EV_SCHED_SWITCH; /* offcpu's switch-ins */
+	/* offcpu's switch-ins */
+	po->context_switch = e->kind == FT_EV_SCHED_SWITCH || e->kind == FT_EV_CTXSW;
+	/* perf_event_paranoid 2 without CAP_PERFMON: user mode only (ft_mech) */
+	po->exclude_kernel = s->user_mode_only;
 	/* wake the loop when a quarter of the ring is full, not per record */
 	po->wakeup_bytes = (uint32_t)(s->perf->ring_kb * 1024 / 4);
 	po->inherit = s->have_child || o->npids > 0;
@@ -215,8 +219,18 @@ static int explain_open(int err, const struct ft_event *e)
 	switch (err) {
 	case -EACCES:
 	case -EPERM:
-		ft_error("perf_event_open(%s) refused: run as root, or give "
-			"CAP_PERFMON and set kernel.perf_event_paranoid to -1", e->name);
+		ft_error("perf_event_open(%s) refused: %s", e->name,
+			 e->kind == FT_EV_KPROBE_PMU ? "the kprobe PMU needs CAP_PERFMON" :
+			 e->kind == FT_EV_UPROBE_PMU ? "the uprobe PMU needs CAP_SYS_ADMIN" :
+			 "another user's process needs CAP_PERFMON and CAP_SYS_PTRACE");
+		break;
+	case -ENOENT:
+	case -EOPNOTSUPP:
+		if (e->perf_type == PERF_TYPE_HARDWARE) {
+			ft_error("%s: this CPU's PMU does not count it here", e->name);
+			break;
+		}
+		ft_error("cannot open %s: %s", e->name, strerror(-err));
 		break;
 	case -EMFILE:
 		ft_error("out of file descriptors opening %s: raise ulimit -n", e->name);
@@ -327,6 +341,32 @@ static size_t default_ring_kb(const bool *online, int top, uint32_t copy_bytes)
 	return kb;
 }
 
+/* The ring KB a CPU this user may lock: a ring is locked memory, and
+ * without CAP_IPC_LOCK (root has it) the kernel allows a user
+ * kernel.perf_event_mlock_kb a CPU plus RLIMIT_MEMLOCK in all; a ring is
+ * its data plus one page. SIZE_MAX when unlimited. */
+static size_t lockable_kb(int ncpus)
+{
+	struct host_access h;
+	struct rlimit rl;
+	host_access_read("/proc", "/sys", &h);
+	if (h.root || host_access_has(&h, HOST_CAP_IPC_LOCK) || ncpus <= 0)
+		return SIZE_MAX;
+	size_t mem = getrlimit(RLIMIT_MEMLOCK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY ?
+		     (size_t)(rl.rlim_cur / 1024) : 0;
+	size_t per_cpu = (h.mlock_kb * (size_t)ncpus + mem) / (size_t)ncpus;
+	return per_cpu > 4 ? per_cpu - 4 : 0;
+}
+
+/* DEF rounded down to a power of two that fits LIMIT, at least 8 KB (a
+ * smaller ring the kernel refuses, and says so). */
+static size_t fit_ring(size_t def, size_t limit)
+{
+	while (def > 8 && def > limit)
+		def /= 2;
+	return def;
+}
+
 int ft_perf_source_open(struct ft_session *s, int epfd)
 {
 	return open_events(s, epfd, s->plan.events, s->plan.nevents);
@@ -348,8 +388,12 @@ static int open_events(struct ft_session *s, int epfd, struct ft_event *events, 
 	ps->events = events;
 	ps->nevents = nevents;
 	ps->ncpus = ft_online_cpus(s->opt, online, FT_MAX_CPUS);
+	int nonline = 0;
+	for (int c = 0; c < ps->ncpus; c++)
+		nonline += online[c];
 	ps->ring_kb = s->opt->buffer_set ? s->opt->buffer_kb :
-		      default_ring_kb(online, ps->ncpus, s->want_user ? s->ucopy_size : 0);
+		      fit_ring(default_ring_kb(online, ps->ncpus, s->want_user ? s->ucopy_size : 0),
+			       lockable_kb(nonline));
 	if (events == &sideband_event)
 		ps->ring_kb = 512; /* comm/mmap/fork/exit only; --buffer-size sizes the instance */
 	ps->rings = calloc(ps->ncpus, sizeof(*ps->rings));

@@ -290,9 +290,42 @@ static void test_who(void)
 	reset_opts();
 }
 
+/* offcpu without tracefs: perf's context-switch event. Its samples carry
+ * no fields (the sampled task is the one switched out), the switch-ins are
+ * the same switch records; system-wide the idle task's switch-outs come
+ * too. The same pairing must give the same intervals: a nap read in
+ * order, one whose switch-in ring is read first, one across CPUs, the
+ * idle task's switch-out left out, one still off CPU at the end. */
+static void test_ctxsw(void)
+{
+	struct ft_offcpu_config c = { .opt = &opt, .self = 999, .proc_root = "/nonexistent",
+				      .count = count };
+	struct ft_offcpu *oc = NULL;
+	ngot = 0;
+	CHECK(ft_offcpu_alloc(NULL, &c, &oc) == 0 && oc, "ctxsw: created without tracefs");
+	if (!oc)
+		return;
+	out(oc, 40, 41, 1000);           /* CPU 0 */
+	out(oc, 0, 0, 1000);             /* the idle task, CPU 1: not blocked */
+	in(oc, 0, 1200);
+	in(oc, 41, 1400);                /* back on CPU 1 */
+	in(oc, 42, 2600);                /* CPU 1's ring read first ... */
+	out(oc, 40, 42, 2000);           /* ... then CPU 0's */
+	out(oc, 40, 41, 3000);           /* still off CPU at the end */
+	ft_offcpu_settle(oc, 2700 * US);
+	CHECK(ngot == 2 && got[0].tid == 41 && got[0].us == 400 && got[1].tid == 42 &&
+	      got[1].us == 600, "ctxsw: 400 us (tid 41) and 600 us (tid 42, read out of order), "
+	      "the idle task left out (%d)", ngot);
+	ft_offcpu_finish(oc, 3500 * US);
+	CHECK(ngot == 3 && got[2].tid == 41 && got[2].us == 500 && got[2].nk == 2 && got[2].nu == 3,
+	      "ctxsw: the last nap counted up to the end, 500 us, with both stacks (%d)", ngot);
+	ft_offcpu_free(oc);
+}
+
 int main(void)
 {
 	reset_opts();
+	test_ctxsw();
 	test_simple();
 	test_out_of_order();
 	test_cpu_hops();

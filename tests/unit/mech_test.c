@@ -1,0 +1,236 @@
+/* Where ftstack runs (issue 25): perf's generic event specs (plan/spec.c),
+ * the mechanism chosen for each mode from a host's access (plan/mech.c),
+ * ftstack check's matrix from perf_event_open's answers (plan/matrix.c),
+ * and host_access_read on a fixture /proc and /sys (host/access.c). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "plan/plan.h"
+#include "plan/spec.h"
+#include "tests/unit/check.h"
+
+static void test_specs(void)
+{
+	struct ft_spec sp;
+	CHECK(ft_spec_parse("software:page-faults:1", NULL, &sp) == 0 && sp.kind == FT_SPEC_PERF &&
+	      sp.perf_type == PERF_TYPE_SOFTWARE && sp.perf_config == PERF_COUNT_SW_PAGE_FAULTS &&
+	      sp.period == 1 && sp.freq == 0, "software:page-faults:1: every page fault");
+	CHECK(ft_spec_parse("hardware:cycles:100000", NULL, &sp) == 0 && sp.kind == FT_SPEC_PERF &&
+	      sp.perf_type == PERF_TYPE_HARDWARE && sp.perf_config == PERF_COUNT_HW_CPU_CYCLES &&
+	      sp.period == 100000, "hardware:cycles:100000: a sample every 100000 cycles");
+	CHECK(ft_spec_parse("h:instructions:99hz", NULL, &sp) == 0 && sp.freq == 99 && !sp.period &&
+	      sp.perf_config == PERF_COUNT_HW_INSTRUCTIONS, "h:instructions:99hz: 99 samples a second");
+	CHECK(ft_spec_parse("s:cs", NULL, &sp) == 0 && sp.perf_config == PERF_COUNT_SW_CONTEXT_SWITCHES &&
+	      sp.period == 1 && strcmp(sp.name, "context-switches") == 0,
+	      "s:cs: perf's alias, counted, named context-switches");
+	CHECK(ft_spec_parse("cpu-clock", NULL, &sp) == 0 && sp.kind == FT_SPEC_PERF && sp.freq == 4000,
+	      "cpu-clock: a clock is sampled at 4000 Hz by default");
+	CHECK(ft_spec_parse("page-faults", NULL, &sp) == 0 && sp.kind == FT_SPEC_PERF && sp.period == 1,
+	      "perf's bare name page-faults is the software event");
+	CHECK(ft_spec_parse("cycles", NULL, &sp) == 0 && sp.kind == FT_SPEC_PERF &&
+	      sp.perf_type == PERF_TYPE_HARDWARE, "bare cycles: the hardware event, as in perf");
+	CHECK(ft_spec_parse("kprobe:cycles", NULL, &sp) == 0 && sp.kind == FT_SPEC_KFUNC &&
+	      strcmp(sp.name, "cycles") == 0, "kprobe:cycles: the kernel function of that name");
+	CHECK(ft_spec_parse("p::cs", NULL, &sp) == 0 && sp.kind == FT_SPEC_KFUNC,
+	      "p::cs: the kernel function");
+	CHECK(ft_spec_parse("vfs_read", NULL, &sp) == 0 && sp.kind == FT_SPEC_KFUNC,
+	      "a bare name that is no perf event stays a kernel function");
+	CHECK(ft_spec_parse("page_faults", NULL, &sp) == 0 && sp.kind == FT_SPEC_KFUNC,
+	      "page_faults (underscore) is a kernel function, not the event");
+	CHECK(ft_spec_parse("cycles", "c", &sp) == 0 && sp.kind == FT_SPEC_UPROBE,
+	      "-l c cycles: a user function");
+	CHECK(ft_spec_parse("software:cycles", NULL, &sp) == -EINVAL, "software:cycles is refused");
+	CHECK(ft_spec_parse("software:nosuch:1", NULL, &sp) == -EINVAL, "software:nosuch is refused");
+	CHECK(ft_spec_parse("software:page-faults:0", NULL, &sp) == -EINVAL, "a period of 0 is refused");
+	CHECK(ft_spec_parse("software:page-faults:12x", NULL, &sp) == -EINVAL, "12x is refused");
+	CHECK(ft_spec_parse("s:page-faults:1:2", NULL, &sp) == -EINVAL, "a fourth part is refused");
+	uint32_t type;
+	uint64_t config;
+	const char *canon;
+	CHECK(ft_spec_perf_name("faults", &type, &config, &canon) && config == PERF_COUNT_SW_PAGE_FAULTS &&
+	      strcmp(canon, "page-faults") == 0, "faults is page-faults");
+}
+
+/* A host: no capabilities, paranoid P, the VM's PMUs. */
+static struct host_access host(int paranoid, uint64_t caps)
+{
+	struct host_access h = { .paranoid = paranoid, .cap_eff = caps, .kptr_restrict = 0,
+				 .kprobe_pmu = -1, .uprobe_pmu = 8, .hw_pmu = false, .mlock_kb = 516 };
+	return h;
+}
+
+static struct ft_mech_ask ask(enum ft_cmd cmd, bool system_wide)
+{
+	struct ft_mech_ask a = { .cmd = cmd, .system_wide = system_wide };
+	return a;
+}
+
+#define PERFMON (1ull << HOST_CAP_PERFMON)
+
+static void test_choice(void)
+{
+	struct host_access h = host(2, 0);
+	struct ft_mech m;
+	struct ft_mech_ask a = ask(FT_PROFILE, false);
+	CHECK(ft_mech_choose(&h, FT_TRACEFS_UNMOUNTED, &a, &m) == 0 && !m.kernel &&
+	      strstr(m.note, "perf_event_paranoid is 2"), "paranoid 2, -c: profile, user stacks only, said");
+	a = ask(FT_OFFCPU, false);
+	CHECK(ft_mech_choose(&h, FT_TRACEFS_OK, &a, &m) == -EACCES &&
+	      strstr(m.why, "kernel.perf_event_paranoid 2") && strstr(m.why, "CAP_PERFMON") &&
+	      !strchr(m.why, '\n'), "paranoid 2: offcpu refused, naming the value and CAP_PERFMON: %s", m.why);
+	a = ask(FT_PROFILE, true);
+	CHECK(ft_mech_choose(&h, FT_TRACEFS_OK, &a, &m) == -EACCES && strstr(m.why, "(it is 2)") &&
+	      strstr(m.why, "-c CMD"), "paranoid 2: system-wide refused: %s", m.why);
+	h = host(1, 0);
+	a = ask(FT_OFFCPU, false);
+	CHECK(ft_mech_choose(&h, FT_TRACEFS_UNMOUNTED, &a, &m) == 0 && m.kernel && m.offcpu_ctxsw &&
+	      strstr(m.what, "context-switch"), "paranoid 1, no tracefs: offcpu through the context-switch event");
+	CHECK(ft_mech_choose(&h, FT_TRACEFS_OK, &a, &m) == 0 && !m.offcpu_ctxsw &&
+	      strstr(m.what, "sched_switch"), "tracefs readable: offcpu through sched_switch");
+	a.state = true;
+	CHECK(ft_mech_choose(&h, FT_TRACEFS_UNMOUNTED, &a, &m) == -EACCES && strstr(m.why, "--state"),
+	      "no tracefs: offcpu --state refused (prev_state is a tracepoint field)");
+	h = host(2, PERFMON);
+	a = ask(FT_OFFCPU, true);
+	CHECK(ft_mech_choose(&h, FT_TRACEFS_UNMOUNTED, &a, &m) == 0 && m.kernel && m.offcpu_ctxsw && !m.note[0],
+	      "CAP_PERFMON: system-wide offcpu without tracefs, kernel stacks");
+	a = ask(FT_COUNT, false);
+	a.tracepoints = true;
+	CHECK(ft_mech_choose(&h, FT_TRACEFS_UNMOUNTED, &a, &m) == -EACCES &&
+	      strstr(m.why, "tracefs is not mounted") && strstr(m.why, "here profile, offcpu, software events"),
+	      "CAP_PERFMON, no tracefs: tracepoints refused, saying what is missing and what works: %s", m.why);
+	CHECK(ft_mech_choose(&h, FT_TRACEFS_LOCKDOWN, &a, &m) == -EACCES && strstr(m.why, "lockdown"),
+	      "lockdown: the refusal names it");
+	CHECK(ft_mech_choose(&h, FT_TRACEFS_UNREADABLE, &a, &m) == -EACCES && strstr(m.why, "not readable"),
+	      "tracefs root's: the refusal says not readable");
+	a = ask(FT_COUNT, false);
+	a.kfuncs = true;
+	CHECK(ft_mech_choose(&h, FT_TRACEFS_UNMOUNTED, &a, &m) == -EACCES && strstr(m.why, "no kprobe PMU"),
+	      "no kprobes, no tracefs: kernel functions refused");
+	h.kprobe_pmu = 6;
+	CHECK(ft_mech_choose(&h, FT_TRACEFS_UNMOUNTED, &a, &m) == 0,
+	      "a kprobe PMU and CAP_PERFMON: kernel functions without tracefs");
+	a = ask(FT_COUNT, false);
+	a.ufuncs = true;
+	CHECK(ft_mech_choose(&h, FT_TRACEFS_UNMOUNTED, &a, &m) == -EACCES && strstr(m.why, "CAP_SYS_ADMIN"),
+	      "the uprobe PMU needs CAP_SYS_ADMIN: refused without it and without tracefs");
+	a = ask(FT_COUNT, false);
+	a.hardware = true;
+	CHECK(ft_mech_choose(&h, FT_TRACEFS_OK, &a, &m) == -EACCES && strstr(m.why, "hardware PMU"),
+	      "no hardware PMU: hardware events refused");
+	h.hw_pmu = true;
+	CHECK(ft_mech_choose(&h, FT_TRACEFS_OK, &a, &m) == 0, "a hardware PMU: hardware events");
+	h = host(2, PERFMON);
+	a = ask(FT_PROFILE, false);
+	a.other_user = 1;
+	CHECK(ft_mech_choose(&h, FT_TRACEFS_OK, &a, &m) == -EACCES && strstr(m.why, "CAP_SYS_PTRACE") &&
+	      strstr(m.why, "1 is another user's"), "-p of another user's process without CAP_SYS_PTRACE: refused");
+	h.cap_eff |= 1ull << HOST_CAP_SYS_PTRACE;
+	CHECK(ft_mech_choose(&h, FT_TRACEFS_OK, &a, &m) == 0, "... and allowed with CAP_SYS_PTRACE");
+	h = host(3, 0);
+	a = ask(FT_PROFILE, false);
+	CHECK(ft_mech_choose(&h, FT_TRACEFS_OK, &a, &m) == -EACCES && strstr(m.why, "is 3"),
+	      "paranoid 3 (closed to users): refused naming it");
+}
+
+static const struct ft_matrix_row *find(const struct ft_matrix_row *rows, int n, const char *what)
+{
+	for (int i = 0; i < n; i++)
+		if (strcmp(rows[i].what, what) == 0)
+			return &rows[i];
+	return NULL;
+}
+
+static void test_matrix(void)
+{
+	struct host_access h = host(2, 0);
+	struct ft_access_probe p = { .cpu_clock_user = 0, .cpu_clock_kernel = -EACCES,
+		.ctxsw_kernel = -EACCES, .page_faults = 0, .cycles = -ENOENT, .system_wide = -EACCES,
+		.tracepoint = -ENOENT, .kprobe_pmu = -ENOENT, .uprobe_pmu = -EACCES,
+		.kprobe_events = -ENOENT, .uprobe_events = -ENOENT };
+	struct ft_matrix_row rows[16];
+	int n = ft_mech_matrix(&h, FT_TRACEFS_UNMOUNTED, &p, rows, 16);
+	CHECK_EQ_U64(n, 12, "twelve rows");
+	const struct ft_matrix_row *r = find(rows, n, "profile");
+	CHECK(r && r->ok && strstr(r->detail, "user stacks only"), "no caps: profile yes, user stacks only");
+	r = find(rows, n, "offcpu");
+	CHECK(r && !r->ok && strstr(r->detail, "perf_event_paranoid is 2"), "no caps: offcpu no, why");
+	r = find(rows, n, "tracepoints");
+	CHECK(r && !r->ok && strstr(r->detail, "not mounted"), "no tracefs: tracepoints no, why");
+	r = find(rows, n, "user functions");
+	CHECK(r && !r->ok && strstr(r->detail, "CAP_SYS_ADMIN"), "user functions: the uprobe PMU's capability");
+	r = find(rows, n, "hardware events");
+	CHECK(r && !r->ok && strstr(r->detail, "no hardware PMU"), "hardware events: no PMU");
+	r = find(rows, n, "system-wide");
+	CHECK(r && !r->ok && strstr(r->detail, "(it is 2)"), "system-wide: no, the value");
+	r = find(rows, n, "other users' processes");
+	CHECK(r && !r->ok && strstr(r->detail, "CAP_SYS_PTRACE"), "other users: CAP_SYS_PTRACE");
+	h = host(2, PERFMON);
+	p.cpu_clock_kernel = p.ctxsw_kernel = p.system_wide = 0;
+	n = ft_mech_matrix(&h, FT_TRACEFS_UNMOUNTED, &p, rows, 16);
+	r = find(rows, n, "offcpu");
+	CHECK(r && r->ok && strstr(r->detail, "context-switch"), "CAP_PERFMON: offcpu yes, through the context-switch event");
+	r = find(rows, n, "kernel stacks");
+	CHECK(r && r->ok && strstr(r->detail, "addresses only"), "CAP_PERFMON without CAP_SYSLOG: kernel stacks unnamed");
+}
+
+static void put(const char *dir, const char *rel, const char *text)
+{
+	char path[512];
+	snprintf(path, sizeof(path), "%s/%s", dir, rel);
+	for (char *c = path + strlen(dir) + 1; (c = strchr(c, '/')); c++) {
+		*c = '\0';
+		mkdir(path, 0755);
+		*c = '/';
+	}
+	FILE *f = fopen(path, "w");
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+}
+
+static void test_read(void)
+{
+	char dir[] = "/tmp/ftstack-mech.XXXXXX";
+	if (!mkdtemp(dir)) {
+		CHECK(0, "mkdtemp");
+		return;
+	}
+	char proc[600], sys[600];
+	snprintf(proc, sizeof(proc), "%s/proc", dir);
+	snprintf(sys, sizeof(sys), "%s/sys", dir);
+	put(dir, "proc/self/status", "Name:\tx\nCapEff:\t0000004000000000\n");
+	put(dir, "proc/sys/kernel/perf_event_paranoid", "1\n");
+	put(dir, "proc/sys/kernel/kptr_restrict", "0\n");
+	put(dir, "proc/sys/kernel/perf_event_mlock_kb", "1032\n");
+	put(dir, "sys/kernel/security/lockdown", "none integrity [confidentiality]\n");
+	put(dir, "sys/bus/event_source/devices/uprobe/type", "8\n");
+	put(dir, "sys/bus/event_source/devices/cpu/type", "4\n");
+	struct host_access h;
+	CHECK(host_access_read(proc, sys, &h) == 0, "host_access_read on a fixture");
+	CHECK(host_access_has(&h, HOST_CAP_PERFMON) && !host_access_has(&h, HOST_CAP_SYSLOG) &&
+	      h.paranoid == 1 && h.mlock_kb == 1032, "CapEff, paranoid, mlock_kb read");
+	CHECK(h.kallsyms, "kptr_restrict 0 and paranoid 1: kallsyms shows addresses");
+	CHECK_STR(h.lockdown, "confidentiality", "the bracketed lockdown mode");
+	CHECK(h.uprobe_pmu == 8 && h.kprobe_pmu == -1 && h.hw_pmu, "PMUs: uprobe 8, no kprobe, a cpu PMU");
+	CHECK(ft_tracefs_state(sys, -ENOENT, &h) == FT_TRACEFS_LOCKDOWN, "lockdown closes tracefs");
+	h.lockdown[0] = '\0';
+	CHECK(ft_tracefs_state(sys, -ENOENT, &h) == FT_TRACEFS_NONE, "no mount point: none");
+	put(dir, "sys/kernel/tracing/.keep", "");
+	CHECK(ft_tracefs_state(sys, -ENOENT, &h) == FT_TRACEFS_UNMOUNTED, "an empty mount point: not mounted");
+	char cmd[700];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	CHECK(system(cmd) == 0, "fixture removed");
+}
+
+int main(void)
+{
+	test_specs();
+	test_choice();
+	test_matrix();
+	test_read();
+	CHECK_DONE();
+}
