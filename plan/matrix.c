@@ -73,8 +73,11 @@ int ft_mech_matrix(const struct host_access *h, enum ft_tracefs_state t,
 		snprintf(r->detail, sizeof(r->detail), "%s", ft_tracefs_missing(t));
 	else
 		why_perf(h, p->tracepoint, true, r->detail, sizeof(r->detail));
-	probe_row(h, t, h->kprobe_pmu, p->kprobe_pmu, p->kprobe_events, "kprobe",
-		  row(rows, &n, max, "kernel functions", false));
+	r = row(rows, &n, max, "kernel functions", false);
+	probe_row(h, t, h->kprobe_pmu, p->kprobe_pmu, p->kprobe_events, "kprobe", r);
+	if (!r->ok && ft_lockdown_blocks_kprobes(h))
+		snprintf(r->detail, sizeof(r->detail), "kprobes are blocked by the kernel's "
+			 "lockdown (%s)", h->lockdown);
 	struct ft_matrix_row *uf = row(rows, &n, max, "user functions", false);
 	probe_row(h, t, h->uprobe_pmu, p->uprobe_pmu, p->uprobe_events, "uprobe", uf);
 	r = row(rows, &n, max, "USDT", uf->ok);

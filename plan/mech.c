@@ -75,16 +75,26 @@ static const char *lift(int paranoid, int need)
 	       "sysctl kernel.perf_event_paranoid=1, or CAP_PERFMON";
 }
 
+bool ft_lockdown_blocks_kprobes(const struct host_access *h)
+{
+	/* LOCKDOWN_KPROBES sits below LOCKDOWN_INTEGRITY_MAX: both modes close
+	 * kprobes, the PMU's as well as kprobe_events (seen: the kprobe PMU
+	 * answers EPERM to root under confidentiality on 6.1) */
+	return strcmp(h->lockdown, "integrity") == 0 || strcmp(h->lockdown, "confidentiality") == 0;
+}
+
 void ft_mech_still_work(const struct host_access *h, enum ft_tracefs_state t, char *buf,
 			size_t len)
 {
 	bool tfs = t == FT_TRACEFS_OK, perf = host_perf_any(h), kern = host_perf_kernel(h);
-	bool kpmu = host_access_has(h, HOST_CAP_PERFMON) || host_access_has(h, HOST_CAP_SYS_ADMIN);
+	bool kpmu = (host_access_has(h, HOST_CAP_PERFMON) || host_access_has(h, HOST_CAP_SYS_ADMIN)) &&
+		    !ft_lockdown_blocks_kprobes(h);
 	bool upmu = host_access_has(h, HOST_CAP_SYS_ADMIN);
 	snprintf(buf, len, "%s%s%s%s%s%s", perf ? "profile" : "",
 		 kern ? ", offcpu" : "", perf ? ", software events" : "",
 		 perf && h->hw_pmu ? ", hardware events" : "",
-		 (tfs || kpmu) && h->kprobe_pmu >= 0 ? ", kernel functions" : "",
+		 (tfs || kpmu) && h->kprobe_pmu >= 0 && !ft_lockdown_blocks_kprobes(h) ?
+		 ", kernel functions" : "",
 		 (tfs || upmu) && h->uprobe_pmu >= 0 ? ", user functions" : "");
 	if (!buf[0])
 		snprintf(buf, len, "nothing");
@@ -153,6 +163,12 @@ static int refuse_tracefs(const struct host_access *h, enum ft_tracefs_state t,
 		what = h->uprobe_pmu < 0 ? "user functions need uprobes, and this kernel has no "
 		       "uprobe PMU, so uprobe_events in" : "user functions need CAP_SYS_ADMIN "
 		       "(the uprobe PMU) or uprobe_events in";
+	if (!what && a->kfuncs && ft_lockdown_blocks_kprobes(h)) {
+		char works[160];
+		ft_mech_still_work(h, t, works, sizeof(works));
+		return refuse(m, "kernel functions need kprobes, which the kernel's lockdown (%s) "
+			      "blocks; here %s work", h->lockdown, works);
+	}
 	if (t == FT_TRACEFS_OK || !what)
 		return 0;
 	char works[160];

@@ -130,6 +130,9 @@ struct ft_mech {
  * (perf_event_paranoid) and what would lift it (the exit status is 2). */
 int ft_mech_choose(const struct host_access *h, enum ft_tracefs_state t,
 		   const struct ft_mech_ask *a, struct ft_mech *m);
+/* True when H's lockdown mode (integrity or confidentiality) closes kprobes,
+ * the PMU's and kprobe_events alike. */
+bool ft_lockdown_blocks_kprobes(const struct host_access *h);
 /* The modes that work on host H with tracefs in state T, comma-separated,
  * into BUF ("nothing" when none). */
 void ft_mech_still_work(const struct host_access *h, enum ft_tracefs_state t, char *buf,

@@ -112,6 +112,17 @@ static void test_choice(void)
 	h.kprobe_pmu = 6;
 	CHECK(ft_mech_choose(&h, FT_TRACEFS_UNMOUNTED, &a, &m) == 0,
 	      "a kprobe PMU and CAP_PERFMON: kernel functions without tracefs");
+	/* lockdown closes kprobes in both its modes, the PMU's too (root included) */
+	snprintf(h.lockdown, sizeof(h.lockdown), "integrity");
+	CHECK(ft_mech_choose(&h, FT_TRACEFS_OK, &a, &m) == -EACCES &&
+	      strstr(m.why, "lockdown (integrity)") && !strstr(m.why, "kernel functions,"),
+	      "lockdown=integrity: kernel functions refused, naming it: %s", m.why);
+	snprintf(h.lockdown, sizeof(h.lockdown), "confidentiality");
+	CHECK(ft_mech_choose(&h, FT_TRACEFS_LOCKDOWN, &a, &m) == -EACCES &&
+	      strstr(m.why, "lockdown (confidentiality)") && strstr(m.why, "here profile"),
+	      "lockdown=confidentiality: kernel functions refused, what works said: %s", m.why);
+	snprintf(h.lockdown, sizeof(h.lockdown), "none");
+	CHECK(ft_mech_choose(&h, FT_TRACEFS_UNMOUNTED, &a, &m) == 0, "lockdown none: kprobes as before");
 	a = ask(FT_COUNT, false);
 	a.ufuncs = true;
 	CHECK(ft_mech_choose(&h, FT_TRACEFS_UNMOUNTED, &a, &m) == -EACCES && strstr(m.why, "CAP_SYS_ADMIN"),
@@ -174,6 +185,13 @@ static void test_matrix(void)
 	CHECK(r && r->ok && strstr(r->detail, "context-switch"), "CAP_PERFMON: offcpu yes, through the context-switch event");
 	r = find(rows, n, "kernel stacks");
 	CHECK(r && r->ok && strstr(r->detail, "addresses only"), "CAP_PERFMON without CAP_SYSLOG: kernel stacks unnamed");
+	h.kprobe_pmu = 6;
+	p.kprobe_pmu = -EPERM;
+	snprintf(h.lockdown, sizeof(h.lockdown), "confidentiality");
+	n = ft_mech_matrix(&h, FT_TRACEFS_LOCKDOWN, &p, rows, 16);
+	r = find(rows, n, "kernel functions");
+	CHECK(r && !r->ok && strstr(r->detail, "lockdown (confidentiality)"),
+	      "lockdown: kernel functions no, because of it: %s", r ? r->detail : "");
 }
 
 static void put(const char *dir, const char *rel, const char *text)

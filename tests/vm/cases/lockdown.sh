@@ -56,11 +56,12 @@ refused_clearly "kernel function (kprobe)" $TMP/e $?
 $FTSTACK check >$TMP/o 2>$TMP/e
 echo "check: status $?"; sed 's/^/# check: /' $TMP/o
 expect_match "lockdown: check names the lockdown" "$(grep -i '^lockdown' $TMP/o)" 'confidentiality'
+# (the matrix's rows, indented two spaces, come before the feature list)
 for row in tracepoints 'kernel functions'; do
-	l=$(grep -i "^$row " $TMP/o | head -1)
-	expect_match "lockdown: check's $row row says no because of lockdown" "$l" "^$row +no .*lockdown"
+	l=$(grep -i "^  $row " $TMP/o | head -1)
+	expect_match "lockdown: check's $row row says no because of lockdown" "$l" "^  $row +no .*lockdown"
 done
-l=$(grep -i '^profile ' $TMP/o | head -1)
-expect_match "lockdown: check's profile row says yes" "$l" '^profile +yes'
-l=$(grep -i '^offcpu ' $TMP/o | head -1)
-expect_match "lockdown: check's offcpu row says yes" "$l" '^offcpu +yes'
+l=$(grep -i '^  profile ' $TMP/o | head -1)
+expect_match "lockdown: check's profile row says yes" "$l" '^  profile +yes'
+l=$(grep -i '^  offcpu ' $TMP/o | head -1)
+expect_match "lockdown: check's offcpu row says yes" "$l" '^  offcpu +yes'
