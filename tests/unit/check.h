@@ -4,7 +4,9 @@
 #define FTSTACK_TEST_CHECK_H
 
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int check_failures;
@@ -27,5 +29,19 @@ static int check_failures;
 } while (0)
 
 #define CHECK_DONE() return check_failures ? 1 : 0
+
+/* Reads a fixture file of at most 1 MB into *OUT (malloc'd, freed by the
+ * caller). Returns its length, 0 when it cannot be read. */
+static inline size_t check_read_fixture(const char *name, uint8_t **out)
+{
+	FILE *f = fopen(name, "rb");
+	size_t cap = 1 << 20, n = 0;
+	*out = malloc(cap);
+	if (f && *out)
+		n = fread(*out, 1, cap, f);
+	if (f)
+		fclose(f);
+	return n;
+}
 
 #endif

@@ -32,18 +32,6 @@ static void count(void *ctx, const struct perfev_sample *smp, uint32_t event, ui
 	g->b += smp->nuips > 1 && smp->uips[1] == 0x564b30b430edull;
 }
 
-static size_t read_fixture(const char *name, uint8_t **out)
-{
-	FILE *f = fopen(name, "rb");
-	size_t cap = 1 << 16, n = 0;
-	*out = malloc(cap);
-	if (f) {
-		n = fread(*out, 1, cap, f);
-		fclose(f);
-	}
-	return n;
-}
-
 /* Feeds the captured pages of CPU 1 to a source whose one plan event is
  * KIND, as seen by ftstack SELF; G gets the samples. Returns the source's
  * count of ftstack's own events. */
@@ -70,7 +58,7 @@ static uint64_t run(enum ft_event_kind kind, uint64_t kstart, uint64_t kend, pid
 	if (tfs_raw_alloc(&t, SUBBUF, true, true, &pc.raw) < 0)
 		return UINT64_MAX;
 	uint8_t *pages;
-	size_t n = read_fixture(FIX "cpu1.raw", &pages);
+	size_t n = check_read_fixture(FIX "cpu1.raw", &pages);
 	for (size_t off = 0; off + SUBBUF <= n; off += SUBBUF)
 		ft_ftrace_cpu_feed(&pc, pages + off, SUBBUF);
 	ft_ftrace_cpu_flush(&pc);

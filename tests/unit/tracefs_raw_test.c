@@ -34,18 +34,6 @@ static void on_sample(void *ctx, const struct tfs_raw_sample *smp)
 	g->n++;
 }
 
-static size_t read_fixture(const char *name, uint8_t **out)
-{
-	FILE *f = fopen(name, "rb");
-	size_t cap = 1 << 20, n = 0;
-	*out = malloc(cap);
-	if (f) {
-		n = fread(*out, 1, cap, f);
-		fclose(f);
-	}
-	return n;
-}
-
 static int kinds[4];
 static int count_record(void *ctx, const struct tfs_raw_record *rec)
 {
@@ -57,7 +45,7 @@ static int count_record(void *ctx, const struct tfs_raw_record *rec)
 static void test_captured(void)
 {
 	uint8_t *cpu0, *cpu1;
-	size_t n0 = read_fixture(FIX "cpu0.raw", &cpu0), n1 = read_fixture(FIX "cpu1.raw", &cpu1);
+	size_t n0 = check_read_fixture(FIX "cpu0.raw", &cpu0), n1 = check_read_fixture(FIX "cpu1.raw", &cpu1);
 	CHECK_EQ_U64(n0, 0, "captured: cpu0 had no records");
 	CHECK_EQ_U64(n1, 2 * SUBBUF, "captured: cpu1 is two sub-buffers");
 	uint16_t getppid = 305;
