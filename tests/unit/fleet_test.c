@@ -137,12 +137,12 @@ static void test_sql(void)
 	struct fleet_query q = { .has_since = true, .since = 100, .until = 200, .host_pattern = "h'1",
 				 .event = "t:*", .mode = "count", .by_comm = true };
 	CHECK(fleet_sql_select(&u, &q, &b) == 0, "select");
-	CHECK_STR(b.data, "SELECT event, c, p, kernel, `user`, sum(w) AS total FROM (SELECT event, "
+	CHECK_STR(b.data, "SELECT event, c, p, kernel, `user`, w FROM (SELECT event, "
 		  "comm AS c, toUInt32(0) AS p, stack, sum(weight) AS w FROM `db`.`t` WHERE 1 AND "
 		  "ts >= toDateTime(100) AND ts < toDateTime(200) AND host = 'h\\'1' AND event LIKE 't:%' "
 		  "AND mode = 'count' GROUP BY event, c, p, stack) ANY LEFT JOIN (SELECT stack, kernel, "
-		  "`user` FROM `db`.`t_stacks`) USING stack GROUP BY event, c, p, kernel, `user` "
-		  "FORMAT RowBinary", "a range not of whole hours: the minute rows");
+		  "`user` FROM `db`.`t_stacks`) USING stack FORMAT RowBinary",
+		  "a range not of whole hours: the minute rows");
 	fleet_buf_free(&b);
 	q = (struct fleet_query){ .has_since = true, .since = 7200, .until = 10800, .by_pid = true };
 	CHECK(fleet_sql_select(&u, &q, &b) == 0 && strstr(b.data, "(SELECT event, '' AS c, pid AS p, "
