@@ -10,11 +10,15 @@
  * shared, its own mix of the three programs) and every minute reports
  * 2,000 of those, 5,880 samples in all (-F 49 on 2 CPUs for 60 s).
  * SCHEMA:
- *   arrays  the present table: one row per stack per minute, frames as
- *           Array(String) (fleet_batch_encode, gzip, as the sink sends)
+ *   sink    what --sink sends: fleet_batch_encode's rows (a stack as its
+ *           hash) and, before them, the frames of the stacks this host has
+ *           not sent yet (fleet_seen, as the sender does), gzip; tables
+ *           made by `fleet_gen URL create` (fleet_sql_create's statements)
  *   dict    rows hold a 64-bit hash of the stack; URL's table + "_stacks"
  *           holds each stack's frames once (ReplacingMergeTree), and each
  *           host sends a stack's frames only the first time it reports it
+ *   (the first release's arrays table, frames as Array(String) in each
+ *   row, was measured at commit 1181a25: doc/FLEET.md)
  * Prints "rows inserts seconds raw_bytes wire_bytes dict_rows". */
 #include <pthread.h>
 #include <stdio.h>
@@ -126,13 +130,14 @@ struct totals { uint64_t rows, inserts, raw, wire, dict; };
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct totals all;
 
-/* One host-minute as rows of the present table. */
-static int send_arrays(struct fleet_http *http, const char *ins, int h, int m, const int *idx,
-		       const uint64_t *w, struct totals *t)
+/* One host-minute as the sink sends it: the frames of stacks new to this
+ * host (SEEN), then the rows. */
+static int send_sink(struct fleet_http *http, const char *ins, const char *ins_stacks, int h, int m,
+		     const int *idx, const uint64_t *w, struct fleet_seen *seen, struct totals *t)
 {
 	static const char *events[] = { "cpu-clock" };
-	struct agg_named_stack st[PER_BATCH];
-	const char *frames[PER_BATCH][MAXF];
+	static __thread struct agg_named_stack st[PER_BATCH];
+	static __thread const char *frames[PER_BATCH][MAXF];
 	char host[32];
 	snprintf(host, sizeof(host), "host-%05d", h);
 	for (int i = 0; i < PER_BATCH; i++) {
@@ -146,19 +151,39 @@ static int send_arrays(struct fleet_http *http, const char *ins, int h, int m, c
 					.host = host, .mode = "profile", .events = events, .nevents = 1,
 					.run = (uint64_t)h + 1, .seq = (uint32_t)m + 1 };
 	struct fleet_batch b;
-	struct fleet_attempt a;
+	struct fleet_buf dict = { 0 };
+	struct fleet_attempt a = { 0 };
 	char err[512], qid[96];
+	uint64_t nd = 0;
+	int ret = 0;
 	if (fleet_batch_encode(&b, &meta, st, PER_BATCH) < 0)
 		return -1;
+	for (size_t i = 0; i < b.rows; i++) {
+		size_t from = i ? b.fend[i - 1] : 0;
+		if (!fleet_seen_has(seen, b.hash[i])) {
+			fleet_buf_put(&dict, b.frames.data + from, b.fend[i] - from);
+			fleet_seen_add(seen, b.hash[i]);
+			nd++;
+		}
+	}
+	if (nd) {  /* the frames first: a row's hash is always resolvable */
+		ret = fleet_http_insert(http, ins_stacks, NULL, dict.data, dict.len, &a, err, sizeof(err));
+		t->raw += dict.len;
+		t->wire += a.wire_bytes;
+		t->inserts++;
+	}
 	fleet_batch_query_id(&b, 1, qid, sizeof(qid));
-	int ret = fleet_http_insert(http, ins, qid, b.data.data, b.data.len, &a, err, sizeof(err));
+	if (ret == 0)
+		ret = fleet_http_insert(http, ins, qid, b.data.data, b.data.len, &a, err, sizeof(err));
 	if (ret < 0)
 		fprintf(stderr, "fleet_gen: %s\n", err);
 	t->rows += PER_BATCH;
 	t->inserts++;
 	t->raw += b.data.len;
 	t->wire += a.wire_bytes;
+	t->dict += nd;
 	fleet_batch_free(&b);
+	fleet_buf_free(&dict);
 	return ret;
 }
 
@@ -229,7 +254,10 @@ static void *worker(void *arg)
 	fleet_sql_insert(&url, &b);
 	snprintf(ins, sizeof(ins), "%s", b.data);
 	fleet_buf_free(&b);
-	if (strcmp(schema, "arrays")) {
+	fleet_sql_insert_stacks(&url, &b);
+	snprintf(ins_stacks, sizeof(ins_stacks), "%s", b.data);
+	fleet_buf_free(&b);
+	if (strcmp(schema, "sink")) {
 		snprintf(ins, sizeof(ins), "INSERT INTO `%s`.`%s` (ts, host, run, seq, row, event, comm, "
 			 "pid, stack, weight) FORMAT RowBinary", url.db, url.table);
 		snprintf(ins_stacks, sizeof(ins_stacks), "INSERT INTO `%s`.`%s_stacks` (stack, kernel, "
@@ -239,6 +267,9 @@ static void *worker(void *arg)
 		mine++;
 	int (*idx)[PER_HOST] = calloc((size_t)mine, sizeof(*idx));
 	unsigned char (*sent)[PER_HOST] = calloc((size_t)mine, sizeof(*sent));
+	struct fleet_seen **seen = calloc((size_t)mine, sizeof(*seen));
+	for (int k = 0; k < mine; k++)
+		fleet_seen_alloc(&seen[k]);
 	for (int h = t, k = 0; h < hosts; h += nthreads, k++)
 		host_pool(h, idx[k]);
 	for (int m = 0; m < minutes; m++)
@@ -255,11 +286,14 @@ static void *worker(void *arg)
 				uint64_t u = rnd(&seed) % PER_BATCH;
 				w[u * u / PER_BATCH]++;
 			}
-			if (!strcmp(schema, "arrays"))
-				send_arrays(http, ins, h, m, pick, w, &tot);
+			if (!strcmp(schema, "sink"))
+				send_sink(http, ins, ins_stacks, h, m, pick, w, seen[k], &tot);
 			else
 				send_dict(http, ins, ins_stacks, h, m, pick, slot, w, sent[k], &tot);
 		}
+	for (int k = 0; k < mine; k++)
+		fleet_seen_free(seen[k]);
+	free(seen);
 	free(idx);
 	free(sent);
 	fleet_http_free(http);
@@ -273,11 +307,33 @@ static void *worker(void *arg)
 	return NULL;
 }
 
+/* URL's tables as the sink makes them. */
+static int create(void)
+{
+	struct fleet_http *http;
+	char err[512];
+	int ret = fleet_http_alloc(&url, &http);
+	for (unsigned i = 0; ret == 0 && i < FLEET_NCREATE; i++) {
+		struct fleet_buf b = { 0 };
+		fleet_sql_create(&url, i, &b);
+		ret = fleet_http_post(http, b.data, NULL, 0, NULL, err, sizeof(err));
+		if (ret < 0)
+			fprintf(stderr, "fleet_gen: %s\n", err);
+		fleet_buf_free(&b);
+	}
+	fleet_http_free(http);
+	return ret < 0;
+}
+
 int main(int argc, char **argv)
 {
 	char err[256];
-	if (argc != 7 || fleet_url_parse(argv[1], getenv(FLEET_PASSWORD_ENV), &url, err, sizeof(err)) < 0) {
-		fprintf(stderr, "usage: fleet_gen URL arrays|dict HOSTS MINUTES START_TS THREADS < folded\n");
+	bool parsed = argc > 1 && fleet_url_parse(argv[1], getenv(FLEET_PASSWORD_ENV), &url, err, sizeof(err)) == 0;
+	if (parsed && argc == 3 && !strcmp(argv[2], "create"))
+		return create();
+	if (argc != 7 || !parsed) {
+		fprintf(stderr, "usage: fleet_gen URL sink|dict HOSTS MINUTES START_TS THREADS < folded\n"
+			"       fleet_gen URL create\n");
 		return 2;
 	}
 	schema = argv[2];

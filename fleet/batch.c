@@ -2,7 +2,9 @@
  * (host, run, seq) names a batch, and every row carries it with its index,
  * so that after an insert whose answer was lost the table itself says which
  * rows of it are there: the sender sends only the others, and a batch is
- * written once however the connection broke. */
+ * written once however the connection broke. Each row's stack goes as its
+ * hash; the batch keeps the stacks' TABLE_stacks rows beside, for the
+ * sender to write those the run has not written yet. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -20,12 +22,19 @@ int fleet_batch_encode(struct fleet_batch *b, const struct fleet_rows_meta *m,
 	b->host = strdup(m->host ? m->host : "");
 	b->end = calloc(n ? n : 1, sizeof(*b->end));
 	b->weight = calloc(n ? n : 1, sizeof(*b->weight));
-	if (b->host && b->end && b->weight) {
+	b->hash = calloc(n ? n : 1, sizeof(*b->hash));
+	b->fend = calloc(n ? n : 1, sizeof(*b->fend));
+	bool all = b->host && b->end && b->weight && b->hash && b->fend;
+	if (all) {
 		fleet_rows_encode(&b->data, m, s, n, b->end);
-		for (size_t i = 0; i < n; i++)
+		for (size_t i = 0; i < n; i++) {
 			b->weight[i] = fleet_rows_weight(m, &s[i]);
+			b->hash[i] = fleet_stack_hash(&s[i]);
+			fleet_stacks_encode(&b->frames, b->hash[i], &s[i]);
+			b->fend[i] = b->frames.len;
+		}
 	}
-	if (!b->host || !b->end || !b->weight || b->data.failed) {
+	if (!all || b->data.failed || b->frames.failed) {
 		fleet_batch_free(b);
 		return -ENOMEM;
 	}
@@ -37,7 +46,10 @@ void fleet_batch_free(struct fleet_batch *b)
 	free(b->host);
 	free(b->end);
 	free(b->weight);
+	free(b->hash);
+	free(b->fend);
 	fleet_buf_free(&b->data);
+	fleet_buf_free(&b->frames);
 	*b = (struct fleet_batch){ 0 };
 }
 

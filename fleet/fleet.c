@@ -11,7 +11,8 @@ struct fleet {
 	struct fleet_http *http;
 	struct fleet_sink *sink;
 	struct fleet_url url;       /* password wiped */
-	char *insert;               /* the INSERT statement */
+	char *insert;               /* the INSERT statements: the minute rows, */
+	char *insert_stacks;        /*   TABLE_stacks */
 	uint64_t run;
 	uint32_t seq;
 };
@@ -22,6 +23,13 @@ static int http_insert(void *ctx, const char *query_id, const void *body, size_t
 {
 	struct fleet *f = ctx;
 	return fleet_http_insert(f->http, f->insert, query_id, body, len, a, err, errlen);
+}
+
+static int http_insert_stacks(void *ctx, const void *body, size_t len, struct fleet_attempt *a,
+			      char *err, size_t errlen)
+{
+	struct fleet *f = ctx;
+	return fleet_http_insert(f->http, f->insert_stacks, NULL, body, len, a, err, errlen);
 }
 
 /* Returns 1 while QUERY_ID runs on the server, 0 once it does not, or
@@ -71,29 +79,86 @@ static int http_landed(void *ctx, const struct fleet_batch *b, const char *query
 	return ret;
 }
 
+/* Runs SQL (made by MAKE) and appends its answer to OUT (may be NULL).
+ * Returns 0 or the errors of fleet_http_post. */
+static int run_sql(struct fleet *f, int made, struct fleet_buf *sql, struct fleet_buf *out,
+		   char *err, size_t errlen)
+{
+	int ret = made;
+	if (ret < 0)
+		snprintf(err, errlen, "out of memory");
+	else
+		ret = fleet_http_post(f->http, sql->data, NULL, 0, out, err, errlen);
+	fleet_buf_free(sql);
+	return ret;
+}
+
+/* Whether the TabSeparated LINES hold the line LINE. */
+static bool has_line(const struct fleet_buf *lines, const char *line)
+{
+	struct fleet_buf all = { 0 };   /* "\n" + lines: every line between newlines */
+	char want[300];
+	snprintf(want, sizeof(want), "\n%s\n", line);
+	fleet_buf_str(&all, "\n");
+	fleet_buf_str(&all, lines->data ? lines->data : "");
+	bool have = all.data && strstr(all.data, want);
+	fleet_buf_free(&all);
+	return have;
+}
+
 /* Adds the columns an older ftstack's table lacks (18.16 has no ADD COLUMN
  * IF NOT EXISTS, so system.columns says which). Returns 0 or the errors of
  * fleet_http_post. */
-static int add_missing_columns(struct fleet *f, char *err, size_t errlen)
+static int add_missing_columns(struct fleet *f, const struct fleet_buf *names, char *err,
+			       size_t errlen)
 {
-	struct fleet_buf sql = { 0 }, names = { 0 };
-	int ret = fleet_sql_columns(&f->url, &sql);
-	if (ret == 0)
-		ret = fleet_http_post(f->http, sql.data, NULL, 0, &names, err, errlen);
-	for (size_t i = 0; ret == 0 && i < fleet_ncolumns; i++) {
-		char line[64];
-		snprintf(line, sizeof(line), "\n%s\n", fleet_columns[i].bare);
-		struct fleet_buf all = { 0 };   /* "\n" + names: every name between newlines */
-		fleet_buf_str(&all, "\n");
-		fleet_buf_str(&all, names.data ? names.data : "");
-		bool have = all.data && strstr(all.data, line);
-		fleet_buf_free(&all);
-		fleet_buf_free(&sql);
-		if (!have && (ret = fleet_sql_add_column(&f->url, i, &sql)) == 0)
-			ret = fleet_http_post(f->http, sql.data, NULL, 0, NULL, err, errlen);
+	struct fleet_buf sql = { 0 };
+	int ret = 0;
+	for (size_t i = 0; ret == 0 && i < fleet_ncolumns; i++)
+		if (!has_line(names, fleet_columns[i].bare))
+			ret = run_sql(f, fleet_sql_add_column(&f->url, i, &sql), &sql, NULL, err, errlen);
+	return ret;
+}
+
+/* Makes the tables: TABLE, TABLE_stacks, TABLE_hourly and the view, unless
+ * TABLE is a Distributed table (its shards' tables have the view; a view
+ * here would count each row twice), whose TABLE_stacks and TABLE_hourly
+ * must then be Distributed tables too. Refuses an older ftstack's table
+ * (frames as arrays in each row): doc/FLEET.md says how to migrate it.
+ * Returns 0, -EINVAL, or the errors of fleet_http_post. */
+static int make_tables(struct fleet *f, char *err, size_t errlen)
+{
+	struct fleet_buf sql = { 0 }, names = { 0 }, tables = { 0 };
+	char line[300];
+	const char *t = f->url.table;
+	int ret = run_sql(f, fleet_sql_columns(&f->url, &sql), &sql, &names, err, errlen);
+	if (ret == 0 && has_line(&names, "kernel")) {
+		snprintf(err, errlen, "%s.%s is an older ftstack's table (frames as arrays in each row): "
+			 "migrate it as doc/FLEET.md (\"Older tables\") says", f->url.db, t);
+		ret = -EINVAL;
 	}
-	fleet_buf_free(&sql);
+	if (ret == 0)
+		ret = run_sql(f, fleet_sql_tables(&f->url, &sql), &sql, &tables, err, errlen);
+	snprintf(line, sizeof(line), "%s\tDistributed", t);
+	bool distributed = ret == 0 && has_line(&tables, line);
+	for (int i = 0; distributed && ret == 0 && i < 2; i++) {
+		snprintf(line, sizeof(line), "%s%s\tDistributed", t, i ? "_hourly" : "_stacks");
+		if (!has_line(&tables, line)) {
+			snprintf(err, errlen, "%s.%s is a Distributed table, and so must %s.%s%s be "
+				 "(doc/FLEET.md, \"Shards\")", f->url.db, t, f->url.db, t,
+				 i ? "_hourly" : "_stacks");
+			ret = -EINVAL;
+		}
+	}
+	for (unsigned i = 0; !distributed && ret == 0 && i < FLEET_NCREATE; i++)
+		ret = run_sql(f, fleet_sql_create(&f->url, i, &sql), &sql, NULL, err, errlen);
+	fleet_buf_free(&names);   /* what the table has now */
+	if (ret == 0)
+		ret = run_sql(f, fleet_sql_columns(&f->url, &sql), &sql, &names, err, errlen);
+	if (ret == 0)
+		ret = add_missing_columns(f, &names, err, errlen);
 	fleet_buf_free(&names);
+	fleet_buf_free(&tables);
 	return ret;
 }
 
@@ -101,25 +166,25 @@ static int add_missing_columns(struct fleet *f, char *err, size_t errlen)
 int fleet_open(const char *url, const char *env_password, size_t buffer_bytes,
 	       struct fleet **out, char *err, size_t errlen)
 {
-	struct fleet_buf create = { 0 }, insert = { 0 };
+	struct fleet_buf insert = { 0 }, stacks = { 0 };
 	struct fleet *f = calloc(1, sizeof(*f));
 	int ret = f ? fleet_url_parse(url, env_password, &f->url, err, errlen) : -ENOMEM;
 	if (ret == 0 && ((ret = fleet_http_alloc(&f->url, &f->http)) < 0 ||
-			 (ret = fleet_sql_create(&f->url, &create)) < 0 ||
-			 (ret = fleet_sql_insert(&f->url, &insert)) < 0))
+			 (ret = fleet_sql_insert(&f->url, &insert)) < 0 ||
+			 (ret = fleet_sql_insert_stacks(&f->url, &stacks)) < 0))
 		snprintf(err, errlen, "out of memory");
 	if (f)
 		explicit_bzero(f->url.password, sizeof(f->url.password)); /* the connection has it */
 	if (ret == 0)
-		ret = fleet_http_post(f->http, create.data, NULL, 0, NULL, err, errlen);
-	if (ret == 0)
-		ret = add_missing_columns(f, err, errlen);
+		ret = make_tables(f, err, errlen);
 	if (ret == 0) {
 		f->insert = insert.data;
-		insert = (struct fleet_buf){ 0 };
+		f->insert_stacks = stacks.data;
+		insert = stacks = (struct fleet_buf){ 0 };
 		f->run = fleet_run_id();
 		struct fleet_sink_config c = {
-			.tr = { .insert = http_insert, .landed = http_landed, .ctx = f },
+			.tr = { .insert = http_insert, .landed = http_landed,
+				.insert_stacks = http_insert_stacks, .ctx = f },
 			.buffer_bytes = buffer_bytes,
 			.backoff_min_ms = 200,
 			.backoff_max_ms = 2000,
@@ -128,8 +193,8 @@ int fleet_open(const char *url, const char *env_password, size_t buffer_bytes,
 		if ((ret = fleet_sink_start(&c, &f->sink)) < 0)
 			snprintf(err, errlen, "cannot start the sender thread: %s", strerror(-ret));
 	}
-	fleet_buf_free(&create);
 	fleet_buf_free(&insert);
+	fleet_buf_free(&stacks);
 	if (ret < 0) {
 		fleet_close(f, NULL);
 		return ret;
@@ -158,6 +223,7 @@ void fleet_close(struct fleet *f, struct fleet_sink_stats *out)
 	fleet_sink_close(f->sink, out);
 	fleet_http_free(f->http);
 	free(f->insert);
+	free(f->insert_stacks);
 	free(f);
 }
 

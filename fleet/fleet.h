@@ -80,14 +80,27 @@ struct fleet_column {
 	const char *name;           /* as written in SQL (quoted where a keyword) */
 	const char *bare;           /* the name as system.columns lists it */
 	const char *type;
+	bool hourly;                /* a key of TABLE_hourly too (the hour and the
+	                             * summed weight are its own) */
 };
 extern const struct fleet_column fleet_columns[];
 extern const size_t fleet_ncolumns;
 
-/* The CREATE TABLE IF NOT EXISTS statement of DB.TABLE. Returns 0 or -ENOMEM. */
-int fleet_sql_create(const struct fleet_url *u, struct fleet_buf *b);
-/* The INSERT ... FORMAT RowBinary statement of DB.TABLE. */
+/* The tables of DB.TABLE: the minute rows (TABLE), each stack's frames once
+ * by hash (TABLE_stacks, a ReplacingMergeTree), the hourly rollup
+ * (TABLE_hourly, a SummingMergeTree) and the materialized view that fills
+ * it from the minute rows (TABLE_hourly_mv). Statement I (< FLEET_NCREATE)
+ * of those CREATE ... IF NOT EXISTS, in the order to run them. Returns 0,
+ * -EINVAL past the last, or -ENOMEM. */
+#define FLEET_NCREATE 4
+int fleet_sql_create(const struct fleet_url *u, unsigned i, struct fleet_buf *b);
+/* SELECT name, engine FROM system.tables for TABLE, TABLE_stacks and
+ * TABLE_hourly, as TabSeparated lines. */
+int fleet_sql_tables(const struct fleet_url *u, struct fleet_buf *b);
+/* The INSERT ... FORMAT RowBinary statement of DB.TABLE (the minute rows). */
 int fleet_sql_insert(const struct fleet_url *u, struct fleet_buf *b);
+/* The INSERT ... FORMAT RowBinary statement of DB.TABLE_stacks. */
+int fleet_sql_insert_stacks(const struct fleet_url *u, struct fleet_buf *b);
 /* SELECT name FROM system.columns of DB.TABLE, as TabSeparated lines. */
 int fleet_sql_columns(const struct fleet_url *u, struct fleet_buf *b);
 /* ALTER TABLE DB.TABLE ADD COLUMN for fleet_columns[i] (18.16 has no ADD
@@ -116,7 +129,9 @@ struct fleet_query {
 	bool by_comm;               /* group by comm (folded, -P) */
 	bool by_pid;                /* group by pid (-P) */
 };
-/* The SELECT that groups DB.TABLE's rows by stack. Returns 0 or -ENOMEM. */
+/* The SELECT that sums DB.TABLE_hourly's rows by stack when [since, until)
+ * is whole hours (or open), else DB.TABLE's minute rows, joined with
+ * DB.TABLE_stacks for the frames and grouped by them. Returns 0 or -ENOMEM. */
 int fleet_sql_select(const struct fleet_url *u, const struct fleet_query *q,
 		     struct fleet_buf *b);
 
@@ -136,9 +151,8 @@ struct fleet_rows_meta {
 	const char *cgroup;         /* the cgroup column of stacks without their own
 	                             * (--cgroup's path); NULL = "" */
 };
-/* Appends one row per stack to B (leaf-first frames become root-first
- * arrays; a NULL comm is ""; the cgroup is the stack's, else m->cgroup);
- * row i gets row index i. ENDS (may be NULL)
+/* Appends one row per stack to B (the stack as its fleet_stack_hash; a
+ * NULL comm is ""; the cgroup is the stack's, else m->cgroup); row i gets row index i. ENDS (may be NULL)
  * gets where each row ends in B. Returns the weight added, and leaves
  * b->failed set on -ENOMEM. */
 uint64_t fleet_rows_encode(struct fleet_buf *b, const struct fleet_rows_meta *m,
@@ -150,6 +164,23 @@ void fleet_put_le(struct fleet_buf *b, uint64_t v, size_t bytes);
 void fleet_put_str(struct fleet_buf *b, const char *s);
 /* The weight column of stack S under M. */
 uint64_t fleet_rows_weight(const struct fleet_rows_meta *m, const struct agg_named_stack *s);
+
+/* ---- stacks stored once (stacks.c) ---- */
+
+/* A 64-bit hash of S's frames (kernel and user apart), never 0. */
+uint64_t fleet_stack_hash(const struct agg_named_stack *s);
+/* Appends S's row of TABLE_stacks: HASH, then kernel and user frames as
+ * arrays, root first. */
+void fleet_stacks_encode(struct fleet_buf *b, uint64_t hash, const struct agg_named_stack *s);
+/* The hashes whose frames a run has written to TABLE_stacks. */
+struct fleet_seen;
+/* Returns 0 and an empty set, or -ENOMEM. */
+int fleet_seen_alloc(struct fleet_seen **out);
+void fleet_seen_free(struct fleet_seen *s);
+/* Returns true when H was added. */
+bool fleet_seen_has(const struct fleet_seen *s, uint64_t h);
+/* Adds H (not 0). Returns 0 or -ENOMEM. */
+int fleet_seen_add(struct fleet_seen *s, uint64_t h);
 
 /* One grouped row of report's SELECT. Frames root first, as stored. */
 struct fleet_row {
@@ -214,6 +245,9 @@ struct fleet_batch {
 	size_t rows;
 	size_t *end;                /* row i is data[end[i-1] (or 0), end[i]) */
 	uint64_t *weight;           /* row i's weight */
+	uint64_t *hash;             /* row i's stack (NULL: no TABLE_stacks rows) */
+	struct fleet_buf frames;    /* row i's TABLE_stacks row is */
+	size_t *fend;               /*   frames[fend[i-1] (or 0), fend[i]) */
 };
 /* Encodes stacks S[0..n) under M (whose run and seq name the batch) into B.
  * Returns 0 or -ENOMEM (B freed). */
@@ -249,6 +283,10 @@ struct fleet_transport {
 	 * while the attempt still runs, or fleet_http_post's errors. */
 	int (*landed)(void *ctx, const struct fleet_batch *b, const char *query_id,
 		      bool *present, char *err, size_t errlen);
+	/* Writes BODY (TABLE_stacks rows: writing one twice is harmless).
+	 * Returns as fleet_http_insert. */
+	int (*insert_stacks)(void *ctx, const void *body, size_t len, struct fleet_attempt *a,
+			     char *err, size_t errlen);
 	void *ctx;
 };
 
@@ -270,6 +308,7 @@ struct fleet_sink_stats {
 	uint64_t verified;                            /* unanswered inserts looked up */
 	uint64_t rows_found;                          /* rows those looks found written */
 	uint64_t bytes_raw, bytes_wire;               /* bodies sent: RowBinary, and compressed */
+	uint64_t stacks_sent;                         /* TABLE_stacks rows written */
 	char last_error[256];                         /* the last failure's reason */
 };
 

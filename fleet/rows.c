@@ -35,14 +35,6 @@ void fleet_put_str(struct fleet_buf *b, const char *s)
 	fleet_buf_put(b, s, n);
 }
 
-/* FRAMES[0..n) leaf first, written root first. */
-static void put_frames(struct fleet_buf *b, const char *const *frames, uint32_t n)
-{
-	fleet_put_varint(b, n);
-	for (uint32_t i = n; i-- > 0;)
-		fleet_put_str(b, frames[i]);
-}
-
 uint64_t fleet_rows_weight(const struct fleet_rows_meta *m, const struct agg_named_stack *s)
 {
 	return m->by_weight ? s->weight : s->count;
@@ -62,8 +54,7 @@ uint64_t fleet_rows_encode(struct fleet_buf *b, const struct fleet_rows_meta *m,
 		fleet_put_str(b, s[i].event < m->nevents ? m->events[s[i].event] : "");
 		fleet_put_str(b, s[i].comm);
 		fleet_put_le(b, s[i].pid, 4);
-		put_frames(b, s[i].frames, s[i].nkframes);
-		put_frames(b, s[i].frames + s[i].nkframes, s[i].nuframes);
+		fleet_put_le(b, fleet_stack_hash(&s[i]), 8);
 		fleet_put_le(b, w, 8);
 		fleet_put_le(b, m->run, 8);
 		fleet_put_le(b, m->seq, 4);

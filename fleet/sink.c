@@ -4,7 +4,10 @@
  * dropping the oldest (counted) when an outage outlasts it. An attempt that
  * may have reached the server (fleet_next_step) is not sent again blindly:
  * the next step asks the table which of its rows are there, and sends the
- * rest. */
+ * rest. Before a batch's rows go, the frames of its stacks not written
+ * yet in this run go to TABLE_stacks (fleet_seen remembers which), so a
+ * row's stack always resolves; writing a stack twice is harmless, so that
+ * insert is simply retried. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -33,6 +36,7 @@ struct fleet_sink {
 	size_t bytes;               /* queued, head included */
 	bool closing;
 	struct timespec deadline;   /* closing: give up after it */
+	struct fleet_seen *seen;    /* stacks written to TABLE_stacks (sender thread only) */
 	struct fleet_sink_stats st;
 };
 
@@ -61,6 +65,12 @@ static struct timespec earlier(struct timespec a, struct timespec b)
 	return a.tv_sec < b.tv_sec || (a.tv_sec == b.tv_sec && a.tv_nsec < b.tv_nsec) ? a : b;
 }
 
+/* What a batch holds of the buffer: its rows and its stacks' frames. */
+static size_t batch_bytes(const struct batch *q)
+{
+	return q->b.data.len + q->b.frames.len;
+}
+
 static void batch_free(struct batch *q)
 {
 	fleet_batch_free(&q->b);
@@ -75,7 +85,7 @@ static void pop(struct fleet_sink *s)
 	s->head = q->next;
 	if (!s->head)
 		s->tail = NULL;
-	s->bytes -= q->b.data.len;
+	s->bytes -= batch_bytes(q);
 	batch_free(q);
 }
 
@@ -139,8 +149,51 @@ static int look(struct fleet_sink *s, char *err, size_t errlen)
 	return ret;
 }
 
-/* Inserts the head's rows not known written; the lock is dropped during
- * the transfer. Returns what to do next. Locked. */
+/* Writes the frames of the head's unwritten rows' stacks that this run
+ * has not written yet; the lock is dropped during the transfer. Returns 0,
+ * or the transport's error (nothing to look up: sent again as it is).
+ * Locked. */
+static int write_stacks(struct fleet_sink *s, char *err, size_t errlen)
+{
+	struct batch *q = s->head;
+	struct fleet_buf body = { 0 };
+	struct fleet_attempt a = { 0 };
+	size_t n = 0;
+	for (size_t i = 0; q->b.hash && i < q->b.rows; i++) {
+		size_t from = i ? q->b.fend[i - 1] : 0;
+		if (!q->done[i] && !fleet_seen_has(s->seen, q->b.hash[i])) {
+			fleet_buf_put(&body, q->b.frames.data + from, q->b.fend[i] - from);
+			n++;
+		}
+	}
+	if (!n || body.failed) {
+		fleet_buf_free(&body);
+		if (n)
+			snprintf(err, errlen, "out of memory");
+		return n ? -ENOMEM : 0;
+	}
+	s->sending = true;
+	pthread_mutex_unlock(&s->lock);
+	int ret = s->cfg.tr.insert_stacks(s->cfg.tr.ctx, body.data, body.len, &a, err, errlen);
+	for (size_t i = 0; ret == 0 && i < q->b.rows; i++)
+		if (!q->done[i])
+			ret = fleet_seen_add(s->seen, q->b.hash[i]);
+	pthread_mutex_lock(&s->lock);
+	s->sending = false;
+	if (a.reached) {
+		s->st.bytes_raw += body.len;
+		s->st.bytes_wire += a.wire_bytes;
+	}
+	if (ret == 0)
+		s->st.stacks_sent += n;
+	else if (ret == -ENOMEM)
+		snprintf(err, errlen, "out of memory");
+	fleet_buf_free(&body);
+	return ret;
+}
+
+/* Inserts the head's rows not known written, after their stacks; the lock
+ * is dropped during the transfers. Returns what to do next. Locked. */
 static enum fleet_next attempt(struct fleet_sink *s, char *err, size_t errlen)
 {
 	struct batch *q = s->head;
@@ -149,7 +202,10 @@ static enum fleet_next attempt(struct fleet_sink *s, char *err, size_t errlen)
 	const char *body;
 	size_t len;
 	char qid[96];
-	int ret = rows_left(q, &tmp, &body, &len);
+	int ret = write_stacks(s, err, errlen);
+	if (ret < 0) /* no row was sent: a refused TABLE_stacks (4xx) drops the batch too */
+		return ret == -EINVAL ? FLEET_REJECTED : FLEET_RESEND;
+	ret = rows_left(q, &tmp, &body, &len);
 	if (ret < 0) {
 		fleet_buf_free(&tmp);
 		snprintf(err, errlen, "out of memory");
@@ -247,8 +303,10 @@ static void *run(void *arg)
 int fleet_sink_start(const struct fleet_sink_config *c, struct fleet_sink **out)
 {
 	struct fleet_sink *s = calloc(1, sizeof(*s));
-	if (!s)
+	if (!s || fleet_seen_alloc(&s->seen) < 0) {
+		free(s);
 		return -ENOMEM;
+	}
 	s->cfg = *c;
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_condattr_t ca;
@@ -260,6 +318,7 @@ int fleet_sink_start(const struct fleet_sink_config *c, struct fleet_sink **out)
 	if (ret) {
 		pthread_cond_destroy(&s->wake);
 		pthread_mutex_destroy(&s->lock);
+		fleet_seen_free(s->seen);
 		free(s);
 		return -ret;
 	}
@@ -284,7 +343,7 @@ static bool make_room(struct fleet_sink *s, size_t need)
 	while (s->bytes + need > s->cfg.buffer_bytes && *pp) {
 		struct batch *q = *pp;
 		*pp = q->next;
-		s->bytes -= q->b.data.len;
+		s->bytes -= batch_bytes(q);
 		s->st.rows_dropped_full += q->rows_left;
 		s->st.weight_dropped_full += q->weight_left;
 		batch_free(q);
@@ -316,7 +375,7 @@ int fleet_sink_push(struct fleet_sink *s, struct fleet_batch *in)
 	for (size_t i = 0; i < q->b.rows; i++)
 		q->weight_left += q->b.weight[i];
 	pthread_mutex_lock(&s->lock);
-	if (!make_room(s, q->b.data.len)) {
+	if (!make_room(s, batch_bytes(q))) {
 		s->st.rows_dropped_full += q->rows_left;
 		s->st.weight_dropped_full += q->weight_left;
 		batch_free(q);
@@ -326,7 +385,7 @@ int fleet_sink_push(struct fleet_sink *s, struct fleet_batch *in)
 		else
 			s->head = q;
 		s->tail = q;
-		s->bytes += q->b.data.len;
+		s->bytes += batch_bytes(q);
 		pthread_cond_signal(&s->wake);
 	}
 	pthread_mutex_unlock(&s->lock);
@@ -356,5 +415,6 @@ void fleet_sink_close(struct fleet_sink *s, struct fleet_sink_stats *out)
 		pop(s);
 	pthread_cond_destroy(&s->wake);
 	pthread_mutex_destroy(&s->lock);
+	fleet_seen_free(s->seen);
 	free(s);
 }

@@ -82,38 +82,51 @@ void fleet_sql_like(struct fleet_buf *b, const char *glob)
 	fleet_buf_free(&pat);
 }
 
-static void table_name(struct fleet_buf *b, const struct fleet_url *u)
+/* DB.TABLE with SUFFIX ("", "_stacks", "_hourly", "_hourly_mv"). */
+static void table_name_of(struct fleet_buf *b, const struct fleet_url *u, const char *suffix)
 {
+	char name[sizeof(u->table) + 16];
+	snprintf(name, sizeof(name), "%s%s", u->table, suffix);
 	fleet_sql_ident(b, u->db);
 	fleet_buf_str(b, ".");
-	fleet_sql_ident(b, u->table);
+	fleet_sql_ident(b, name);
 }
 
-/* The first ten are the first release's; run, seq and row (a batch's
- * identity and the row's place in it) came with exactly-once delivery. */
+static void table_name(struct fleet_buf *b, const struct fleet_url *u)
+{
+	table_name_of(b, u, "");
+}
+
+/* The minute rows. run, seq and row (a batch's identity and the row's
+ * place in it) came with exactly-once delivery; stack (a fleet_stack_hash,
+ * the frames in TABLE_stacks) replaced the first release's kernel and user
+ * arrays. The columns marked hourly are TABLE_hourly's keys too. */
 const struct fleet_column fleet_columns[] = {
-	{ "ts", "ts", "DateTime" },
-	{ "duration_ms", "duration_ms", "UInt32" },
-	{ "host", "host", "String" },
-	{ "mode", "mode", "String" },
-	{ "event", "event", "String" },
-	{ "comm", "comm", "String" },
-	{ "pid", "pid", "UInt32" },
-	{ "kernel", "kernel", "Array(String)" },
-	{ "`user`", "user", "Array(String)" },
-	{ "weight", "weight", "UInt64" },
-	{ "run", "run", "UInt64" },
-	{ "seq", "seq", "UInt32" },
-	{ "row", "row", "UInt32" },
-	{ "cgroup", "cgroup", "String" },
+	{ "ts", "ts", "DateTime", false },
+	{ "duration_ms", "duration_ms", "UInt32", false },
+	{ "host", "host", "String", true },
+	{ "mode", "mode", "String", true },
+	{ "event", "event", "String", true },
+	{ "comm", "comm", "String", true },
+	{ "pid", "pid", "UInt32", true },
+	{ "stack", "stack", "UInt64", true },
+	{ "weight", "weight", "UInt64", false },
+	{ "run", "run", "UInt64", false },
+	{ "seq", "seq", "UInt32", false },
+	{ "row", "row", "UInt32", false },
+	{ "cgroup", "cgroup", "String", false }, /* the minute rows only (for now) */
 };
 const size_t fleet_ncolumns = sizeof(fleet_columns) / sizeof(fleet_columns[0]);
 
-/* "a T, b U" (with types) or "a, b". */
-static void column_list(struct fleet_buf *b, bool types)
+/* "a T, b U" (with types) or "a, b"; only the hourly keys when HOURLY. */
+static void column_list(struct fleet_buf *b, bool types, bool hourly)
 {
+	bool first = true;
 	for (size_t i = 0; i < fleet_ncolumns; i++) {
-		fleet_buf_str(b, i ? ", " : "");
+		if (hourly && !fleet_columns[i].hourly)
+			continue;
+		fleet_buf_str(b, first ? "" : ", ");
+		first = false;
 		fleet_buf_str(b, fleet_columns[i].name);
 		if (types) {
 			fleet_buf_str(b, " ");
@@ -122,16 +135,68 @@ static void column_list(struct fleet_buf *b, bool types)
 	}
 }
 
-/* Partitioned by day, ordered for the queries report runs (one host's or
- * event's rows over a time range). PARTITION BY and ORDER BY clauses are the
- * custom-partitioning syntax both 18.16 and current releases take. */
-int fleet_sql_create(const struct fleet_url *u, struct fleet_buf *b)
+/* The hourly keys other than host and event, which lead the sort key. */
+static void hourly_rest(struct fleet_buf *b)
 {
-	fleet_buf_str(b, "CREATE TABLE IF NOT EXISTS ");
-	table_name(b, u);
-	fleet_buf_str(b, " (");
-	column_list(b, true);
-	fleet_buf_str(b, ") ENGINE = MergeTree PARTITION BY toDate(ts) ORDER BY (host, event, ts)");
+	for (size_t i = 0; i < fleet_ncolumns; i++) {
+		const char *n = fleet_columns[i].bare;
+		if (fleet_columns[i].hourly && strcmp(n, "host") && strcmp(n, "event")) {
+			fleet_buf_str(b, ", ");
+			fleet_buf_str(b, fleet_columns[i].name);
+		}
+	}
+}
+
+/* Minute and hourly rows partitioned by day and ordered for the queries
+ * report runs (one host's or event's rows over a time range); the
+ * PARTITION BY / ORDER BY clauses are the custom-partitioning syntax both
+ * 18.16 and current releases take. A stack written twice (by two hosts, or
+ * again after a lost answer) collapses in TABLE_stacks at its merges, and
+ * reads the same before. */
+int fleet_sql_create(const struct fleet_url *u, unsigned i, struct fleet_buf *b)
+{
+	if (i >= FLEET_NCREATE)
+		return -EINVAL;
+	fleet_buf_str(b, i == 3 ? "CREATE MATERIALIZED VIEW IF NOT EXISTS " : "CREATE TABLE IF NOT EXISTS ");
+	table_name_of(b, u, (const char *[]){ "", "_stacks", "_hourly", "_hourly_mv" }[i]);
+	if (i == 0) {
+		fleet_buf_str(b, " (");
+		column_list(b, true, false);
+		fleet_buf_str(b, ") ENGINE = MergeTree PARTITION BY toDate(ts) ORDER BY (host, event, ts)");
+	} else if (i == 1) {
+		fleet_buf_str(b, " (stack UInt64, kernel Array(String), `user` Array(String)) "
+			      "ENGINE = ReplacingMergeTree ORDER BY stack");
+	} else if (i == 2) {
+		fleet_buf_str(b, " (hour DateTime, ");
+		column_list(b, true, true);
+		fleet_buf_str(b, ", weight UInt64) ENGINE = SummingMergeTree(weight) "
+			      "PARTITION BY toDate(hour) ORDER BY (host, event, hour");
+		hourly_rest(b);
+		fleet_buf_str(b, ")");
+	} else {
+		fleet_buf_str(b, " TO ");
+		table_name_of(b, u, "_hourly");
+		fleet_buf_str(b, " AS SELECT toStartOfHour(ts) AS hour, ");
+		column_list(b, false, true);
+		fleet_buf_str(b, ", weight FROM ");
+		table_name(b, u);
+	}
+	return b->failed ? -ENOMEM : 0;
+}
+
+int fleet_sql_tables(const struct fleet_url *u, struct fleet_buf *b)
+{
+	char name[sizeof(u->table) + 16];
+	fleet_buf_str(b, "SELECT name, engine FROM system.tables WHERE database = ");
+	fleet_sql_string(b, u->db);
+	fleet_buf_str(b, " AND name IN (");
+	fleet_sql_string(b, u->table);
+	for (int i = 0; i < 2; i++) {
+		snprintf(name, sizeof(name), "%s%s", u->table, i ? "_hourly" : "_stacks");
+		fleet_buf_str(b, ", ");
+		fleet_sql_string(b, name);
+	}
+	fleet_buf_str(b, ") FORMAT TabSeparated");
 	return b->failed ? -ENOMEM : 0;
 }
 
@@ -140,8 +205,16 @@ int fleet_sql_insert(const struct fleet_url *u, struct fleet_buf *b)
 	fleet_buf_str(b, "INSERT INTO ");
 	table_name(b, u);
 	fleet_buf_str(b, " (");
-	column_list(b, false);
+	column_list(b, false, false);
 	fleet_buf_str(b, ") FORMAT RowBinary");
+	return b->failed ? -ENOMEM : 0;
+}
+
+int fleet_sql_insert_stacks(const struct fleet_url *u, struct fleet_buf *b)
+{
+	fleet_buf_str(b, "INSERT INTO ");
+	table_name_of(b, u, "_stacks");
+	fleet_buf_str(b, " (stack, kernel, `user`) FORMAT RowBinary");
 	return b->failed ? -ENOMEM : 0;
 }
 
@@ -205,20 +278,28 @@ static void match(struct fleet_buf *b, const char *column, const char *glob)
 	}
 }
 
-int fleet_sql_select(const struct fleet_url *u, const struct fleet_query *q, struct fleet_buf *b)
+/* Whole hours (or open ends): TABLE_hourly holds the range exactly. */
+static bool whole_hours(const struct fleet_query *q)
+{
+	return (!q->has_since || q->since % 3600 == 0) && (!q->until || q->until % 3600 == 0);
+}
+
+/* The inner SELECT: the range's weight summed per stack. */
+static void per_stack(struct fleet_buf *b, const struct fleet_url *u, const struct fleet_query *q)
 {
 	char num[64];
-	fleet_buf_str(b, q->by_comm ? "SELECT event, comm, " : "SELECT event, '' AS c, ");
-	fleet_buf_str(b, q->by_pid ? "pid, " : "toUInt32(0) AS p, ");
-	fleet_buf_str(b, "kernel, `user`, sum(weight) AS w FROM ");
-	table_name(b, u);
+	const char *t = whole_hours(q) ? "hour" : "ts";
+	fleet_buf_str(b, q->by_comm ? "SELECT event, comm AS c, " : "SELECT event, '' AS c, ");
+	fleet_buf_str(b, q->by_pid ? "pid AS p, " : "toUInt32(0) AS p, ");
+	fleet_buf_str(b, "stack, sum(weight) AS w FROM ");
+	table_name_of(b, u, whole_hours(q) ? "_hourly" : "");
 	fleet_buf_str(b, " WHERE 1");
 	if (q->has_since) {
-		snprintf(num, sizeof(num), " AND ts >= toDateTime(%" PRId64 ")", q->since);
+		snprintf(num, sizeof(num), " AND %s >= toDateTime(%" PRId64 ")", t, q->since);
 		fleet_buf_str(b, num);
 	}
 	if (q->until) {
-		snprintf(num, sizeof(num), " AND ts < toDateTime(%" PRId64 ")", q->until);
+		snprintf(num, sizeof(num), " AND %s < toDateTime(%" PRId64 ")", t, q->until);
 		fleet_buf_str(b, num);
 	}
 	if (q->host_pattern)
@@ -229,8 +310,20 @@ int fleet_sql_select(const struct fleet_url *u, const struct fleet_query *q, str
 		fleet_buf_str(b, " AND mode = ");
 		fleet_sql_string(b, q->mode);
 	}
-	fleet_buf_str(b, q->by_comm ? " GROUP BY event, comm, " : " GROUP BY event, c, ");
-	fleet_buf_str(b, q->by_pid ? "pid, " : "p, ");
-	fleet_buf_str(b, "kernel, `user` FORMAT RowBinary");
+	fleet_buf_str(b, " GROUP BY event, c, p, stack");
+}
+
+/* One row per stack hash, not grouped again by the frames in SQL (that
+ * costs more than the rest of the query, bench/fleet): a stack migrated
+ * from an older table may come twice under two hashes (doc/FLEET.md), and
+ * the report's aggregate adds the two. ANY LEFT JOIN is the form 18.16
+ * reads too. */
+int fleet_sql_select(const struct fleet_url *u, const struct fleet_query *q, struct fleet_buf *b)
+{
+	fleet_buf_str(b, "SELECT event, c, p, kernel, `user`, w FROM (");
+	per_stack(b, u, q);
+	fleet_buf_str(b, ") ANY LEFT JOIN (SELECT stack, kernel, `user` FROM ");
+	table_name_of(b, u, "_stacks");
+	fleet_buf_str(b, ") USING stack FORMAT RowBinary");
 	return b->failed ? -ENOMEM : 0;
 }

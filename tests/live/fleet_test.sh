@@ -28,15 +28,26 @@ sum_folded() { cat "$@" | awk '{ n = $NF; $NF = ""; s[$0] += n } END { for (k in
 total() { cat "$@" | awk '{ n += $NF } END { print n + 0 }'; }
 
 # ---- two hosts through the Distributed table ----
-# The local tables are made by ftstack itself (a run with no events inserts
-# nothing but creates the table), the Distributed one over them by hand.
+# The local tables (minute rows, stacks, hours and the view) are made by
+# ftstack itself (a run with no events inserts nothing but creates them),
+# the three Distributed ones over them by hand (doc/FLEET.md, "Shards").
 for s in $HA $HB; do
 	"$FTSTACK" --sink clickhouse://127.0.0.1:$s/default -e $EV -c /bin/true -o /dev/null 2>$TMP/e
 	expect_eq "table created on :$s" "$?:$(grep -c 'sink: 0 rows sent' $TMP/e)" "0:1"
 done
-for n in a b; do
-	ch_query $n "CREATE TABLE default.fleet AS default.ftstack_stacks ENGINE = Distributed(ftstack_test, default, ftstack_stacks, rand())" >/dev/null
-done
+# dist SHARD NAME LOCAL: NAME, NAME_stacks and NAME_hourly over LOCAL's
+dist() {
+	ch_query $1 "CREATE TABLE default.$2 AS default.$3 ENGINE = Distributed(ftstack_test, default, $3, rand())" >/dev/null
+	ch_query $1 "CREATE TABLE default.$2_stacks AS default.$3_stacks ENGINE = Distributed(ftstack_test, default, $3_stacks, stack)" >/dev/null
+	ch_query $1 "CREATE TABLE default.$2_hourly AS default.$3_hourly ENGINE = Distributed(ftstack_test, default, $3_hourly, rand())" >/dev/null
+}
+undist() { for t in $2 $2_stacks $2_hourly; do ch_query $1 "DROP TABLE default.$t" >/dev/null; done; }
+ch_query a "CREATE TABLE default.fleet AS default.ftstack_stacks ENGINE = Distributed(ftstack_test, default, ftstack_stacks, rand())" >/dev/null
+"$FTSTACK" --sink $A.fleet -e $EV -c /bin/true -o /dev/null 2>$TMP/e
+expect_eq "a Distributed table without its _stacks and _hourly: exit 2, says so" \
+	"$?:$(grep -c 'and so must default.fleet_stacks be' $TMP/e)" "2:1"
+ch_query a "DROP TABLE default.fleet" >/dev/null
+for n in a b; do dist $n fleet ftstack_stacks; done
 run_ft $TMP/r1 $TMP/e1 --sink $A.fleet --host-name web-1 -f -e $EV -c "$W 1000"
 expect_eq "run 1 exits 0" $? 0
 check "run 1's summary: 2 rows sent, none pending or dropped" \
@@ -47,6 +58,12 @@ expect_eq "run 2 exits 0" $? 0
 expect_eq "run totals" "$(total $TMP/r1):$(total $TMP/r2)" "1000:2000"
 rows=$(( $(ch_query a "SELECT count() FROM default.ftstack_stacks") + $(ch_query b "SELECT count() FROM default.ftstack_stacks") ))
 expect_eq "4 rows over the two shards" $rows 4
+for n in a b; do ch_query $n "OPTIMIZE TABLE default.ftstack_stacks_stacks FINAL" >/dev/null; done
+expect_eq "each stack's frames stored once: 2 stacks, sent once by each run, 2 after merges" \
+	"$(ch_query a "SELECT count(), uniqExact(stack) FROM default.fleet_stacks")" "$(printf '2\t2')"
+hourly=$(ch_query a "SELECT count(), sum(weight) FROM default.fleet_hourly")
+expect_eq "the view filled the hours: 4 rows (2 hosts x 2 stacks, one hour or two), weight 3000" \
+	"$(echo "$hourly" | cut -f2):$(echo "$hourly" | cut -f1 | awk '{ print ($1 == 4) }')" "3000:1"
 
 "$FTSTACK" report -f $A.fleet >$TMP/fleet 2>$TMP/e; expect_eq "report exits 0" $? 0
 expect_eq "the fleet = the sum of the two runs" "$(sort $TMP/fleet)" "$(sum_folded $TMP/r1 $TMP/r2)"
@@ -58,6 +75,9 @@ expect_eq "--host 'db-*' = run 2" "$(sort $TMP/h2)" "$(sort $TMP/r2)"
 expect_eq "--until = run 1" "$(sort $TMP/t1)" "$(sort $TMP/r1)"
 "$FTSTACK" report -f --since $T1 --mode count --event 't:syscalls:*' $A.fleet >$TMP/t2 2>/dev/null
 expect_eq "--since, --mode, --event = run 2" "$(sort $TMP/t2)" "$(sort $TMP/r2)"
+H0=$((T1 / 3600 * 3600))
+"$FTSTACK" report -f --since $((H0 - 3600)) --until $((H0 + 3600)) $A.fleet >$TMP/hr 2>/dev/null
+expect_eq "whole hours (read from the hours) = the sum of the two runs" "$(sort $TMP/hr)" "$(sum_folded $TMP/r1 $TMP/r2)"
 "$FTSTACK" report -f --since $((T1 + 3600)) $A.fleet >$TMP/t3 2>/dev/null
 expect_eq "--since in an hour: nothing" "$(wc -c <$TMP/t3)" 0
 "$FTSTACK" report -f --mode profile $A.fleet >$TMP/t4 2>/dev/null
@@ -95,7 +115,7 @@ expect_eq "--host with quotes, backslash, tab, newline, %, _ and a byte 0xfe: th
 expect_eq "a glob --host with quotes, backslash, tab, newline, %, _" "$(sort $TMP/wr3)" "$(sort $TMP/w)"
 "$FTSTACK" report -f --host "h'o%" $A.fleet >$TMP/wr2 2>/dev/null
 expect_eq "a literal % in --host matches only a %" "$(wc -c <$TMP/wr2)" 0
-ch_query a "DROP TABLE default.fleet" >/dev/null; ch_query b "DROP TABLE default.fleet" >/dev/null
+undist a fleet; undist b fleet
 
 # ---- a server away for a few seconds mid-run ----
 # -i 1 over a command making getppid calls for about 11 s; server a stops
@@ -132,9 +152,7 @@ check "small buffer: nothing pending" grep -q ' 0 pending at exit' $TMP/small.e
 for s in $HA $HB; do
 	"$FTSTACK" --sink clickhouse://127.0.0.1:$s/default.fx -e $EV -c /bin/true -o /dev/null 2>/dev/null
 done
-for n in a b; do
-	ch_query $n "CREATE TABLE default.fxd AS default.fx ENGINE = Distributed(ftstack_test, default, fx, rand())" >/dev/null
-done
+for n in a b; do dist $n fxd fx; done
 PX=$((base + 4))
 # fault CASE MODE SECONDS [FTSTACK ARGS...]: a run through the proxy in
 # MODE, of ROUNDS (default 6) rounds of 100 calls 0.6 s apart
@@ -194,7 +212,33 @@ dropped=$(sed -n 's/.*rows (weight \([0-9]*\)) dropped: --sink-buffer.*/\1/p' $T
 check "refused: some rows were dropped, and said so" test "${dropped:-0}" -gt 0
 expect_eq "refused: dropped = exactly what is missing, nothing pending" \
 	"$((here - there)):$(grep -c ' 0 pending at exit' $TMP/refused.e)" "${dropped:-0}:1"
-ch_query a "DROP TABLE default.fxd" >/dev/null; ch_query b "DROP TABLE default.fxd" >/dev/null
+undist a fxd; undist b fxd
+
+# ---- a table of an older ftstack (frames as arrays in each row) ----
+ch_query a "CREATE TABLE default.old (ts DateTime, duration_ms UInt32, host String, mode String, \
+event String, comm String, pid UInt32, kernel Array(String), \`user\` Array(String), weight UInt64) \
+ENGINE = MergeTree PARTITION BY toDate(ts) ORDER BY (host, event, ts)" >/dev/null
+ch_query a "INSERT INTO default.old VALUES (1764100000, 1000, 'h1', 'count', 'E', 'c', 0, ['k1', 'k0'], \
+['main', 'f'], 5), (1764100000, 1000, 'h1', 'count', 'E', 'c', 0, [], ['main', 'g'], 7), \
+(1764103600, 1000, 'h2', 'count', 'E', 'c', 0, ['k1', 'k0'], ['main', 'f'], 11)" >/dev/null
+"$FTSTACK" --sink $A.old -e $EV -c /bin/true -o /dev/null 2>$TMP/oe
+expect_eq "an older ftstack's table: the sink refuses it (exit 2) and says how to migrate" \
+	"$?:$(grep -c 'older ftstack.s table .*migrate it as doc/FLEET.md' $TMP/oe)" "2:1"
+# the migration doc/FLEET.md gives ("Older tables"), statement for statement
+ch_query a "RENAME TABLE default.old TO default.old_arrays" >/dev/null
+"$FTSTACK" --sink $A.old -e $EV -c /bin/true -o /dev/null 2>/dev/null
+ch_query a "INSERT INTO default.old_stacks SELECT DISTINCT cityHash64(kernel, \`user\`), kernel, \`user\` FROM default.old_arrays" >/dev/null
+ch_query a "INSERT INTO default.old (ts, duration_ms, host, mode, event, comm, pid, stack, weight) \
+SELECT ts, duration_ms, host, mode, event, comm, pid, cityHash64(kernel, \`user\`), weight FROM default.old_arrays" >/dev/null
+"$FTSTACK" report -f $A.old >$TMP/old 2>/dev/null
+expect_eq "migrated: the old rows read back from the hours" "$(sort $TMP/old)" "$(printf 'c;main;f;k1;k0 16\nc;main;g 7')"
+"$FTSTACK" report -f --until 1764100001 $A.old >$TMP/old 2>/dev/null
+expect_eq "migrated: and from the minute rows" "$(sort $TMP/old)" "$(printf 'c;main;f;k1;k0 5\nc;main;g 7')"
+# a stack migrated under cityHash64 and sent by ftstack under its own hash: one stack
+ch_query a "INSERT INTO default.old_stacks VALUES (42, ['k1', 'k0'], ['main', 'f'])" >/dev/null
+ch_query a "INSERT INTO default.old (ts, host, mode, event, comm, stack, weight) VALUES (1764100000, 'h3', 'count', 'E', 'c', 42, 100)" >/dev/null
+"$FTSTACK" report -f $A.old >$TMP/old 2>/dev/null
+expect_eq "the same frames under two hashes are one stack" "$(sort $TMP/old)" "$(printf 'c;main;f;k1;k0 116\nc;main;g 7')"
 
 # ---- bad sinks: exit 2, one line; the password is never shown ----
 bad_sink() { # bad_sink WHAT WORDS URL

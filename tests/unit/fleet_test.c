@@ -77,20 +77,44 @@ static void test_sql(void)
 	struct fleet_url u;
 	char err[128];
 	fleet_url_parse("clickhouse://h/db.t", NULL, &u, err, sizeof(err));
-	CHECK(fleet_sql_create(&u, &b) == 0 && strstr(b.data, "CREATE TABLE IF NOT EXISTS `db`.`t` (") &&
+	CHECK(fleet_sql_create(&u, 0, &b) == 0 && strstr(b.data, "CREATE TABLE IF NOT EXISTS `db`.`t` (") &&
+	      strstr(b.data, "stack UInt64, weight UInt64,") &&
 	      strstr(b.data, "PARTITION BY toDate(ts) ORDER BY (host, event, ts)"), "create: %s", b.data);
+	fleet_buf_free(&b);
+	CHECK(fleet_sql_create(&u, 1, &b) == 0, "create the stacks");
+	CHECK_STR(b.data, "CREATE TABLE IF NOT EXISTS `db`.`t_stacks` (stack UInt64, kernel Array(String), "
+		  "`user` Array(String)) ENGINE = ReplacingMergeTree ORDER BY stack", "the stacks, once by hash");
+	fleet_buf_free(&b);
+	CHECK(fleet_sql_create(&u, 2, &b) == 0, "create the hours");
+	CHECK_STR(b.data, "CREATE TABLE IF NOT EXISTS `db`.`t_hourly` (hour DateTime, host String, mode String, "
+		  "event String, comm String, pid UInt32, stack UInt64, weight UInt64) ENGINE = "
+		  "SummingMergeTree(weight) PARTITION BY toDate(hour) ORDER BY (host, event, hour, mode, comm, "
+		  "pid, stack)", "the hourly rollup: the hourly columns of fleet_columns");
+	fleet_buf_free(&b);
+	CHECK(fleet_sql_create(&u, 3, &b) == 0, "create the view");
+	CHECK_STR(b.data, "CREATE MATERIALIZED VIEW IF NOT EXISTS `db`.`t_hourly_mv` TO `db`.`t_hourly` AS "
+		  "SELECT toStartOfHour(ts) AS hour, host, mode, event, comm, pid, stack, weight FROM `db`.`t`",
+		  "the view that fills the hours");
+	fleet_buf_free(&b);
+	CHECK(fleet_sql_create(&u, FLEET_NCREATE, &b) == -EINVAL, "four statements");
+	CHECK(fleet_sql_tables(&u, &b) == 0, "tables");
+	CHECK_STR(b.data, "SELECT name, engine FROM system.tables WHERE database = 'db' AND name IN "
+		  "('t', 't_stacks', 't_hourly') FORMAT TabSeparated", "which tables there are");
+	fleet_buf_free(&b);
+	CHECK(fleet_sql_insert_stacks(&u, &b) == 0, "insert stacks");
+	CHECK_STR(b.data, "INSERT INTO `db`.`t_stacks` (stack, kernel, `user`) FORMAT RowBinary", "insert stacks");
 	fleet_buf_free(&b);
 	CHECK(fleet_sql_insert(&u, &b) == 0 && strstr(b.data, "INSERT INTO `db`.`t` (ts,") &&
 	      strstr(b.data, "weight, run, seq, row, cgroup) FORMAT RowBinary"), "insert: %s", b.data);
 	fleet_buf_free(&b);
-	CHECK(fleet_sql_create(&u, &b) == 0 && strstr(b.data, "row UInt32, cgroup String)"),
+	CHECK(fleet_sql_create(&u, 0, &b) == 0 && strstr(b.data, "row UInt32, cgroup String)"),
 	      "create: the cgroup column last");
 	fleet_buf_free(&b);
-	CHECK(fleet_sql_add_column(&u, 13, &b) == 0, "migration: cgroup");
+	CHECK(fleet_sql_add_column(&u, 12, &b) == 0, "migration: cgroup");
 	CHECK_STR(b.data, "ALTER TABLE `db`.`t` ADD COLUMN cgroup String",
 		  "an older table gets cgroup (18.16: no IF NOT EXISTS, so looked up first)");
 	fleet_buf_free(&b);
-	CHECK(fleet_sql_add_column(&u, 10, &b) == 0, "migration");
+	CHECK(fleet_sql_add_column(&u, 9, &b) == 0, "migration");
 	CHECK_STR(b.data, "ALTER TABLE `db`.`t` ADD COLUMN run UInt64", "an older table gets run");
 	fleet_buf_free(&b);
 	CHECK(fleet_sql_add_column(&u, fleet_ncolumns, &b) == -EINVAL, "no column past the last");
@@ -120,10 +144,21 @@ static void test_sql(void)
 	struct fleet_query q = { .has_since = true, .since = 100, .until = 200, .host_pattern = "h'1",
 				 .event = "t:*", .mode = "count", .by_comm = true };
 	CHECK(fleet_sql_select(&u, &q, &b) == 0, "select");
-	CHECK_STR(b.data, "SELECT event, comm, toUInt32(0) AS p, kernel, `user`, sum(weight) AS w "
-		  "FROM `db`.`t` WHERE 1 AND ts >= toDateTime(100) AND ts < toDateTime(200) AND "
-		  "host = 'h\\'1' AND event LIKE 't:%' AND mode = 'count' GROUP BY event, comm, p, "
-		  "kernel, `user` FORMAT RowBinary", "the grouped select");
+	CHECK_STR(b.data, "SELECT event, c, p, kernel, `user`, w FROM (SELECT event, "
+		  "comm AS c, toUInt32(0) AS p, stack, sum(weight) AS w FROM `db`.`t` WHERE 1 AND "
+		  "ts >= toDateTime(100) AND ts < toDateTime(200) AND host = 'h\\'1' AND event LIKE 't:%' "
+		  "AND mode = 'count' GROUP BY event, c, p, stack) ANY LEFT JOIN (SELECT stack, kernel, "
+		  "`user` FROM `db`.`t_stacks`) USING stack FORMAT RowBinary",
+		  "a range not of whole hours: the minute rows");
+	fleet_buf_free(&b);
+	q = (struct fleet_query){ .has_since = true, .since = 7200, .until = 10800, .by_pid = true };
+	CHECK(fleet_sql_select(&u, &q, &b) == 0 && strstr(b.data, "(SELECT event, '' AS c, pid AS p, "
+	      "stack, sum(weight) AS w FROM `db`.`t_hourly` WHERE 1 AND hour >= toDateTime(7200) AND "
+	      "hour < toDateTime(10800) GROUP BY"), "whole hours: the hourly rows: %s", b.data);
+	fleet_buf_free(&b);
+	q = (struct fleet_query){ 0 };
+	CHECK(fleet_sql_select(&u, &q, &b) == 0 && strstr(b.data, "FROM `db`.`t_hourly` WHERE 1 GROUP BY"),
+	      "no range: the hourly rows: %s", b.data);
 	fleet_buf_free(&b);
 }
 
@@ -149,8 +184,9 @@ static const uint8_t insert_row[] = {
 	0xe8, 0x03, 0, 0,          /* duration 1000 */
 	1, 'h', 5, 'c', 'o', 'u', 'n', 't', 1, 'E', 1, 'c',
 	7, 0, 0, 0,                /* pid */
-	2, 2, 'k', '1', 2, 'k', '0', /* kernel root first */
-	1, 2, 'u', 0xff,           /* user */
+	/* the stack: FNV-1a 64 of the counts (2, 1 as 4-byte LE) and each
+	 * leaf-first frame with its NUL, computed apart (python) */
+	0xc9, 0x33, 0xa6, 0x07, 0x59, 0x1e, 0x08, 0xa3,
 	9, 0, 0, 0, 0, 0, 0, 0,    /* weight: the count */
 	2, 1, 0, 0, 0, 0, 0, 0,    /* run 0x102 */
 	3, 0, 0, 0,                /* seq 3 */
@@ -187,6 +223,26 @@ static void test_encode(void)
 	CHECK(b.len == sizeof(insert_row) + 4 && !memcmp(b.data + b.len - 5, "\x04/a/b", 5),
 	      "cgroup column: the stack's own path");
 	fleet_buf_free(&b);
+	static const uint8_t stack_row[] = { 0xc9, 0x33, 0xa6, 0x07, 0x59, 0x1e, 0x08, 0xa3,
+					     2, 2, 'k', '1', 2, 'k', '0', 1, 2, 'u', 0xff };
+	fleet_stacks_encode(&b, fleet_stack_hash(&s), &s);
+	CHECK(b.len == sizeof(stack_row) && memcmp(b.data, stack_row, b.len) == 0,
+	      "its row of the stacks: the hash, kernel and user frames root first");
+	fleet_buf_free(&b);
+	const char *other[] = { "k", "0k1", "u\xff" };
+	struct agg_named_stack moved = { .frames = frames, .nkframes = 1, .nuframes = 2 };
+	struct agg_named_stack cut = { .frames = other, .nkframes = 2, .nuframes = 1 };
+	CHECK(fleet_stack_hash(&moved) != fleet_stack_hash(&s) && fleet_stack_hash(&cut) != fleet_stack_hash(&s),
+	      "a frame moved from kernel to user, or the same bytes cut elsewhere: another hash");
+	struct fleet_seen *seen;
+	bool all = fleet_seen_alloc(&seen) == 0;
+	for (uint64_t h = 1; all && h <= 5000; h++) /* past a few growths */
+		all = fleet_seen_add(seen, h * 0x9e3779b97f4a7c15ull) == 0;
+	for (uint64_t h = 1; all && h <= 5000; h++)
+		all = fleet_seen_has(seen, h * 0x9e3779b97f4a7c15ull) &&
+		      !fleet_seen_has(seen, h * 0x9e3779b97f4a7c15ull + 1);
+	CHECK(all, "the set of stacks sent holds what was added, and nothing else");
+	fleet_seen_free(seen);
 }
 
 /* A batch's identity: every row carries (run, seq) and its own index, the
@@ -306,6 +362,9 @@ struct fake {
 	int half;          /* the next HALF inserts write half their rows, and break */
 	int look_fail;     /* the next LOOK_FAIL looks fail */
 	int posts, looks;
+	int stacks_fail;   /* the next STACKS_FAIL stack inserts fail (reset after the body) */
+	int stacks_posts;
+	size_t stacks_bytes; /* stack rows written */
 	bool hold;         /* inserts wait while set: a batch stays in flight */
 	pthread_cond_t cond;
 	size_t bytes;      /* delivered */
@@ -360,6 +419,27 @@ static int fake_insert(void *ctx, const char *query_id, const void *body, size_t
 	return ret;
 }
 
+static int fake_insert_stacks(void *ctx, const void *body, size_t len, struct fleet_attempt *a,
+			      char *err, size_t errlen)
+{
+	struct fake *f = ctx;
+	int ret = 0;
+	(void)body;
+	pthread_mutex_lock(&f->lock);
+	f->stacks_posts++;
+	a->reached = true;
+	a->wire_bytes = len;
+	if (f->stacks_fail > 0) {
+		f->stacks_fail--;
+		snprintf(err, errlen, "cannot reach h:1: reset");
+		ret = -EIO;
+	} else {
+		f->stacks_bytes += len;
+	}
+	pthread_mutex_unlock(&f->lock);
+	return ret;
+}
+
 /* The table holds row i when its one byte was delivered. */
 static int fake_landed(void *ctx, const struct fleet_batch *b, const char *query_id,
 		       bool *present, char *err, size_t errlen)
@@ -401,7 +481,7 @@ static void push(struct fleet_sink *s, const char *text, uint64_t rows)
 
 static struct fleet_sink *start(struct fake *f, size_t buffer, unsigned flush_ms)
 {
-	struct fleet_sink_config c = { .tr = { fake_insert, fake_landed, f },
+	struct fleet_sink_config c = { .tr = { fake_insert, fake_landed, fake_insert_stacks, f },
 				       .buffer_bytes = buffer, .backoff_min_ms = 5,
 				       .backoff_max_ms = 20, .flush_ms = flush_ms };
 	struct fleet_sink *s = NULL;
@@ -507,7 +587,7 @@ static void test_sink(void)
 	/* while the sender waits to retry, its batch is the oldest: dropped first */
 	fake_reset(&f);
 	f.fail = 1000000;
-	struct fleet_sink_config c = { .tr = { fake_insert, fake_landed, &f },
+	struct fleet_sink_config c = { .tr = { fake_insert, fake_landed, fake_insert_stacks, &f },
 				       .buffer_bytes = 8, .backoff_min_ms = 60000,
 				       .backoff_max_ms = 60000, .flush_ms = 0 };
 	CHECK(fleet_sink_start(&c, &s) == 0, "sink started");
@@ -532,6 +612,39 @@ static void test_sink(void)
 	fleet_sink_close(s, &st);
 	CHECK(st.rows_rejected == 1 && st.rows_sent == 2 && f.posts == 2 && strcmp(f.got, "yy") == 0,
 	      "rejected 1, sent 2, %d posts", f.posts);
+}
+
+/* Stacks stored once: a batch's new stacks go before its rows (a failed
+ * stack insert is sent again, its rows wait), and a stack the run wrote is
+ * not written again. */
+static void test_stacks_once(void)
+{
+	const char *fa[] = { "a" }, *fb[] = { "b" }, *events[] = { "E" };
+	struct agg_named_stack st[2] = {
+		{ .comm = "c", .frames = fa, .nuframes = 1, .count = 1 },
+		{ .comm = "c", .frames = fb, .nuframes = 1, .count = 2 },
+	};
+	struct fleet_rows_meta m = { .ts = 1, .host = "h", .mode = "count", .events = events, .nevents = 1 };
+	struct fleet_batch b1, b2, b3;
+	struct fake f;
+	struct fleet_sink_stats st_;
+	fake_reset(&f);
+	f.stacks_fail = 2;
+	struct fleet_sink *s = start(&f, 1 << 20, 2000);
+	fleet_batch_encode(&b1, &m, st, 1);       /* a */
+	fleet_batch_encode(&b2, &m, st, 2);       /* a, b */
+	fleet_batch_encode(&b3, &m, st + 1, 1);   /* b */
+	size_t one = b1.frames.len, two = b2.frames.len;
+	CHECK(b1.hash && b2.hash[0] == b1.hash[0] && b2.hash[1] == b3.hash[0] && b1.hash[0] != b3.hash[0],
+	      "a stack's hash is the same in every batch");
+	fleet_sink_push(s, &b1);
+	fleet_sink_push(s, &b2);
+	fleet_sink_push(s, &b3);
+	fleet_sink_close(s, &st_);
+	CHECK(f.stacks_posts == 4 && f.posts == 3 && f.stacks_bytes == two && st_.stacks_sent == 2 &&
+	      st_.rows_sent == 4 && st_.retries == 2,
+	      "a written once (after 2 failures), b once: %d stack inserts, %zu bytes of %zu + %zu, %d row inserts",
+	      f.stacks_posts, f.stacks_bytes, one, two - one, f.posts);
 }
 
 static int never(void *ctx, const struct fleet_row *r)
@@ -571,6 +684,7 @@ int main(void)
 	test_next_step();
 	test_sink();
 	test_exactly_once();
+	test_stacks_once();
 	test_unreachable();
 	CHECK_DONE();
 }
