@@ -10,7 +10,7 @@ W="$BIN/getppid_paths"
 EV=t:syscalls:sys_enter_getppid
 
 if ! ch_available; then
-	ok "# SKIP fleet: clickhouse-server is not installed (tests/deps.sh installs it)"
+	ok "fleet # SKIP clickhouse-server is not installed (tests/deps.sh installs it)"
 	finish
 fi
 

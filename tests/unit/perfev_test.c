@@ -925,7 +925,7 @@ static void test_live_ustack_cost(int tp)
 static void test_live(void)
 {
 	if (geteuid() != 0) {
-		CHECK(1, "skipped live ring test (not root)");
+		SKIP("not root", "live ring test");
 		return;
 	}
 	int tp = sys_enter_id();
