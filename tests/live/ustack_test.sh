@@ -6,6 +6,8 @@
 cd "$(dirname "$0")/../.." && . tests/live/lib.sh
 before=$(tracefs_state)
 EV=t:syscalls:sys_enter_getppid
+# 5,000 samples x 2.5 KB (lib.sh's bound for a copied user stack; fp's are
+# smaller) = 12.5 MB: they fit a 16 MB ring with the reader stopped
 d=5000
 
 for cg in "" "--call-graph fp" "--call-graph copy"; do
@@ -38,9 +40,10 @@ check "uprobe on leaf: under func_a ($a) and func_b ($b), as often" \
 # records of all CPUs read in time order: late_map maps code on CPU 0 and
 # runs it on CPU 1, whose ring's first records (its exec) are older; read
 # ring after ring, its samples were walked before the mmap and lost run
+# (2,000 samples of dwarf's 8 KB copies, 17 MB, fit 64 MB rings unread)
 if taskset -c 1 true 2>/dev/null; then
 	for cg in "" "--call-graph fp" "--call-graph dwarf"; do
-		taskset -c 1 "$FTSTACK" -e $EV -f -U $cg -c "$BIN/late_map 2000" >$TMP/o 2>$TMP/e
+		taskset -c 1 "$FTSTACK" -e $EV -f -U --buffer-size 65536 $cg -c "$BIN/late_map 2000" >$TMP/o 2>$TMP/e
 		expect_eq "${cg:-default}: code mapped on another CPU: main;run;late_loop, every call" \
 			"$(folded_count $TMP/o '^late_map;.*main;run;late_loop [0-9]+$'):$(folded_count $TMP/o .)" "2000:2000"
 	done
