@@ -957,6 +957,11 @@ static void test_live(void)
 	t.pid = (uint32_t)getpid();
 	getppids(fd, 100000);
 	perfev_ring_drain(&r, PERFEV_SAMPLE_TYPE, 0, count_cb, &t);
+	/* ... which no record has told yet, but the event's own count has */
+	uint64_t klost = 0;
+	CHECK(perfev_lost(fd, &klost) == 0 && t.lost == 0 && klost + (uint64_t)t.samples == 100000,
+	      "before the flush: no LOST record, the event counts %" PRIu64 " lost + %ld samples == 100000",
+	      klost, t.samples);
 	getppids(fd, 1);
 	perfev_ring_drain(&r, PERFEV_SAMPLE_TYPE, 0, count_cb, &t);
 	CHECK(t.lost > 0 && t.lost_sum + (uint64_t)t.samples == 100001,
