@@ -21,6 +21,12 @@ expect_eq() {
 }
 # folded_count FILE REGEX: the summed count of folded lines matching REGEX
 folded_count() { awk -v re="$2" '$0 ~ re { n += $NF } END { print n + 0 }' "$1"; }
+# ratio_ok A B R: B/A is R within four standard errors of sampled counts
+# (R x 4 x sqrt(1/A + 1/B)): timer samples of a 1:R workload on a busy host
+# (fewer samples, each a coin toss) stray further than a fixed +-15%
+ratio_ok() { awk -v a="$1" -v b="$2" -v r="$3" 'BEGIN { if (a <= 0 || b <= 0) exit 1
+	d = b / a - r; if (d < 0) d = -d; exit !(d <= 4 * r * sqrt(1 / a + 1 / b)) }'; }
+ratio_bound() { awk -v a="$1" -v b="$2" -v r="$3" 'BEGIN { if (a > 0 && b > 0) printf "+-%.2f", 4 * r * sqrt(1 / a + 1 / b); else print "(no samples)" }'; }
 # tracefs_state: everything ftstack could change, for before/after comparisons
 tracefs_state() {
 	( cd $T && cat kprobe_events uprobe_events dynamic_events set_event trace_options current_tracer 2>/dev/null

@@ -10,7 +10,7 @@ fa=$(folded_count $TMP/o ';func_a;'); fb=$(folded_count $TMP/o ';func_b;')
 fa=${fa:-0}; fb=${fb:-0}
 [ "$fa" -gt 0 ] || fa=$(folded_count $TMP/o 'func_a[; ]'); [ "$fb" -gt 0 ] || fb=$(folded_count $TMP/o 'func_b[; ]')
 total=$(folded_count $TMP/o '.')
-check "profile: func_b/func_a = 2.0 +- 0.3 ($fb/$fa)" awk -v a=$fa -v b=$fb 'BEGIN { exit !(a > 0 && b / a >= 1.7 && b / a <= 2.3) }'
+check "profile: func_b/func_a = 2.0 $(ratio_bound $fa $fb 2) ($fb/$fa)" ratio_ok $fa $fb 2
 check "profile: total $total within 20% of 3 x 499" awk -v t=$total 'BEGIN { exit !(t >= 1197 && t <= 1796) }'
 check "profile: header on stderr" grep -q '^Sampling at 499 Hertz of the command by user stack' $TMP/e
 check "profile: comm is the root frame" grep -q '^cpu_ab;' $TMP/o

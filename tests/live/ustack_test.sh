@@ -28,8 +28,8 @@ for cg in "" "--call-graph fp" "--call-graph copy"; do
 	run_ft $TMP/o $TMP/e profile -F 499 -f -U $cg -c "$BIN/leaf_ab 2"
 	fa=$(folded_count $TMP/o ';main;func_a;leaf [0-9]+$'); fb=$(folded_count $TMP/o ';main;func_b;leaf [0-9]+$')
 	all=$(folded_count $TMP/o ';leaf [0-9]+$')
-	check "$name, profile: leaf under func_a:func_b = 1:2 +- 15% ($fa:$fb)" \
-		awk -v a=$fa -v b=$fb 'BEGIN { exit !(a > 0 && b / a >= 1.7 && b / a <= 2.3) }'
+	check "$name, profile: leaf under func_b/func_a = 2 $(ratio_bound $fa $fb 2) ($fb/$fa)" \
+		ratio_ok $fa $fb 2
 	expect_eq "$name, profile: every leaf sample under func_a or func_b" "$((fa + fb))" "$all"
 done
 # a uprobe on the frameless leaf's entry: its caller from CFI
