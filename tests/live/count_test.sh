@@ -136,7 +136,7 @@ for try in 1 2 3 4 5; do
 	touch $TMP/go; wait $wpid
 	echo $((wpid - 1)) >/proc/sys/kernel/ns_last_pid; sleep 60 & spid=$!
 	[ $spid -eq $wpid ] && reused=1
-	wait_for 30 gone $fpid; st=gone; gone $fpid || st=running
+	wait_for 90 gone $fpid; st=gone; gone $fpid || st=running
 	kill -INT $fpid 2>/dev/null; wait $fpid; kill $spid; wait $spid 2>/dev/null
 	[ $reused -eq 1 ] && break
 done
