@@ -312,6 +312,8 @@ int ft_cmd_record(const struct ft_options *o)
 	ft_source_disable(&s);
 	if (ret == 0)
 		ret = ft_source_drain_all(&s);
+	if (ret == 0)
+		ft_source_count_lost(&s);
 	if (ret == 0 && s.offcpu)
 		ft_offcpu_finish(s.offcpu, s.last_time);
 	if (ret < 0) {

@@ -85,9 +85,28 @@ int perfev_open(const struct perfev_opts *o, int pid, int cpu, int group_fd)
 	} else {
 		a.wakeup_events = 1;
 	}
+	/* the count of lost samples, for perfev_lost; kernels before 6.0
+	 * refuse the bit (EINVAL): those open without it */
+	a.read_format = PERF_FORMAT_LOST;
 	unsigned long flags = PERF_FLAG_FD_CLOEXEC | (o->pid_is_cgroup ? PERF_FLAG_PID_CGROUP : 0);
 	long fd = syscall(__NR_perf_event_open, &a, pid, cpu, group_fd, flags);
+	if (fd < 0 && errno == EINVAL) {
+		a.read_format = 0;
+		fd = syscall(__NR_perf_event_open, &a, pid, cpu, group_fd, flags);
+	}
 	return fd < 0 ? -errno : (int)fd;
+}
+
+int perfev_lost(int fd, uint64_t *lost)
+{
+	uint64_t v[2]; /* value, lost: the layout of read_format = PERF_FORMAT_LOST */
+	ssize_t n = read(fd, v, sizeof(v));
+	if (n < 0)
+		return -errno;
+	if (n != (ssize_t)sizeof(v))
+		return -EOPNOTSUPP;
+	*lost = v[1];
+	return 0;
 }
 
 int perfev_id(int fd, uint64_t *id)

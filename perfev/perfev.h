@@ -54,6 +54,12 @@ struct perfev_opts {
 int perfev_open(const struct perfev_opts *o, int pid, int cpu, int group_fd);
 /* Returns 0 and the kernel's id of the event (PERF_EVENT_IOC_ID), or -errno. */
 int perfev_id(int fd, uint64_t *id);
+/* Returns 0 and in *LOST the samples of FD's event the kernel could not
+ * write to its ring so far (PERF_FORMAT_LOST, Linux 6.0+), or -errno
+ * (-EOPNOTSUPP: the kernel has no such count). A full ring's loss reaches
+ * the ring as a LOST record only once a later record fits: after the last
+ * event of a run, this count alone has it. */
+int perfev_lost(int fd, uint64_t *lost);
 /* Sends FD's records to OUTPUT_FD's ring (same CPU). Returns 0 or -errno. */
 int perfev_set_output(int fd, int output_fd);
 int perfev_enable(int fd);

@@ -588,6 +588,16 @@ int ft_perf_source_fullest(const struct ft_session *s, unsigned *pct)
 	return fullest;
 }
 
+void ft_perf_source_count_lost(struct ft_session *s)
+{
+	uint64_t sum = 0, lost;
+	for (size_t i = 0; s->perf && i < s->perf->nfds; i++)
+		if (perfev_lost(s->perf->fds[i], &lost) == 0)
+			sum += lost;
+	if (sum > s->cnt.lost)
+		s->cnt.lost = sum;
+}
+
 uint64_t ft_perf_source_bad_records(const struct ft_session *s)
 {
 	uint64_t n = 0;

@@ -43,6 +43,12 @@ int ft_source_drain_all(struct ft_session *s)
 	return ret;
 }
 
+void ft_source_count_lost(struct ft_session *s)
+{
+	if (s->plan.backend == FT_BACKEND_PERF)
+		ft_perf_source_count_lost(s);
+}
+
 void ft_source_close(struct ft_session *s)
 {
 	ft_ftrace_source_close(s->ftrace);

@@ -44,6 +44,11 @@ void ft_perf_source_disable(struct ft_session *s);
 void ft_perf_source_close(struct ft_session *s);
 /* Returns the plan index of the event with kernel id ID, or -1. */
 int ft_perf_source_event(const struct ft_session *s, uint64_t id);
+/* Puts into the run's lost count the samples the kernel counted as lost
+ * (perfev_lost, summed over the events) when they are more than the LOST
+ * records read: a ring full at the run's last event never gets its LOST
+ * record. Call after the last drain. */
+void ft_perf_source_count_lost(struct ft_session *s);
 /* Records the rings could not decode (counted, never silent). */
 uint64_t ft_perf_source_bad_records(const struct ft_session *s);
 /* The CPU whose ring was the fullest when a drain began, and how full
@@ -96,6 +101,10 @@ int ft_source_open(struct ft_session *s, int epfd);
 int ft_source_enable(struct ft_session *s);
 void ft_source_disable(struct ft_session *s);
 int ft_source_drain_all(struct ft_session *s);
+/* After the last drain: the perf backend's losses its rings never
+ * reported (ft_perf_source_count_lost); the ftrace backend's are read from
+ * the instance's stats as it drains. */
+void ft_source_count_lost(struct ft_session *s);
 void ft_source_close(struct ft_session *s);
 
 #endif

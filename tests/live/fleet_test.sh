@@ -10,7 +10,7 @@ W="$BIN/getppid_paths"
 EV=t:syscalls:sys_enter_getppid
 
 if ! ch_available; then
-	ok "# SKIP fleet: clickhouse-server is not installed (tests/deps.sh installs it)"
+	ok "fleet # SKIP clickhouse-server is not installed (tests/deps.sh installs it)"
 	finish
 fi
 
@@ -48,12 +48,14 @@ expect_eq "a Distributed table without its _stacks and _hourly: exit 2, says so"
 	"$?:$(grep -c 'and so must default.fleet_stacks be' $TMP/e)" "2:1"
 ch_query a "DROP TABLE default.fleet" >/dev/null
 for n in a b; do dist $n fleet ftstack_stacks; done
-run_ft $TMP/r1 $TMP/e1 --sink $A.fleet --host-name web-1 -f -e $EV -c "$W 1000"
+# exact totals: 2,000 copied samples x 2.5 KB (lib.sh's bound) fit 8 MB
+# rings with the reader stopped
+run_ft $TMP/r1 $TMP/e1 --sink $A.fleet --host-name web-1 -f -e $EV --buffer-size 8192 -c "$W 1000"
 expect_eq "run 1 exits 0" $? 0
 check "run 1's summary: 2 rows sent, none pending or dropped" \
 	grep -q 'sink: 2 rows sent in 1 inserts, 0 pending at exit, 0 dropped$' $TMP/e1
 sleep 1.2; T1=$(date +%s); sleep 0.2
-run_ft $TMP/r2 $TMP/e2 --sink $A.fleet --host-name db-1 -f -e $EV -c "$W 2000"
+run_ft $TMP/r2 $TMP/e2 --sink $A.fleet --host-name db-1 -f -e $EV --buffer-size 8192 -c "$W 2000"
 expect_eq "run 2 exits 0" $? 0
 expect_eq "run totals" "$(total $TMP/r1):$(total $TMP/r2)" "1000:2000"
 rows=$(( $(ch_query a "SELECT count() FROM default.ftstack_stacks") + $(ch_query b "SELECT count() FROM default.ftstack_stacks") ))

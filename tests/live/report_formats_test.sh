@@ -112,8 +112,9 @@ else
 fi
 
 # -P -f, live: two processes with the same comm and stacks print apart,
-# each line's first frame comm-PID.
-"$FTSTACK" -P -f -e t:syscalls:sys_enter_getppid -U \
+# each line's first frame comm-PID (600 copied samples x 2.5 KB, lib.sh's
+# bound, fit 4 MB rings with the reader stopped).
+"$FTSTACK" -P -f -e t:syscalls:sys_enter_getppid -U --buffer-size 4096 \
 	-c "sh -c '$BIN/getppid_paths 400 & $BIN/getppid_paths 200; wait'" >$TMP/p.folded 2>$TMP/e
 expect_eq "-P -f live: exit" $? 0
 expect_eq "-P -f live: per comm-PID, all getppid calls of that process" \

@@ -1,5 +1,5 @@
 /* A tiny test harness: each CHECK prints one TAP-style line that tests/run
- * counts ("ok - ..." or "not ok - ..."); main returns the failure count. */
+ * counts ("ok - ...", "not ok - ..." or "ok - ... # SKIP why"); main returns the failure count. */
 #ifndef FTSTACK_TEST_CHECK_H
 #define FTSTACK_TEST_CHECK_H
 
@@ -15,6 +15,12 @@ static int check_failures;
 	if (cond) { printf("ok - "); } \
 	else { printf("not ok - %s:%d: ", __FILE__, __LINE__); check_failures++; } \
 	printf(__VA_ARGS__); printf("\n"); \
+} while (0)
+
+/* SKIP(reason, ...): a check that cannot run here, as TAP's
+ * "ok - NAME # SKIP REASON"; tests/run counts it as skipped, not passed */
+#define SKIP(reason, ...) do { \
+	printf("ok - "); printf(__VA_ARGS__); printf(" # SKIP %s\n", reason); \
 } while (0)
 
 #define CHECK_EQ_U64(a, b, what) do { \

@@ -160,7 +160,7 @@ static void test_errors(void)
 	struct out_options o = { .format = OUT_TEXT };
 	FILE *f = fopen("/dev/full", "w");
 	if (!f) {
-		CHECK(1, "skip /dev/full");
+		SKIP("no /dev/full", "write error is -EIO");
 		return;
 	}
 	CHECK_EQ_U64(out_write(f, &o, stacks, 2, NULL), (uint64_t)-EIO, "write error is -EIO");

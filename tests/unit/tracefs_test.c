@@ -471,7 +471,7 @@ static void test_cpu(void)
 static void test_live(void)
 {
 	if (geteuid() != 0) {
-		printf("ok - skipped (not root)\n");
+		SKIP("not root", "live tracefs test");
 		return;
 	}
 	char root[256], path[400];

@@ -63,6 +63,12 @@ while [ \$# -gt 0 ]; do
 done
 echo "\$accel\${cpu:+ \$cpu}\$( [ \$probe = 1 ] && echo ' probe')" >>$TMP/calls
 hang() { while :; do sleep 0.1; done; }
+if [ "\$accel" = tcg ] && [ "\${FAKE_TCG:-}" = wedge ] && [ ! -e $TMP/wedged ]; then
+	touch $TMP/wedged
+	printf '# case a.sh\nnot ok - a check\n# case b.sh\nnot ok - b check\n'
+	echo "watchdog: BUG: soft lockup - CPU#0 stuck for 123s! [sh:1]"
+	hang
+fi
 if [ "\$accel" = tcg ]; then
 	[ \$probe = 1 ] && { echo "$VM_PROBE_MARK"; exit 0; }
 	printf 'ok - a fake VM test\n1 passed, 0 failed\nFTSTACK-VM-END rc=0 uptime=1.0s\n'
@@ -168,4 +174,15 @@ expect_match "run, FTSTACK_VM_ACCEL=kvm on a failing KVM: says so" "$(cat $TMP/o
 vm internal FTSTACK_VM_ACCEL=tcg
 expect_eq "run, FTSTACK_VM_ACCEL=tcg: passes without a probe" "$?|$(booted)|$(tr '\n' ' ' <$TMP/calls)" \
 	"0|vm: booting with tcg (forced by FTSTACK_VM_ACCEL)|tcg max "
+# a first boot that wedged in case b.sh: a.sh's failure counts, b.sh's is the
+# wedge's (commented out), and the second boot runs them all again
+rm -f $TMP/wedged
+vm ok FTSTACK_VM_ACCEL=tcg FAKE_TCG=wedge
+expect_eq "run, first boot wedged after a failure: fails" $? 1
+expect_eq "run, first boot wedged: its failure before the wedged case printed as one" \
+	"$(grep '^not ok' $TMP/out | tr '\n' '|')" "not ok - first boot: a check|"
+check_line=$(grep -c '^# first boot, wedged case: not ok - b check' $TMP/out)
+expect_eq "run, first boot wedged: the wedged case's failure a comment" "$check_line" 1
+expect_match "run, first boot wedged: says so" "$(cat $TMP/out)" \
+	'vm: FAIL: the first boot failed 1 checks before it wedged'
 exit $((fails > 0))

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Tests run inside the VM (busybox sh; no bash features). Prints TAP-style
-# "ok - ..." / "not ok - ..." lines and at the end "N passed, M failed";
-# tests/vm/run passes only when M is 0.
+# "ok - ..." / "not ok - ..." lines ("ok - ... # SKIP why" for a check that
+# cannot run) and at the end "N passed, M failed, K skipped"; tests/vm/run
+# passes only when M is 0.
 #
 # Cases: every tests/vm/cases/*.sh runs in its own shell, with these helpers
 # loaded, with $FTSTACK (binary under test, may be absent: see have_ftstack),
@@ -103,7 +104,7 @@ function_tracer() {
 
 ftstack_checks() {
 	if ! have_ftstack; then
-		ok "ftstack binary not built, skipping ftstack checks"
+		ok "ftstack checks # SKIP ftstack not built"
 		return
 	fi
 	check "ftstack: every shared library is in the image" all_libs_found "$FTSTACK"
@@ -198,11 +199,12 @@ start=$(cut -d' ' -f1 /proc/uptime)
 # that stops early (exit in a case would only end that case) is a failure
 body 2>&1 | awk -v start="$start" '
 	{ print; fflush() }
-	/^ok - / { p++ } /^not ok - / { f++ } /^# tests.sh: all done$/ { done = 1 }
+	/^ok - .*# SKIP/ { k++; next } /^ok - / { p++ } /^not ok - / { f++ }
+	/^# tests.sh: all done$/ { done = 1 }
 	END {
 		if (!done) { print "not ok - tests.sh stopped before the end"; f++ }
 		getline up < "/proc/uptime"; split(up, u, " ")
 		printf "# tests took %.1f s\n", u[1] - start
-		printf "%d passed, %d failed\n", p, f
+		printf "%d passed, %d failed, %d skipped\n", p, f, k
 		exit f > 0
 	}'

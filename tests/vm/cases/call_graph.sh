@@ -2,7 +2,7 @@
 # copy walks the frame pointers in the copy as the kernel's own walk does
 # (the same stacks, exactly), and --call-graph dwarf unwinds code built
 # without frame pointers, where that walk loses the callers.
-have_ftstack || { ok "ftstack not built: call-graph cases skipped"; exit 0; }
+have_ftstack || { ok "call-graph cases # SKIP ftstack not built"; exit 0; }
 n=4000; a=$((n / 4)); b=$((n - n / 4))
 EV=t:syscalls:sys_enter_getppid
 fc() { awk -v re="$2" '$0 ~ re { s += $NF } END { print s + 0 }' "$1"; }

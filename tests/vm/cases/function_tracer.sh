@@ -3,7 +3,7 @@
 # func_stack_trace, each hit's ip mapped back to its function. The 6.1
 # kernel has kprobes too, so the mechanism is asked for; on a kernel with
 # the function tracer and no kprobes it is chosen by itself.
-have_ftstack || { ok "ftstack not built: function tracer cases skipped"; exit 0; }
+have_ftstack || { ok "function tracer cases # SKIP ftstack not built"; exit 0; }
 W="$BIN/getppid_paths"
 n=20000; a=$((n / 4)); b=$((n - n / 4))
 fc() { awk -v re="$2" '$0 ~ re { s += $NF } END { print s + 0 }' "$1"; }
@@ -25,8 +25,10 @@ expect_eq "function: only the functions asked for are patched while tracing" \
 check "function: the alias the tracer lists is said" \
 	grep -q 'knows __x64_sys_getppid as __do_sys_getppid' $TMP/e
 
-# 16 MB buffers: the 20000 events fit whether or not ftstack, under TCG,
-# runs often enough to drain smaller ones (exact counts, not a race)
+# 16 MB buffers: the 20,000 events fit even if ftstack, under TCG, never
+# ran until the command ended (x 256 B, tests/live/lib.sh's bound for an
+# ftrace event and its stack, = 5 MB; the perf -K ones x 128 B = 2.5 MB):
+# exact counts, not a race
 B="--buffer-size 16384"
 $FTSTACK $B -e __x64_sys_getppid --mechanism function -K -f -c "$W $n" >$TMP/o 2>$TMP/e
 expect_eq "function: exit status" $? 0

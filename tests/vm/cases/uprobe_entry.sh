@@ -10,7 +10,7 @@
 # registers) that fix is the CFI's: at a function's first instruction the
 # return address is at the CFA - 8 = [sp], so the [sp] fix has nothing left
 # to put back.
-have_ftstack || { ok "ftstack not built: uprobe entry cases skipped"; exit 0; }
+have_ftstack || { ok "uprobe entry cases # SKIP ftstack not built"; exit 0; }
 n=20000; a=$((n / 4)); b=$((n - n / 4))
 fc() { awk -v re="$2" '$0 ~ re { s += $NF } END { print s + 0 }' "$1"; }
 state() { cat $T/uprobe_events; ls $T/instances; }
