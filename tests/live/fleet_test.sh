@@ -264,13 +264,15 @@ expect_eq "report from an unreachable server: exit 2, one line" "$?:$(wc -l <$TM
 expect_eq "report from a missing table: exit 2, one line" "$?:$(wc -l <$TMP/re)" "2:1"
 
 # ---- the cgroup column (issue 25), and a table of an older ftstack ----
-# made by hand as ftstack made it before the column: the first run adds it
-# (looked up in system.columns: 18.16 has no ADD COLUMN IF NOT EXISTS), a
-# second finds it; the command runs in this shell's cgroup2
-ch_query a "CREATE TABLE default.old_stacks (ts DateTime, duration_ms UInt32, host String, mode String, event String, comm String, pid UInt32, kernel Array(String), \`user\` Array(String), weight UInt64) ENGINE = MergeTree PARTITION BY toDate(ts) ORDER BY (host, event, ts)" >/dev/null
-run_ft $TMP/c1 $TMP/ce1 --sink $A.old_stacks --per-cgroup -f -e $EV -c "$W 1000"
+# made by hand as ftstack made it before the column (the minute rows of
+# stacks by hash, without cgroup): the first run adds it (looked up in
+# system.columns: 18.16 has no ADD COLUMN IF NOT EXISTS) and makes the
+# companions, a second finds it; the command runs in this shell's cgroup2.
+# Exact: 2,000 copied samples x 2.5 KB (lib.sh's bound) fit 8 MB rings
+ch_query a "CREATE TABLE default.old_stacks (ts DateTime, duration_ms UInt32, host String, mode String, event String, comm String, pid UInt32, stack UInt64, weight UInt64, run UInt64, seq UInt32, row UInt32) ENGINE = MergeTree PARTITION BY toDate(ts) ORDER BY (host, event, ts)" >/dev/null
+run_ft $TMP/c1 $TMP/ce1 --sink $A.old_stacks --per-cgroup -f -e $EV --buffer-size 8192 -c "$W 1000"
 expect_eq "older table: the run exits 0" $? 0
-run_ft $TMP/c2 $TMP/ce2 --sink $A.old_stacks --per-cgroup -f -e $EV -c "$W 2000"
+run_ft $TMP/c2 $TMP/ce2 --sink $A.old_stacks --per-cgroup -f -e $EV --buffer-size 8192 -c "$W 2000"
 expect_eq "older table, column there: the run exits 0" $? 0
 expect_eq "older table: the cgroup column added" \
 	"$(ch_query a "SELECT type FROM system.columns WHERE database = 'default' AND table = 'old_stacks' AND name = 'cgroup'")" String
