@@ -269,15 +269,15 @@ expect_eq "report from a missing table: exit 2, one line" "$?:$(wc -l <$TMP/re)"
 # system.columns: 18.16 has no ADD COLUMN IF NOT EXISTS) and makes the
 # companions, a second finds it; the command runs in this shell's cgroup2.
 # Exact: 2,000 copied samples x 2.5 KB (lib.sh's bound) fit 8 MB rings
-ch_query a "CREATE TABLE default.old_stacks (ts DateTime, duration_ms UInt32, host String, mode String, event String, comm String, pid UInt32, stack UInt64, weight UInt64, run UInt64, seq UInt32, row UInt32) ENGINE = MergeTree PARTITION BY toDate(ts) ORDER BY (host, event, ts)" >/dev/null
-run_ft $TMP/c1 $TMP/ce1 --sink $A.old_stacks --per-cgroup -f -e $EV --buffer-size 8192 -c "$W 1000"
+ch_query a "CREATE TABLE default.precg (ts DateTime, duration_ms UInt32, host String, mode String, event String, comm String, pid UInt32, stack UInt64, weight UInt64, run UInt64, seq UInt32, row UInt32) ENGINE = MergeTree PARTITION BY toDate(ts) ORDER BY (host, event, ts)" >/dev/null
+run_ft $TMP/c1 $TMP/ce1 --sink $A.precg --per-cgroup -f -e $EV --buffer-size 8192 -c "$W 1000"
 expect_eq "older table: the run exits 0" $? 0
-run_ft $TMP/c2 $TMP/ce2 --sink $A.old_stacks --per-cgroup -f -e $EV --buffer-size 8192 -c "$W 2000"
+run_ft $TMP/c2 $TMP/ce2 --sink $A.precg --per-cgroup -f -e $EV --buffer-size 8192 -c "$W 2000"
 expect_eq "older table, column there: the run exits 0" $? 0
 expect_eq "older table: the cgroup column added" \
-	"$(ch_query a "SELECT type FROM system.columns WHERE database = 'default' AND table = 'old_stacks' AND name = 'cgroup'")" String
+	"$(ch_query a "SELECT type FROM system.columns WHERE database = 'default' AND table = 'precg' AND name = 'cgroup'")" String
 cg=$(awk -F: '$1 == "0" { print $3 }' /proc/self/cgroup)
 expect_eq "cgroup column: the command's cgroup2 ($cg), every call of both runs" \
-	"$(ch_query a "SELECT cgroup, sum(weight) FROM default.old_stacks WHERE comm = 'getppid_paths' GROUP BY cgroup")" \
+	"$(ch_query a "SELECT cgroup, sum(weight) FROM default.precg WHERE comm = 'getppid_paths' GROUP BY cgroup")" \
 	"$cg	3000"
 finish
