@@ -102,7 +102,8 @@ static struct thread *thread_get(struct ft_offcpu *oc, uint32_t tid, bool create
 static uint64_t field(const void *raw, uint32_t raw_size, uint32_t off, uint32_t size)
 {
 	uint64_t v = 0;
-	if (off + size > raw_size || size > 8)
+	/* no raw record (the context-switch event) is no field at all */
+	if (!raw || size == 0 || off + size > raw_size || size > 8)
 		return 0;
 	memcpy(&v, (const uint8_t *)raw + off, size); /* little-endian: low bytes first */
 	return v;

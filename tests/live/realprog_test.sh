@@ -87,8 +87,13 @@ else
 	fi
 	run_ft $TMP/o $TMP/e profile -F 499 -U -f --call-graph dwarf,65528 -c "$GCC -O2 -c $TMP/big.c -o $TMP/big.o"
 	read -r w t < <(share $TMP/o)
-	check "cc1: the default's $d/1000 whole within one point of dwarf,65528's $(pct $w $t)/1000" \
-		bash -c "[ $((d + 10)) -ge $(pct $w $t) ]"
+	# two runs of gcc sample apart: within one point, or three standard
+	# errors of the difference of two shares where that is more (~1.4
+	# points at 99% of 1000 samples; 985 against 996 was seen once)
+	m=$(awk -v w=$w -v t=$t 'BEGIN { p = t ? 1 - w / t : 0; if (p < 0.005) p = 0.005
+		m = t ? 3000 * sqrt(2 * p * (1 - p) / t) : 10; if (m < 10) m = 10; printf "%d", m + 0.5 }')
+	check "cc1: the default's $d/1000 whole within max(10, 3 SE) = $m/1000 of dwarf,65528's $(pct $w $t)/1000" \
+		bash -c "[ $((d + m)) -ge $(pct $w $t) ]"
 	run_ft $TMP/o $TMP/e profile -F 499 -U -f --call-graph copy -c "$GCC -O2 -c $TMP/big.c -o $TMP/big.o"
 	check "cc1, copy: the advice names dwarf,65528, not fp" \
 		grep -q 'cc1 keeps no frame pointers, so --call-graph fp would not help; --call-graph dwarf,65528' $TMP/e
