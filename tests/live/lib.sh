@@ -22,11 +22,18 @@ expect_eq() {
 # folded_count FILE REGEX: the summed count of folded lines matching REGEX
 folded_count() { awk -v re="$2" '$0 ~ re { n += $NF } END { print n + 0 }' "$1"; }
 # ratio_ok A B R: B/A is R within four standard errors of sampled counts
-# (R x 4 x sqrt(1/A + 1/B)): timer samples of a 1:R workload on a busy host
-# (fewer samples, each a coin toss) stray further than a fixed +-15%
-ratio_ok() { awk -v a="$1" -v b="$2" -v r="$3" 'BEGIN { if (a <= 0 || b <= 0) exit 1
-	d = b / a - r; if (d < 0) d = -d; exit !(d <= 4 * r * sqrt(1 / a + 1 / b)) }'; }
-ratio_bound() { awk -v a="$1" -v b="$2" -v r="$3" 'BEGIN { if (a > 0 && b > 0) printf "+-%.2f", 4 * r * sqrt(1 / a + 1 / b); else print "(no samples)" }'; }
+# (R x 4 x sqrt(1/A + 1/B)), and never tighter than R x 0.4: timer samples
+# of a 1:R workload on a busy host stray further than a fixed +-15%, and a
+# VM's host adds noise of its own beyond the samples' statistics (leaf_ab's
+# 1:2 at 2 s came out 1.43 and 2.68 on a fresh clone's run, 1000 samples).
+# 0.4 R still tells a whole stack from a swapped (1/R) or merged (1) one
+ratio_tol() { awk -v a="$1" -v b="$2" -v r="$3" 'BEGIN { t = 4 * r * sqrt(1 / a + 1 / b)
+	if (t < 0.4 * r) t = 0.4 * r; printf "%.2f", t }'; }
+ratio_ok() { [ "$1" -gt 0 ] 2>/dev/null && [ "$2" -gt 0 ] 2>/dev/null || return 1
+	awk -v a="$1" -v b="$2" -v r="$3" -v t="$(ratio_tol "$1" "$2" "$3")" 'BEGIN {
+	d = b / a - r; if (d < 0) d = -d; exit !(d <= t) }'; }
+ratio_bound() { if [ "$1" -gt 0 ] 2>/dev/null && [ "$2" -gt 0 ] 2>/dev/null; then
+	echo "+-$(ratio_tol "$1" "$2" "$3")"; else echo "(no samples)"; fi; }
 # tracefs_state: everything ftstack could change, for before/after comparisons
 tracefs_state() {
 	( cd $T && cat kprobe_events uprobe_events dynamic_events set_event trace_options current_tracer 2>/dev/null
