@@ -12,31 +12,21 @@
 /* The first integer in ROOT/REL, or DEF when it cannot be read. */
 static int read_int(const char *root, const char *rel, int def)
 {
-	char path[512];
-	int v = def;
-	snprintf(path, sizeof(path), "%s/%s", root, rel);
-	FILE *f = fopen(path, "r");
-	if (f) {
-		if (fscanf(f, "%d", &v) != 1)
-			v = def;
-		fclose(f);
-	}
-	return v;
+	char line[64];
+	int v;
+	return host_read_line(root, rel, line, sizeof(line)) == 0 && sscanf(line, "%d", &v) == 1 ?
+	       v : def;
 }
 
 /* The active mode of SYS_ROOT/kernel/security/lockdown ("none [integrity]
  * confidentiality" marks it with brackets), or "" when unknown. */
 static void read_lockdown(const char *sys_root, char *out, size_t len)
 {
-	char path[512], line[128] = "";
-	snprintf(path, sizeof(path), "%s/kernel/security/lockdown", sys_root);
+	char line[128];
 	out[0] = '\0';
-	FILE *f = fopen(path, "r");
-	if (!f)
+	if (host_read_line(sys_root, "kernel/security/lockdown", line, sizeof(line)) < 0)
 		return;
-	char *ok = fgets(line, sizeof(line), f);
-	fclose(f);
-	char *open = ok ? strchr(line, '[') : NULL, *close = open ? strchr(open, ']') : NULL;
+	char *open = strchr(line, '['), *close = open ? strchr(open, ']') : NULL;
 	if (close)
 		snprintf(out, len, "%.*s", (int)(close - open - 1), open + 1);
 }

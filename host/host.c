@@ -51,8 +51,7 @@ int host_cpu_list_parse(const char *s, bool *cpus, int max, const char **bad)
 	return top;
 }
 
-/* Reads the first line of ROOT/REL into buf. Returns 0 or -errno. */
-static int read_first_line(const char *root, const char *rel, char *buf, size_t size)
+int host_read_line(const char *root, const char *rel, char *buf, size_t size)
 {
 	char path[512];
 	snprintf(path, sizeof(path), "%s/%s", root, rel);
@@ -67,7 +66,7 @@ static int read_first_line(const char *root, const char *rel, char *buf, size_t 
 int host_online_cpus(const char *sys_root, bool *online, int max)
 {
 	char buf[4096];
-	int ret = read_first_line(sys_root, "devices/system/cpu/online", buf, sizeof(buf));
+	int ret = host_read_line(sys_root, "devices/system/cpu/online", buf, sizeof(buf));
 	if (ret < 0)
 		return ret;
 	/* CPUs beyond what ftstack can hold are left out, not an error */
@@ -167,7 +166,7 @@ int host_pmu_type(const char *sys_root, const char *name)
 {
 	char rel[160], buf[32];
 	snprintf(rel, sizeof(rel), "bus/event_source/devices/%s/type", name);
-	if (read_first_line(sys_root, rel, buf, sizeof(buf)) < 0)
+	if (host_read_line(sys_root, rel, buf, sizeof(buf)) < 0)
 		return -1;
 	char *end;
 	long type = strtol(buf, &end, 10);

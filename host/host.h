@@ -9,6 +9,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+/* Reads the first line of ROOT/REL into BUF (SIZE bytes, newline kept).
+ * Returns 0, or -errno (-EINVAL for an empty file). */
+int host_read_line(const char *root, const char *rel, char *buf, size_t size);
+
 /* Marks the CPUs of a kernel CPU list ("0-1,4", as -C and
  * /sys/devices/system/cpu/online write it) in cpus[0..max). Returns the
  * highest CPU marked + 1, -EINVAL for a malformed list (then *bad, if
