@@ -39,7 +39,7 @@ profile_whole() {
 	check "$name, default: the summary counts the stacks that are not whole ($cut cut, $nw not whole)" \
 		bash -c "d=$((nw - cut)); [ \$d -ge 0 ] && [ \$d -le $(( t / 200 > 1 ? t / 200 : 1 )) ]"
 	[ "$cut" = "$nw" ] || awk -v re="$WHOLE" '$0 !~ re { n = split($1, f, ";"); print "# not whole: " f[1] ";" f[2] ";" f[3] " ... " f[n] " " $NF }' $TMP/o | head -5
-	check "$name, default: no advice to use --call-graph fp" bash -c "! grep -q 'call-graph fp walks' $TMP/e"
+	check "$name, default: no advice to use --call-graph fp" bash -c "! grep -Eq 'call-graph fp (walks|follows)' $TMP/e"
 	def_pct=$(pct $w $t)
 }
 
