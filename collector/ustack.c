@@ -199,12 +199,6 @@ static const struct ft_cut_file *most_cut(const struct ft_cut_file *files, bool 
 	return best;
 }
 
-static const char *base_name(const char *path)
-{
-	const char *b = strrchr(path, '/');
-	return b ? b + 1 : path;
-}
-
 void ft_ustack_summary(const struct ft_session *s, struct ft_summary *sm)
 {
 	const struct ft_cut_file *e = most_cut(s->cut_files, true);
@@ -213,9 +207,9 @@ void ft_ustack_summary(const struct ft_session *s, struct ft_summary *sm)
 	sm->stack_stopped = s->cnt.stack_stopped;
 	sm->copy_size = s->ucopy_size;
 	sm->ustack = ft_ustack_name(s->ustack);
-	sm->cut_file = e && e->path[0] ? base_name(e->path) : NULL;
+	sm->cut_file = e && e->path[0] ? basename(e->path) : NULL;
 	sm->cut_fp = e && e->path[0] ? sym_elf_fp_share(e->path) : -1;
-	sm->stop_file = t && t->path[0] ? base_name(t->path) : NULL;
+	sm->stop_file = t && t->path[0] ? basename(t->path) : NULL;
 	sm->stop_fp = t && t->path[0] ? sym_elf_fp_share(t->path) : -1;
 	uint64_t ruled = 0, full = 0;
 	if (s->unwinder)
