@@ -56,6 +56,7 @@ struct ufile {
 	int nload;
 	uint64_t lo, hi;              /* vaddr range of the PT_LOADs */
 	uint64_t hdr, table, nfde;    /* .eh_frame_hdr vaddr, its table's, entries */
+	uint64_t entry;               /* e_entry: where the program (or ld.so) starts */
 };
 
 struct uproc {
@@ -151,6 +152,9 @@ static struct ufile *ufile_open(const char *path)
 	    elf_getphdrnum(e, &nph) < 0)
 		goto fail;
 	f->lo = UINT64_MAX;
+	GElf_Ehdr eh_hdr;
+	if (gelf_getehdr(e, &eh_hdr))
+		f->entry = eh_hdr.e_entry;
 	GElf_Phdr eh = { 0 };
 	for (size_t i = 0; i < nph; i++) {
 		GElf_Phdr ph;
@@ -411,6 +415,30 @@ static uint32_t chain_at(const uint64_t *chain, uint32_t nchain, uint64_t ip)
  * registers, until CHAIN (if any) is met (*MET). Returns the count; *FAILED
  * when not even the first step could be made; *CFI when the ip's function
  * has CFI (else libunwind's first step followed rbp). */
+/* The bytes from a file's entry point within which its first call is made:
+ * _start's call of __libc_start_main (~37 bytes in), ld.so's of _dl_start */
+#define ENTRY_CALL_SPAN 64
+
+/* Whether IP (a caller's: its return address less one) is in a program's
+ * or the dynamic loader's entry code: the outermost frame, whether the file
+ * gives it CFI (glibc's _start marks its return address undefined) or not
+ * (Debian's ld.so's _start has none) */
+static bool at_entry(struct sym_unwinder *u, uint64_t ip)
+{
+	uint64_t bias;
+	const struct ufile *f = file_at(u, ip, &bias);
+	return f && f->entry && ip - bias >= f->entry && ip - bias < f->entry + ENTRY_CALL_SPAN;
+}
+
+/* Whether the code at IP (a caller's: its return address less one) has
+ * CFI. Asked of the files' tables: on x86-64 unw_get_proc_info answers 0
+ * for a frame without any, so that is no test. */
+static bool has_cfi(struct sym_unwinder *u, unw_addr_space_t as, uint64_t ip)
+{
+	unw_proc_info_t pi;
+	return unw_get_proc_info_by_ip(as, ip, &pi, u) == 0;
+}
+
 static uint32_t walk(struct sym_unwinder *u, const struct sym_ustack *s, const uint64_t *chain,
 		     uint32_t nchain, uint64_t *ips, uint32_t max, bool *cut, bool *failed,
 		     bool *met, bool *cfi)
@@ -435,8 +463,7 @@ static uint32_t walk(struct sym_unwinder *u, const struct sym_ustack *s, const u
 	unw_cursor_t c;
 	if (!as || unw_init_remote(&c, as, u) < 0)
 		return n;
-	unw_proc_info_t pi;
-	*cfi = unw_get_proc_info(&c, &pi) == 0;
+	*cfi = has_cfi(u, as, s->regs[16]);
 	int ret = 1;
 	u->fr[0].ip = s->regs[16], u->fr[0].sp = s->regs[7], u->fr[0].bp = s->regs[6];
 	u->nfr = 1;
@@ -450,7 +477,11 @@ static uint32_t walk(struct sym_unwinder *u, const struct sym_ustack *s, const u
 			u->nfr++;
 		}
 		if (ip == 0) {
-			u->ended = true; /* a zero return address ends some stacks */
+			/* a zero return address ends some stacks, when the CFI
+			 * says so: libunwind's guess where there is none (the
+			 * rbp chain) may read a zero anywhere */
+			u->ended = has_cfi(u, as, ips[n - 1] - (n > 1)) ||
+				   at_entry(u, ips[n - 1] - (n > 1));
 			break;
 		}
 		*failed = false;
@@ -463,8 +494,15 @@ static uint32_t walk(struct sym_unwinder *u, const struct sym_ustack *s, const u
 			return n;
 		}
 	}
-	u->last_ret = ret;
-	u->ended |= ret == 0;
+	/* unw_step's 0 is the stack's end when the frame's CFI says so
+	 * (_start's and clone3's mark their return address undefined) or the
+	 * frame is an entry point's; in other code without CFI (hand-written
+	 * assembly, as GMP's mpn routines, a stripped program's _init) it is
+	 * libunwind's rbp guess giving up, and a walk that stopped there is
+	 * not whole */
+	uint64_t last = ips[n - 1] - (n > 1);
+	u->last_ret = ret == 0 && !has_cfi(u, as, last) && !at_entry(u, last) ? -UNW_ENOINFO : ret;
+	u->ended |= u->last_ret == 0;
 	*cut = u->cut;
 	return n;
 }
@@ -501,11 +539,10 @@ static int probe(struct sym_unwinder *u, unw_addr_space_t as, const struct sym_u
 	r[16] = in[0], r[7] = in[1], r[6] = in[2];
 	u->cur = s, u->regs = r, u->nseen = 0, u->cut = false;
 	unw_cursor_t c;
-	unw_proc_info_t pi;
 	unw_save_loc_t l;
 	unw_word_t v[3];
 	int ret;
-	if (unw_init_remote(&c, as, u) < 0 || unw_get_proc_info(&c, &pi) < 0 ||
+	if (!has_cfi(u, as, in[0]) || unw_init_remote(&c, as, u) < 0 ||
 	    unw_is_signal_frame(&c) != 0 || (ret = unw_step(&c)) < 0 || u->cut)
 		ret = -1;
 	else if (ret > 0 && (unw_get_reg(&c, UNW_REG_IP, &v[0]) < 0 ||
@@ -688,7 +725,9 @@ static int leaf_step(struct sym_unwinder *u, const struct sym_ustack *s, uint64_
 	if (!file_at(u, s->regs[16], &bias))
 		return -1;
 	unw_addr_space_t as = proc_as(u);
-	if (!as || unw_init_remote(&c, as, u) < 0 || unw_is_signal_frame(&c) != 0)
+	/* without CFI libunwind guesses: the full walk judges */
+	if (!as || !has_cfi(u, as, s->regs[16]) || unw_init_remote(&c, as, u) < 0 ||
+	    unw_is_signal_frame(&c) != 0)
 		return -1;
 	int ret = unw_step(&c);
 	if (ret <= 0 || u->cut)

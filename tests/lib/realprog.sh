@@ -5,11 +5,12 @@
 # Whole: the stack reaches _start or __libc_start_call_main, a thread's or
 # a spawned child's clone, or the dynamic loader's entry (Debian's ld.so
 # has no symbol for its _start: a process sampled before its main program
-# runs has [ld-linux-x86-64.so.2] at its root; gcc's as is stripped too: its
-# _start is [x86_64-linux-gnu-as] at the root; posix_spawn's child, before
+# runs has [ld-linux-x86-64.so.2] at its root; gcc's driver and as are
+# stripped too: their _start is the program's file at the root, right
+# under __libc_start_main, which only _start calls; posix_spawn's child, before
 # its exec, starts in libc's clone3, which libc does not export: its root is
 # [libc.so.6];__spawni_child). Folded: comm;root;...;leaf N
-REALPROG_WHOLE='(;(_start|__libc_start_call_main|__clone3|__clone)[; ]|^[^;]*;\[ld-linux-x86-64\.so\.2\][; ]|^as;\[x86_64-linux-gnu-as\][; ]|^[^;]*;\[libc\.so\.6\];__spawni_child[; ])'
+REALPROG_WHOLE='(;(_start|__libc_start_call_main|__clone3|__clone)[; ]|^[^;]*;\[ld-linux-x86-64\.so\.2\][; ]|^[^;]*;\[[^];]*\];__libc_start_main[; ]|^[^;]*;\[libc\.so\.6\];__spawni_child[; ])'
 
 # realprog_share FOLDED: "WHOLE TOTAL" (summed counts, or offcpu's microseconds)
 realprog_share() {

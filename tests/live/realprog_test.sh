@@ -32,12 +32,10 @@ profile_whole() {
 	read -r w t < <(share $TMP/o)
 	check "$name, default: $w of $t samples whole ($(pct $w $t)/1000, want >= $min)" \
 		bash -c "[ $t -ge 100 ] && [ $(pct $w $t) -ge $min ]"
-	# Every stack is whole or counted as cut. A walk that ended where the
-	# unwinder saw the stack's end, at a root the whole rule above does not
-	# name, is neither: allowed for 1 sample in 200 (at least 1), and shown
+	# Every stack is whole or counted as cut, exactly
 	local cut nw; cut=$(cut_count $TMP/e) nw=$((t - w))
-	check "$name, default: the summary counts the stacks that are not whole ($cut cut, $nw not whole)" \
-		bash -c "d=$((nw - cut)); [ \$d -ge 0 ] && [ \$d -le $(( t / 200 > 1 ? t / 200 : 1 )) ]"
+	expect_eq "$name, default: the summary counts the stacks that are not whole (cut, not whole)" \
+		"$cut" "$nw"
 	[ "$cut" = "$nw" ] || awk -v re="$WHOLE" '$0 !~ re { n = split($1, f, ";"); print "# not whole: " f[1] ";" f[2] ";" f[3] " ... " f[n] " " $NF }' $TMP/o | head -5
 	check "$name, default: no advice to use --call-graph fp" bash -c "! grep -Eq 'call-graph fp (walks|follows)' $TMP/e"
 	def_pct=$(pct $w $t)
