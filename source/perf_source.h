@@ -29,9 +29,9 @@ struct ft_perf_config {
 	int cgroup_fd;                 /* --cgroup's folder, every event's pid; -1 without */
 	const char *cgroup_path;       /* --cgroup's path, for messages */
 	uint64_t *lost;                /* the run's lost count (raised by ft_perf_source_count_lost) */
-	/* each decoded record, in time order across the CPUs; EVENT is the
-	 * plan index of a sample's event, -1 for side band or an unknown id.
-	 * Returns 0 (non-zero stops the drain after that record). */
+	/* each decoded record (LOST ones too: the callback counts them), in
+	 * time order across the CPUs; EVENT is the plan index of a sample's
+	 * event, -1 for side band or an id no event has. Returns 0. */
 	int (*record)(void *ctx, const struct perfev_record *rec, int event);
 	void *ctx;
 };
