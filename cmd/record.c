@@ -295,8 +295,8 @@ int ft_cmd_record(const struct ft_options *o)
 	ft_note("%s%s%s", s.mech.what, s.mech.note[0] ? "; " : "", s.mech.note);
 	if (s.plan.mechanism)
 		ft_warn("probes through: %s", s.plan.mechanism);
-	if (ft_source_open(&s, epfd) < 0 || ft_plan_report_refused(&s.plan) < 0 ||
-	    ft_source_enable(&s) < 0)
+	if (ft_session_open_sources(&s, epfd) < 0 || ft_plan_report_refused(&s.plan) < 0 ||
+	    ft_sources_enable(&s.src) < 0)
 		goto cleanup;
 	/* armed; the command still waits, so its maps are read now, after: valid
 	 * from the start (its exec comes later, in the records) */
@@ -309,11 +309,11 @@ int ft_cmd_record(const struct ft_options *o)
 		goto cleanup;
 	}
 	ret = ft_loop_run(&s, epfd);
-	ft_source_disable(&s);
+	ft_sources_disable(&s.src);
 	if (ret == 0)
-		ret = ft_source_drain_all(&s);
+		ret = ft_sources_drain_all(&s.src);
 	if (ret == 0)
-		ft_source_count_lost(&s);
+		ft_sources_count_lost(&s.src);
 	if (ret == 0 && s.offcpu)
 		ft_offcpu_finish(s.offcpu, s.last_time);
 	if (ret < 0) {
@@ -335,7 +335,7 @@ cleanup:
 		status = 1;
 	if (s.have_child)
 		ft_child_stop(&s.child);
-	ft_source_close(&s);
+	ft_sources_close(&s.src);
 	ft_targets_close(&s.targets);
 	ft_sink_close(&s);
 	if (epfd >= 0)

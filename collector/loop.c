@@ -71,7 +71,7 @@ static bool on_signal(struct ft_session *s, int sfd)
 static int drain_and_settle(struct ft_session *s)
 {
 	uint64_t seen = s->last_time;
-	int ret = ft_source_drain_all(s);
+	int ret = ft_sources_drain_all(&s->src);
 	if (ret == 0 && seen > SETTLE_MARGIN_NS) {
 		ft_session_drained(s, seen - SETTLE_MARGIN_NS);
 		if (s->offcpu)
@@ -102,6 +102,20 @@ static int sweep(struct ft_session *s)
 	if (ret == 0)
 		ft_session_forget(s);
 	return ret;
+}
+
+/* A perf ring hung up (its task and every inherited child exited): other
+ * threads may still write into it, and the task may still be on its way
+ * out, so every ring is drained and the targets looked for on each poll
+ * timeout from now on. Returns 1 when none of the -p/-L tasks is left (the
+ * run can end), 0 when some are, or -errno. */
+static int ring_hangup(struct ft_session *s, void *cookie, int epfd)
+{
+	int ret = ft_perf_source_hangup(s->src.perf, cookie, epfd);
+	if (ret < 0)
+		return ret;
+	s->poll_rings = true;
+	return ft_session_targets_gone(s);
 }
 
 int ft_loop_run(struct ft_session *s, int epfd)
@@ -143,7 +157,7 @@ int ft_loop_run(struct ft_session *s, int epfd)
 	if ((ret = ft_targets_watch(&s->targets, epfd)) < 0)
 		goto cleanup;
 	for (int i = 0; i < s->targets.n; i++)
-		if (s->targets.t[i].fd < 0 || !s->perf)
+		if (s->targets.t[i].fd < 0 || !s->src.perf)
 			s->poll_rings = true;
 	/* the command may have exited before the signalfd existed */
 	bool end = s->have_child && ft_child_reap(&s->child);
@@ -157,10 +171,10 @@ int ft_loop_run(struct ft_session *s, int epfd)
 			ret = -errno;
 			break;
 		}
-		if (n == 0 && (ret = ft_perf_source_drain_all(s)) < 0)
+		if (n == 0 && (ret = ft_perf_source_drain_all(s->src.perf)) < 0)
 			break;
 		if (n == 0)
-			ended = ft_perf_source_targets_gone(s);
+			ended = ft_session_targets_gone(s);
 		for (int i = 0; i < n && ret == 0; i++) {
 			void *c = evs[i].data.ptr;
 			if (c == &tags[TAG_SIGNAL])
@@ -173,12 +187,12 @@ int ft_loop_run(struct ft_session *s, int epfd)
 				ret = on_timer(s, tfd, false);
 			else if (ft_targets_owns(&s->targets, c))
 				ended = ft_targets_exited(&s->targets, c, epfd) && !s->have_child;
-			else if (ft_perf_source_owns(s, c) && (evs[i].events & EPOLLHUP))
-				ended = ret = ft_perf_source_hangup(s, c, epfd);
-			else if (ft_perf_source_owns(s, c))
-				ret = ft_perf_source_ready(s, c);
-			else if (ft_ftrace_source_owns(s->ftrace, c))
-				ret = ft_ftrace_source_ready(s->ftrace, c);
+			else if (ft_perf_source_owns(s->src.perf, c) && (evs[i].events & EPOLLHUP))
+				ended = ret = ring_hangup(s, c, epfd);
+			else if (ft_perf_source_owns(s->src.perf, c))
+				ret = ft_perf_source_ready(s->src.perf, c);
+			else if (ft_ftrace_source_owns(s->src.ftrace, c))
+				ret = ft_ftrace_source_ready(s->src.ftrace, c);
 			else if (ft_session_kernel_owns(s, c))
 				ft_session_kernel_wait(s); /* done: counts what waited */
 		}

@@ -216,11 +216,11 @@ void ft_print_summary(struct ft_session *s, const struct agg_named_stats *ns)
 		.through_miss = c->through_miss, .through = s->plan.through_name,
 		.idle = c->idle, .empty_stacks = c->empty_stacks,
 		.filtered = os.filtered, .open_at_end = os.open_at_end,
-		.bad_records = s->perf ? ft_perf_source_bad_records(s) : 0,
-		.ring_kb = s->perf ? ft_perf_source_ring_kb(s) : 0,
+		.bad_records = ft_perf_source_bad_records(s->src.perf),
+		.ring_kb = ft_perf_source_ring_kb(s->src.perf),
 	};
 	ft_ustack_summary(s, &sm);
-	sm.full_cpu = ft_perf_source_fullest(s, &sm.full_pct);
+	sm.full_cpu = ft_perf_source_fullest(s->src.perf, &sm.full_pct);
 	ft_result_summary(&sm, ns);
 	debug_entry_callers(s);
 }

@@ -12,6 +12,7 @@
 #include "collector/offcpu.h"
 #include "perfev/perfev.h"
 #include "host/host.h"
+#include "source/source.h"
 #include "symbolize/symbolize.h"
 
 struct fleet;
@@ -53,8 +54,6 @@ enum ft_ksyms_state { FT_KSYMS_NONE, FT_KSYMS_LOADING, FT_KSYMS_READY };
 
 enum ft_ustack_method { FT_USTACK_FP, FT_USTACK_COPY, FT_USTACK_DWARF };
 
-struct ft_perf_source;
-struct ft_ftrace_source;
 struct sym_cache;
 struct sym_unwinder;
 
@@ -70,8 +69,7 @@ struct ft_session {
 	struct ft_kload *kload;  /* the thread loading them (FT_KSYMS_LOADING) */
 	struct ft_pending pending;
 	int epfd;                /* the loop's, where kload's fd is watched */
-	struct ft_perf_source *perf;
-	struct ft_ftrace_source *ftrace; /* --backend ftrace */
+	struct ft_sources src;   /* the perf or ftrace source (collector/sources.c opens it) */
 	struct ft_offcpu *offcpu;
 	struct ft_child child;
 	bool have_child;
@@ -187,6 +185,14 @@ int ft_ustack_check(const struct perfev_ustack_cost *c, struct tfs_check_item *i
  * itself when the kernel's frames stand. */
 const struct perfev_sample *ft_ustack_walk(struct ft_session *s, const struct perfev_sample *smp,
 					   struct perfev_sample *tmp);
+
+/* ---- the sources (sources.c) ---- */
+/* Opens the backend the plan chose, its config built from S, its records
+ * handed to ft_session_record (perf) or ft_session_count (ftrace), into
+ * s->src. Returns 0, or -errno after saying what failed. */
+int ft_session_open_sources(struct ft_session *s, int epfd);
+/* True when the run follows -p/-L tasks and none of them runs any more. */
+bool ft_session_targets_gone(const struct ft_session *s);
 
 /* ---- the loop ---- */
 /* Runs until the duration ends, a signal, or the command exits; prints every

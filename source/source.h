@@ -1,7 +1,10 @@
-/* source: where a run's records come from: the perf rings (perf_source.c),
+/* source: where a run's records come from: the perf rings (perf_source.h),
  * the ftrace instance (ftrace_source.c and its function-tracer and
  * instance-file helpers), and the one dispatcher over the backend --backend
- * chose (source.c). Each hands its records to the session. */
+ * chose (source.c). Neither source takes the run's session: each gets a
+ * config of what it needs and hands what it reads to the config's callback
+ * (the perf source each decoded record, the ftrace source each sample);
+ * collector/ builds the configs. */
 #ifndef FTSTACK_SOURCE_H
 #define FTSTACK_SOURCE_H
 
@@ -11,52 +14,9 @@
 #include "cli/cli.h"
 #include "perfev/perfev.h"
 #include "plan/plan.h"
+#include "source/perf_source.h" /* the perf source: perf_source.c, perf_open.c, perf_drain.c */
 
-/* The perf source and the dispatcher still take the run's session
- * (collector/session.h); the ftrace source takes its own config. */
-struct ft_session;
-struct ft_perf_source;
 struct ft_ftrace_source;
-
-/* ---- perf source ---- */
-/* Opens every event of the plan (per CPU, or per task with -p/-L/-c), maps
- * one ring per CPU and registers it with the loop. Returns 0, or -errno after
- * printing what to do. */
-int ft_perf_source_open(struct ft_session *s, int epfd);
-/* --backend ftrace: only the side band (comm, mmap, fork, exit) from a
- * dummy event, when processes are followed. Returns 0 or -errno. */
-int ft_perf_source_open_sideband(struct ft_session *s, int epfd);
-/* Drains every ring (end of run, -i interval). Returns 0 or -errno. */
-int ft_perf_source_drain_all(struct ft_session *s);
-/* Drains the ring behind an epoll cookie. */
-int ft_perf_source_ready(struct ft_session *s, void *cookie);
-/* The ring COOKIE reported EPOLLHUP: the task its fd follows (and every
- * inherited child) exited, and poll would say so forever. Drains the ring and
- * stops polling it. Returns 1 when none of the -p/-L tasks is left (the run
- * can end), 0 when some are (the loop then drains every ring on a short
- * timeout), or -errno. */
-int ft_perf_source_hangup(struct ft_session *s, void *cookie, int epfd);
-/* True when the run follows -p/-L tasks and none of them runs any more. */
-bool ft_perf_source_targets_gone(const struct ft_session *s);
-
-int ft_perf_source_enable(struct ft_session *s);
-void ft_perf_source_disable(struct ft_session *s);
-void ft_perf_source_close(struct ft_session *s);
-/* Returns the plan index of the event with kernel id ID, or -1. */
-int ft_perf_source_event(const struct ft_session *s, uint64_t id);
-/* Puts into the run's lost count the samples the kernel counted as lost
- * (perfev_lost, summed over the events) when they are more than the LOST
- * records read: a ring full at the run's last event never gets its LOST
- * record. Call after the last drain. */
-void ft_perf_source_count_lost(struct ft_session *s);
-/* Records the rings could not decode (counted, never silent). */
-uint64_t ft_perf_source_bad_records(const struct ft_session *s);
-/* The CPU whose ring was the fullest when a drain began, and how full
- * (*PCT, percent of its size); -1 without rings. */
-int ft_perf_source_fullest(const struct ft_session *s, unsigned *pct);
-size_t ft_perf_source_ring_kb(const struct ft_session *s);
-/* True when cookie belongs to the perf source. */
-bool ft_perf_source_owns(const struct ft_session *s, const void *cookie);
 
 /* ---- ftrace source (ftrace_source.c): a private instance, stacktrace
  * triggers, per-CPU trace_pipe_raw. Takes no session: what it needs is in
@@ -96,15 +56,29 @@ void ft_ftrace_source_close(struct ft_ftrace_source *fs);
  * Returns the highest marked CPU + 1 (cpus.c). */
 int ft_online_cpus(const struct ft_options *o, bool *online, int max);
 
-/* ---- the backend chosen by --backend, one call for both ---- */
-int ft_source_open(struct ft_session *s, int epfd);
-int ft_source_enable(struct ft_session *s);
-void ft_source_disable(struct ft_session *s);
-int ft_source_drain_all(struct ft_session *s);
+/* ---- the backend chosen by --backend, one call for both (source.c) ---- */
+struct ft_sources {
+	enum ft_backend backend;
+	struct ft_perf_source *perf;     /* the perf backend, or ftrace's side band; NULL without */
+	struct ft_ftrace_source *ftrace; /* --backend ftrace */
+};
+/* Opens the backend BACKEND: the perf source of PC, or the ftrace source of
+ * FC (with the perf side band of PC first when PC->track). The other is
+ * never opened. What was opened is in SRC even on failure, for
+ * ft_sources_close. Returns 0, or -errno after saying what failed. */
+int ft_sources_open(struct ft_sources *src, enum ft_backend backend,
+		    const struct ft_perf_config *pc, const struct ft_ftrace_config *fc, int epfd);
+/* Enables what is open. Returns 0 or -errno. */
+int ft_sources_enable(struct ft_sources *src);
+void ft_sources_disable(struct ft_sources *src);
+/* Reads every record left, the perf side band first (the samples'
+ * processes must be known when counted). Returns 0 or -errno. */
+int ft_sources_drain_all(struct ft_sources *src);
 /* After the last drain: the perf backend's losses its rings never
  * reported (ft_perf_source_count_lost); the ftrace backend's are read from
  * the instance's stats as it drains. */
-void ft_source_count_lost(struct ft_session *s);
-void ft_source_close(struct ft_session *s);
+void ft_sources_count_lost(struct ft_sources *src);
+/* Closes both (either may be NULL) and clears SRC's pointers. */
+void ft_sources_close(struct ft_sources *src);
 
 #endif

@@ -27,11 +27,10 @@ LOWER = ["host", "tracefs", "perfev", "aggregate", "symbolize", "output", "repor
 BOTTOM = ["mem"]
 # the run's layers, top down: cmd/ (subcommands), collector/ (the run),
 # source/ (records from the kernel), task/ (the traced tasks), plan/, cli/
-# (source/ and collector/ share a layer while the sources hand records to
-# the session directly: issue 26's receiver work puts source/ below)
+# (source/ takes no session: collector/ builds the sources' configs and
+# receives their records through a callback)
 RUN = ["cmd", "collector", "source", "task", "plan", "cli"]
 FORBIDDEN = {m: set(RUN[:i]) for i, m in enumerate(RUN)}
-FORBIDDEN["source"].discard("collector")
 for m in LOWER:
     FORBIDDEN[m] = set(RUN)
 for m in BOTTOM:

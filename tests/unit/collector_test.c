@@ -163,11 +163,11 @@ static void test_loop(void)
 	p.pids[0] = child;
 	s = (struct ft_session){ .opt = &p };
 	CHECK(ft_targets_open(&s.targets, &p) == 0, "-p of a child: opened");
-	CHECK(!ft_perf_source_targets_gone(&s), "-p of a running child: still there");
+	CHECK(!ft_session_targets_gone(&s), "-p of a running child: still there");
 	close(go[1]);
 	epfd = epoll_create1(EPOLL_CLOEXEC);
 	CHECK(ft_loop_run(&s, epfd) == 0, "the loop ends when the -p process exits");
-	CHECK(ft_perf_source_targets_gone(&s), "-p of an exited child: the targets are gone");
+	CHECK(ft_session_targets_gone(&s), "-p of an exited child: the targets are gone");
 	close(epfd);
 	ft_targets_close(&s.targets);
 	waitpid(child, NULL, 0);
@@ -176,9 +176,9 @@ static void test_loop(void)
 	s = (struct ft_session){ .opt = &p };
 	s.targets.n = 1;
 	s.targets.t[0] = (struct ft_target){ .id = child, .fd = -1 };
-	CHECK(ft_perf_source_targets_gone(&s), "-p of a reaped process, no pidfd: gone");
+	CHECK(ft_session_targets_gone(&s), "-p of a reaped process, no pidfd: gone");
 	s.targets.t[0].id = getpid();
-	CHECK(!ft_perf_source_targets_gone(&s), "-p of this process, no pidfd: still there");
+	CHECK(!ft_session_targets_gone(&s), "-p of this process, no pidfd: still there");
 	s.targets.t[0].id = child;
 	epfd = epoll_create1(EPOLL_CLOEXEC);
 	CHECK(ft_loop_run(&s, epfd) == 0, "the loop ends when the -p process is gone (no pidfd)");

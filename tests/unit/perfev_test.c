@@ -14,53 +14,7 @@
 
 #include "perfev/perfev.h"
 #include "tests/unit/check.h"
-
-/* ---- building records ---- */
-struct bld {
-	uint64_t w[512]; /* u64 storage keeps records aligned like the ring */
-	size_t n;
-};
-
-static uint8_t *bytes_of(struct bld *b) { return (uint8_t *)b->w; }
-
-static void put(struct bld *b, const void *p, size_t n)
-{
-	memcpy(bytes_of(b) + b->n, p, n);
-	b->n += n;
-}
-
-static void p64(struct bld *b, uint64_t v) { put(b, &v, 8); }
-#define P64S(b, ...) do { const uint64_t v_[] = { __VA_ARGS__ }; \
-	for (size_t i_ = 0; i_ < sizeof(v_) / 8; i_++) p64(b, v_[i_]); } while (0)
-
-static void p32x2(struct bld *b, uint32_t x, uint32_t y)
-{
-	uint32_t v[2] = { x, y };
-	put(b, v, 8);
-}
-
-static void begin(struct bld *b)
-{
-	memset(b, 0, sizeof(*b));
-	b->n = 8;
-}
-
-static size_t finish(struct bld *b, uint32_t type, uint16_t misc)
-{
-	struct perf_event_header h = { .type = type, .misc = misc, .size = (uint16_t)b->n };
-	memcpy(b->w, &h, 8);
-	return b->n;
-}
-
-/* The sample_id trailer for PERFEV_SAMPLE_TYPE: tid, time, cpu, identifier. */
-static void trailer(struct bld *b, uint32_t pid, uint32_t tid, uint64_t time, uint32_t cpu,
-		    uint64_t id)
-{
-	p32x2(b, pid, tid);
-	p64(b, time);
-	p32x2(b, cpu, 0);
-	p64(b, id);
-}
+#include "tests/unit/perf_records.h"
 
 static size_t build_sample(struct bld *b, const uint64_t *chain, size_t n)
 {
@@ -601,31 +555,6 @@ static int count_cb(void *ctx, const struct perfev_record *rec)
 }
 
 /* ---- the drain loop on a ring we fill ourselves ---- */
-static void ring_put(struct perfev_ring *r, uint64_t *pos, const void *rec, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		r->data[(*pos + i) & (r->data_size - 1)] = ((const uint8_t *)rec)[i];
-	*pos += n;
-}
-
-/* A 4 KB ring of our own: its meta page is returned (head and tail). */
-static struct perf_event_mmap_page *fake_ring(struct perfev_ring *r)
-{
-	*r = (struct perfev_ring){ .fd = -1, .data_size = 4096 };
-	r->base = aligned_alloc(4096, 4096);
-	r->data = aligned_alloc(4096, 4096);
-	r->scratch = malloc(65536);
-	memset(r->base, 0, 4096);
-	return r->base;
-}
-
-static void fake_ring_free(struct perfev_ring *r)
-{
-	free(r->scratch);
-	free(r->data);
-	free(r->base);
-}
-
 static void test_fake_ring(void)
 {
 	struct perfev_ring r;

@@ -1,0 +1,109 @@
+/* Reading the perf source's rings: every ring drained in place, the
+ * records merged into time order across the CPUs and handed to the
+ * config's record callback with their plan event. */
+#include <errno.h>
+#include <sys/epoll.h>
+#include "source/perf_source_int.h"
+
+bool ft_perf_source_owns(const struct ft_perf_source *ps, const void *cookie)
+{
+	return ps && ps->rings && (const struct ft_perf_ring *)cookie >= ps->rings &&
+	       (const struct ft_perf_ring *)cookie < ps->rings + ps->ncpus;
+}
+
+/* perfev's record callback: the sample's plan event looked up by its id */
+static int on_record(void *ctx, const struct perfev_record *rec)
+{
+	const struct ft_perf_source *ps = ctx;
+	int ev = rec->kind == PERFEV_SAMPLE ? ft_perf_source_event(ps, rec->sample.id) : -1;
+	return ps->cfg.record(ps->cfg.ctx, rec, ev);
+}
+
+static int drain_ring(struct ft_perf_source *ps, struct ft_perf_ring *r)
+{
+	long n = perfev_ring_drain(&r->ring, ps->sample_type, ps->regs_mask, on_record, ps);
+	return n < 0 ? (int)n : 0;
+}
+
+/* The ring whose next record is the oldest (-1 when none has any), and in
+ * *UNTIL the next-oldest time among the others: that ring may be read up
+ * to it before another ring's record comes first. */
+static int oldest_ring(const uint64_t *next, int n, uint64_t *until)
+{
+	int a = -1;
+	*until = UINT64_MAX;
+	for (int c = 0; c < n; c++) {
+		if (next[c] == UINT64_MAX)
+			continue;
+		if (a < 0 || next[c] < next[a]) {
+			if (a >= 0)
+				*until = next[a];
+			a = c;
+		} else if (next[c] < *until) {
+			*until = next[c];
+		}
+	}
+	return a;
+}
+
+/* The rings' records merged into time order: user stacks are walked as
+ * samples are read, and a sample needs its process's exec and mmap records,
+ * which sit in the ring of whichever CPU the process ran on then (a ring
+ * that may not have filled enough to wake the loop). Draining ring after
+ * ring, oldest first, was not enough: a process that ran on CPU 1, then
+ * mapped a library on CPU 0 and ran on CPU 1 again had its later samples
+ * walked (and left short, as if their code were unknown) before the mmap.
+ * Each step drains the ring holding the oldest record up to the next ring's
+ * oldest; first times are kept between steps (one decode a step). */
+static int drain_merged(struct ft_perf_source *ps)
+{
+	uint64_t next[FT_MAX_CPUS], until;
+	bool broken[FT_MAX_CPUS];
+	int n = ps ? ps->ncpus : 0, ret, a;
+	for (int c = 0; c < n; c++) {
+		struct perfev_ring *r = &ps->rings[c].ring;
+		ret = r->base ? perfev_ring_first_time(r, ps->sample_type, ps->regs_mask, &next[c]) :
+				-ENOENT;
+		broken[c] = ret < 0 && ret != -ENOENT;
+		if (ret < 0)
+			next[c] = UINT64_MAX;
+	}
+	while ((a = oldest_ring(next, n, &until)) >= 0) {
+		uint64_t was = next[a];
+		long got = perfev_ring_drain_until(&ps->rings[a].ring, ps->sample_type, ps->regs_mask,
+						   until, on_record, ps, &next[a]);
+		if (got < 0)
+			return (int)got;
+		if (got == 0 && next[a] == was)
+			next[a] = UINT64_MAX; /* no progress: cannot happen; never spin */
+	}
+	/* a ring whose oldest record could not be decoded: as it comes (the
+	 * drain skips what it cannot decode, and says when a header is broken) */
+	for (int c = 0; c < n; c++)
+		if (broken[c] && (ret = drain_ring(ps, &ps->rings[c])) < 0)
+			return ret;
+	return 0;
+}
+
+int ft_perf_source_ready(struct ft_perf_source *ps, void *cookie)
+{
+	(void)cookie; /* every ring is drained, in time order */
+	return drain_merged(ps);
+}
+
+int ft_perf_source_hangup(struct ft_perf_source *ps, void *cookie, int epfd)
+{
+	struct ft_perf_ring *r = cookie;
+	int ret = drain_merged(ps);
+	if (ret < 0)
+		return ret;
+	if (epoll_ctl(epfd, EPOLL_CTL_DEL, r->ring.fd, NULL) < 0)
+		return -errno;
+	ft_debug("perf ring for CPU %d: its task exited", r->cpu);
+	return 0;
+}
+
+int ft_perf_source_drain_all(struct ft_perf_source *ps)
+{
+	return drain_merged(ps);
+}

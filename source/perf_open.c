@@ -1,0 +1,373 @@
+/* Opening the perf source: every plan event with perf_event_open, one ring
+ * per CPU (other events on that CPU write into it through SET_OUTPUT).
+ * System-wide: one event per CPU. With -p/-L/-c: one event per (thread,
+ * CPU), inherited by children for -p and -c. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <unistd.h>
+#include "cli/progress.h"
+#include "host/host.h"
+#include "source/perf_source_int.h"
+#include "source/source.h"
+
+/* --backend ftrace takes its samples from tracefs, and processes' comm,
+ * mmaps, forks and exits from this event, which samples nothing. */
+static struct ft_event sideband_event = {
+	.kind = FT_EV_CPU_CLOCK, .name = "side band", .perf_type = PERF_TYPE_SOFTWARE,
+	.perf_config = PERF_COUNT_SW_DUMMY,
+};
+
+static void attr_for(const struct ft_perf_source *ps, const struct ft_event *e,
+		     struct perfev_opts *po)
+{
+	const struct ft_perf_config *c = &ps->cfg;
+	memset(po, 0, sizeof(*po));
+	po->type = e->perf_type;
+	po->config = e->perf_config;
+	po->config1 = e->perf_config1;
+	po->config2 = e->perf_config2;
+	if (e->kind == FT_EV_KPROBE_PMU) {
+		po->config1 = (uint64_t)(uintptr_t)e->event; /* kprobe_func */
+		po->config2 = 0;                             /* probe_offset */
+	} else if (e->kind == FT_EV_UPROBE_PMU) {
+		po->config1 = (uint64_t)(uintptr_t)e->path;  /* uprobe_path */
+		po->config2 = e->offset;
+		po->config = e->ref_ctr << 32;              /* ref_ctr_offset: config:32-63 */
+	}
+	po->sample_period = e->sample_period ? e->sample_period : 1;
+	po->sample_freq = e->sample_freq;
+	po->freq = e->sample_freq != 0;
+	po->raw = e->raw;
+	/* copy and dwarf: the user frames come from the copy, not the kernel */
+	po->exclude_user_chain = !c->user_chain;
+	po->exclude_kernel_chain = !c->kernel_chain;
+	po->disabled = true;
+	/* offcpu's switch-ins */
+	po->context_switch = e->kind == FT_EV_SCHED_SWITCH || e->kind == FT_EV_CTXSW;
+	/* perf_event_paranoid 2 without CAP_PERFMON: user mode only (ft_mech) */
+	po->exclude_kernel = c->user_mode_only;
+	/* wake the loop when a quarter of the ring is full, not per record */
+	po->wakeup_bytes = (uint32_t)(ps->ring_kb * 1024 / 4);
+	po->inherit = c->child > 0 || c->opt->npids > 0;
+	po->cgroup_id = c->opt->per_cgroup;
+	po->max_stack = c->max_stack;
+	/* uprobes at a function's entry need [sp], the caller the walk skips */
+	po->regs_user = ps->regs_mask;
+	po->stack_dump = c->ucopy_size ? c->ucopy_size : 8;
+}
+
+/* Maps the ring of CPU R for FD. Returns 0, or -errno (-ENOLCK after
+ * saying what to do). */
+static int map_ring(struct ft_perf_source *ps, struct ft_perf_ring *r, int fd, int cpu)
+{
+	int ret = perfev_ring_map(&r->ring, fd, ps->ring_kb * 1024);
+	if (ret == -EPERM) {
+		/* the ring is locked memory: past kernel.perf_event_mlock_kb and
+		 * RLIMIT_MEMLOCK only CAP_IPC_LOCK (or root) may map it */
+		ft_error("a %zu KB ring a CPU is more than this user may lock (kernel.perf_event_mlock_kb, "
+			 "ulimit -l): use a smaller --buffer-size, or give CAP_IPC_LOCK", ps->ring_kb);
+		return -ENOLCK;
+	}
+	if (ret < 0)
+		return ret;
+	r->cpu = cpu;
+	ft_debug("perf ring for CPU %d: %zu KB", cpu, r->ring.data_size / 1024);
+	return 0;
+}
+
+/* Opens event EV for (pid, cpu); the first fd on a CPU owns its ring, the
+ * first one for all tasks (pid -1 or -c's child) writes its side band. */
+static int open_one(struct ft_perf_source *ps, int ev, int pid, int cpu, bool first_task)
+{
+	const struct ft_event *e = &ps->events[ev];
+	struct ft_perf_ring *r = &ps->rings[cpu];
+	struct perfev_opts po;
+	attr_for(ps, e, &po);
+	po.track = ps->cfg.track && first_task && !r->tracked;
+	po.track_mmap = po.track && ps->cfg.want_user;
+	po.pid_is_cgroup = ps->cfg.cgroup_fd >= 0; /* --cgroup: PID is the folder's fd */
+	int fd = perfev_open(&po, pid, cpu, -1);
+	if (fd < 0)
+		return fd;
+	int ret = ft_perf_source_add_fd(ps, fd, (uint32_t)ev);
+	if (ret < 0) {
+		close(fd);
+		return ret;
+	}
+	r->tracked |= po.track;
+	uint64_t id;
+	if ((ret = perfev_id(fd, &id)) < 0 || (ret = ft_perf_source_add_id(ps, id, (uint32_t)ev)) < 0)
+		return ret;
+	if (e->filter[0] && ioctl(fd, PERF_EVENT_IOC_SET_FILTER, e->filter) < 0)
+		return -errno;
+	/* offcpu: the idle task's switch-outs are dropped in user space anyway
+	 * (it is never blocked), but their callchains were taken on the
+	 * critical path of every wakeup from idle. Best effort: without the
+	 * filter the same samples are dropped later. Per task (-c/-p/-L) the
+	 * idle task is never sampled: no filter to evaluate on each switch. */
+	if (e->kind == FT_EV_SCHED_SWITCH && !e->filter[0] && pid == -1)
+		ioctl(fd, PERF_EVENT_IOC_SET_FILTER, "prev_pid != 0");
+	if (r->ring.base)
+		return perfev_set_output(fd, r->ring.fd);
+	return map_ring(ps, r, fd, cpu);
+}
+
+/* The tasks to open per CPU: -1 (all) system-wide, else thread ids. */
+static int task_list(const struct ft_perf_config *c, pid_t **out)
+{
+	const struct ft_options *o = c->opt;
+	int max = 65536, n = 0;
+	pid_t *t = calloc(max, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	if (c->child > 0) {
+		t[n++] = c->child;
+	} else if (o->npids) {
+		for (int i = 0; i < o->npids; i++)
+			n += host_tasks("/proc", o->pids[i], t + n, max - n);
+	} else if (o->ntids) {
+		for (int i = 0; i < o->ntids; i++)
+			t[n++] = o->tids[i];
+	} else {
+		t[n++] = c->cgroup_fd >= 0 ? c->cgroup_fd : -1;
+	}
+	*out = t;
+	return n;
+}
+
+static int explain_open(int err, const struct ft_event *e)
+{
+	switch (err) {
+	case -EACCES:
+	case -EPERM:
+		ft_error("perf_event_open(%s) refused: %s", e->name,
+			 e->kind == FT_EV_KPROBE_PMU ? "the kprobe PMU needs CAP_PERFMON" :
+			 e->kind == FT_EV_UPROBE_PMU ? "the uprobe PMU needs CAP_SYS_ADMIN" :
+			 "another user's process needs CAP_PERFMON and CAP_SYS_PTRACE");
+		break;
+	case -ENOENT:
+	case -EOPNOTSUPP:
+		if (e->perf_type == PERF_TYPE_HARDWARE) {
+			ft_error("%s: this CPU's PMU does not count it here", e->name);
+			break;
+		}
+		ft_error("cannot open %s: %s", e->name, strerror(-err));
+		break;
+	case -EMFILE:
+		ft_error("out of file descriptors opening %s: raise ulimit -n", e->name);
+		break;
+	case -ESRCH:
+		ft_error("the traced process exited before tracing started");
+		break;
+	case -ENOLCK:
+		break; /* said where the ring was mapped */
+	default:
+		ft_error("cannot open %s: %s", e->name, strerror(-err));
+	}
+	return err;
+}
+
+/* The kernel's -EINVAL or -EBADF for an event that asked for cgroups: the
+ * sample's cgroup id is Linux 5.7+, a cgroup-bound event needs the
+ * perf_event controller on the cgroup2 hierarchy (CONFIG_CGROUP_PERF). */
+static int explain_cgroup(const struct ft_perf_config *c, int err, const struct ft_event *e)
+{
+	if (c->cgroup_fd >= 0)
+		ft_error("cannot open %s on --cgroup %s: %s (the kernel needs CONFIG_CGROUP_PERF, and "
+			 "the perf_event controller on the cgroup2 hierarchy)", e->name,
+			 c->cgroup_path, strerror(-err));
+	else
+		ft_error("cannot open %s with its samples' cgroup (--per-cgroup): %s (Linux 5.7 or "
+			 "later with CONFIG_CGROUP_PERF)", e->name, strerror(-err));
+	return err;
+}
+
+/* Hundreds of probes on a few CPUs need more fds than the usual soft
+ * limit of 1024: raise it towards the hard limit, as perf does. */
+static void raise_fd_limit(size_t fds)
+{
+	struct rlimit rl;
+	size_t want = fds + 64; /* rings, epoll, timers, files being read */
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur >= want)
+		return;
+	rlim_t old = rl.rlim_cur;
+	rl.rlim_cur = rl.rlim_max != RLIM_INFINITY && rl.rlim_max < want ? rl.rlim_max : want;
+	if (rl.rlim_cur > old && setrlimit(RLIMIT_NOFILE, &rl) == 0)
+		ft_debug("open file limit raised from %llu to %llu", (unsigned long long)old,
+			 (unsigned long long)rl.rlim_cur);
+}
+
+/* Opens event EV on every CPU for every task. An optional event (one of a
+ * pattern's matches) that the kernel refuses at its first open is marked
+ * refused and skipped; ft_plan_report_refused says so. */
+static int open_event(struct ft_perf_source *ps, int ev, const bool *online, const pid_t *tasks,
+		      int ntasks)
+{
+	struct ft_event *e = &ps->events[ev];
+	bool first = true;
+	if (e->refused)
+		return 0; /* refused in tracefs already */
+	for (int cpu = 0; cpu < ps->ncpus; cpu++) {
+		if (!online[cpu])
+			continue;
+		for (int t = 0; t < ntasks; t++) {
+			int ret = open_one(ps, ev, tasks[t], cpu, t == 0);
+			if (ret == -ESRCH && tasks[t] > 0 && ntasks > 1)
+				continue; /* a thread of -p that exited meanwhile */
+			if (ret < 0 && first && e->optional && ft_plan_refusal(ret)) {
+				ft_debug("the kernel refused %s: %s", e->name, strerror(-ret));
+				e->refused = ret;
+				return 0;
+			}
+			if (ret < 0 && (ret == -EINVAL || ret == -EBADF) &&
+			    (ps->cfg.opt->per_cgroup || ps->cfg.cgroup_fd >= 0))
+				return explain_cgroup(&ps->cfg, ret, e);
+			if (ret < 0)
+				return explain_open(ret, e);
+			first = false;
+		}
+	}
+	return 0;
+}
+
+/* Without --buffer-size: 4 MB per CPU, about 20 ms of the busiest
+ * workloads here (offcpu's pipe ping-pong), so a reader that loses its CPU
+ * to busy neighbours for a while loses nothing; 64 MB when samples carry a
+ * copy of the stack (ten to fifty times the bytes of a callchain, so they
+ * fill faster: a getppid loop writes ~2 GB/s, and 8-16 MB rings lose
+ * samples in some runs while the scheduler places a -c command next to
+ * the reader, doc/PERFORMANCE.md); at most 256 MB in all on large
+ * machines, and never under 512 KB. */
+static size_t default_ring_kb(const bool *online, int top, uint32_t copy_bytes)
+{
+	int n = 0;
+	for (int c = 0; c < top; c++)
+		n += online[c];
+	size_t kb = copy_bytes ? 65536 : 4096;
+	while (n > 0 && kb > 512 && kb * (size_t)n > 256 * 1024)
+		kb /= 2;
+	return kb;
+}
+
+/* The ring KB a CPU this user may lock: a ring is locked memory, and
+ * without CAP_IPC_LOCK (root has it) the kernel allows a user
+ * kernel.perf_event_mlock_kb a CPU plus RLIMIT_MEMLOCK in all; a ring is
+ * its data plus one page. SIZE_MAX when unlimited. */
+static size_t lockable_kb(int ncpus)
+{
+	struct host_access h;
+	struct rlimit rl;
+	host_access_read("/proc", "/sys", &h);
+	if (h.root || host_access_has(&h, HOST_CAP_IPC_LOCK) || ncpus <= 0)
+		return SIZE_MAX;
+	size_t mem = getrlimit(RLIMIT_MEMLOCK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY ?
+		     (size_t)(rl.rlim_cur / 1024) : 0;
+	size_t per_cpu = (h.mlock_kb * (size_t)ncpus + mem) / (size_t)ncpus;
+	return per_cpu > 4 ? per_cpu - 4 : 0;
+}
+
+/* DEF rounded down to a power of two that fits LIMIT, at least 8 KB (a
+ * smaller ring the kernel refuses, and says so). */
+static size_t fit_ring(size_t def, size_t limit)
+{
+	while (def > 8 && def > limit)
+		def /= 2;
+	return def;
+}
+
+/* The ring KB a CPU of a source of EVENTS: --buffer-size, else the default
+ * for what the samples carry, within what this user may lock. */
+static size_t ring_kb_for(const struct ft_perf_config *c, const struct ft_event *events,
+			  const bool *online, int ncpus)
+{
+	if (events == &sideband_event)
+		return 512; /* comm/mmap/fork/exit only; --buffer-size sizes the instance */
+	if (c->opt->buffer_set)
+		return c->opt->buffer_kb;
+	int nonline = 0;
+	for (int cpu = 0; cpu < ncpus; cpu++)
+		nonline += online[cpu];
+	return fit_ring(default_ring_kb(online, ncpus, c->want_user ? c->ucopy_size : 0),
+			lockable_kb(nonline));
+}
+
+/* What each sample carries beyond PERFEV_SAMPLE_TYPE: the user stack's
+ * copy and registers, the tracepoint's raw fields, the cgroup. */
+static void sample_layout(struct ft_perf_source *ps)
+{
+	const struct ft_perf_config *c = &ps->cfg;
+	bool entry_fix = false;
+	for (int e = 0; e < ps->nevents; e++)
+		entry_fix |= ps->events[e].entry_fix;
+	if ((c->ucopy_size || entry_fix) && c->want_user) {
+		ps->sample_type |= PERF_SAMPLE_STACK_USER | PERF_SAMPLE_REGS_USER;
+		ps->regs_mask = c->uregs_mask; /* ft_ustack_choose's, for the method */
+	}
+	for (int e = 0; e < ps->nevents; e++)
+		if (ps->events[e].raw)
+			ps->sample_type |= PERF_SAMPLE_RAW;
+	if (c->opt->per_cgroup)
+		ps->sample_type |= PERF_SAMPLE_CGROUP;
+}
+
+/* Opens every event on every CPU for every task, with progress. */
+static int open_all(struct ft_perf_source *ps, const bool *online)
+{
+	pid_t *tasks = NULL;
+	int ntasks = task_list(&ps->cfg, &tasks);
+	if (ntasks < 0)
+		return ntasks;
+	raise_fd_limit((size_t)ps->nevents * (size_t)ps->ncpus * (size_t)ntasks);
+	struct ft_progress pg;
+	ft_progress_start(&pg, "attaching", ft_perf_source_noun(ps->events, ps->nevents), ps->nevents);
+	int ret = 0;
+	for (int e = 0; e < ps->nevents && ret == 0; e++) {
+		ret = open_event(ps, e, online, tasks, ntasks);
+		ft_progress_step(&pg);
+	}
+	ft_progress_end(&pg);
+	free(tasks);
+	return ret;
+}
+
+static int open_events(const struct ft_perf_config *cfg, int epfd, struct ft_event *events,
+		       int nevents, struct ft_perf_source **out)
+{
+	bool online[FT_MAX_CPUS] = { false };
+	int ncpus = ft_online_cpus(cfg->opt, online, FT_MAX_CPUS);
+	struct ft_perf_source *ps = ft_perf_source_alloc(cfg, events, nevents, ncpus);
+	*out = ps;
+	if (!ps)
+		return -ENOMEM;
+	ps->ring_kb = ring_kb_for(cfg, events, online, ncpus);
+	sample_layout(ps);
+	int ret = open_all(ps, online);
+	if (ret < 0)
+		return ret;
+	ft_perf_source_ids_done(ps);
+	for (int cpu = 0; cpu < ps->ncpus; cpu++) {
+		struct ft_perf_ring *r = &ps->rings[cpu];
+		if (!r->ring.base)
+			continue;
+		struct epoll_event ev = { .events = EPOLLIN, .data.ptr = r };
+		if (epoll_ctl(epfd, EPOLL_CTL_ADD, r->ring.fd, &ev) < 0)
+			return -errno;
+	}
+	ft_debug("perf: %zu events open on %d CPUs", ps->nfds, ps->ncpus);
+	return 0;
+}
+
+int ft_perf_source_open(const struct ft_perf_config *cfg, int epfd, struct ft_perf_source **out)
+{
+	return open_events(cfg, epfd, cfg->plan->events, cfg->plan->nevents, out);
+}
+
+int ft_perf_source_open_sideband(const struct ft_perf_config *cfg, int epfd,
+				 struct ft_perf_source **out)
+{
+	return open_events(cfg, epfd, &sideband_event, 1, out);
+}

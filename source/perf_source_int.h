@@ -1,0 +1,52 @@
+/* The perf source's insides, shared by its files (perf_source.c: the
+ * object; perf_open.c: opening events and rings; perf_drain.c: draining
+ * them in time order) and by its unit test, which fills rings in memory.
+ * Not for other folders. */
+#ifndef FTSTACK_PERF_SOURCE_INT_H
+#define FTSTACK_PERF_SOURCE_INT_H
+
+#include "source/perf_source.h"
+
+struct ft_perf_ring {
+	struct perfev_ring ring;
+	int cpu;
+	bool tracked;  /* an fd on this CPU writes the side band (comm, mmap, ...) */
+};
+
+struct ft_id_map {
+	uint64_t id;
+	uint32_t event;
+};
+
+struct ft_perf_source {
+	struct ft_perf_config cfg;
+	int *fds;
+	uint32_t *fd_event; /* the event of each fd; an event's fds are adjacent */
+	size_t nfds, capfds;
+	struct ft_perf_ring *rings; /* indexed by CPU */
+	int ncpus;
+	size_t ring_kb;            /* per-CPU ring: --buffer-size or default_ring_kb */
+	struct ft_id_map *ids;     /* sorted by id once every event is open */
+	size_t nids, capids;
+	uint64_t sample_type;
+	uint64_t regs_mask;
+	bool single_event;
+	struct ft_event *events; /* the plan's, or the side-band dummy */
+	int nevents;
+};
+
+/* A source of CFG (copied) for EVENTS with NCPUS rings, none mapped yet,
+ * and the one sample layout PERFEV_SAMPLE_TYPE. Returns it, or NULL. */
+struct ft_perf_source *ft_perf_source_alloc(const struct ft_perf_config *cfg,
+					    struct ft_event *events, int nevents, int ncpus);
+/* Keeps FD, an opened perf event of plan event EVENT, to be closed with
+ * the source. Returns 0 or -ENOMEM. */
+int ft_perf_source_add_fd(struct ft_perf_source *ps, int fd, uint32_t event);
+/* Maps kernel id ID to plan event EVENT. Returns 0 or -ENOMEM. */
+int ft_perf_source_add_id(struct ft_perf_source *ps, uint64_t id, uint32_t event);
+/* Sorts the ids for ft_perf_source_event, once every event is open. */
+void ft_perf_source_ids_done(struct ft_perf_source *ps);
+/* Kernel functions and uprobes are "probes"; anything else is "events". */
+const char *ft_perf_source_noun(const struct ft_event *events, int nevents);
+
+#endif

@@ -1,0 +1,231 @@
+/* source/perf_source on captured records: perf rings built in memory for
+ * two CPUs (no perf_event_open), each written in its own time order as the
+ * kernel writes it, their records interleaved in time across the CPUs:
+ * samples of three events, one of an id no event has, a LOST record, and
+ * comm/mmap2 side band. What reaches the record callback: every record
+ * once, in time order across the CPUs, each sample with the plan event its
+ * id maps to. */
+#include <errno.h>
+#include <string.h>
+#include "source/perf_source_int.h"
+#include "tests/unit/check.h"
+#include "tests/unit/perf_records.h"
+
+#define MAX_GOT 64
+
+struct got {
+	int n;
+	enum perfev_kind kind[MAX_GOT];
+	uint64_t time[MAX_GOT];
+	int event[MAX_GOT];
+	uint32_t cpu[MAX_GOT];
+	int samples, side_band;
+	uint64_t lost;
+};
+
+static int record(void *ctx, const struct perfev_record *rec, int event)
+{
+	struct got *g = ctx;
+	if (g->n < MAX_GOT) {
+		g->kind[g->n] = rec->kind;
+		g->time[g->n] = rec->time;
+		g->event[g->n] = event;
+		g->cpu[g->n] = rec->cpu;
+	}
+	g->n++;
+	g->samples += rec->kind == PERFEV_SAMPLE;
+	g->side_band += rec->kind == PERFEV_COMM || rec->kind == PERFEV_MMAP2;
+	if (rec->kind == PERFEV_LOST)
+		g->lost += rec->lost.lost;
+	return 0;
+}
+
+/* ---- records as the kernel writes them (PERFEV_SAMPLE_TYPE) ---- */
+static size_t sample(struct bld *b, uint64_t id, uint64_t time, uint32_t cpu)
+{
+	begin(b);
+	p64(b, id);
+	p32x2(b, 10, 11);  /* pid, tid */
+	p64(b, time);
+	p32x2(b, cpu, 0);
+	p64(b, 1);         /* period */
+	P64S(b, 2, PERF_CONTEXT_USER, 0x401000); /* the callchain */
+	return finish(b, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
+}
+
+static size_t comm(struct bld *b, uint64_t time, uint32_t cpu, uint64_t id)
+{
+	begin(b);
+	p32x2(b, 10, 10);
+	put(b, "worker\0\0", 8);
+	trailer(b, 10, 10, time, cpu, id);
+	return finish(b, PERF_RECORD_COMM, PERF_RECORD_MISC_COMM_EXEC);
+}
+
+static size_t mmap2(struct bld *b, uint64_t time, uint32_t cpu, uint64_t id)
+{
+	begin(b);
+	p32x2(b, 10, 10);
+	P64S(b, 0x400000, 0x2000, 0);  /* start, len, pgoff */
+	p32x2(b, 8, 1);                /* maj, min */
+	P64S(b, 4242, 1);              /* ino, ino_generation */
+	p32x2(b, 5, 2);                /* PROT_READ|PROT_EXEC, MAP_PRIVATE */
+	put(b, "/usr/bin/worker\0", 16);
+	trailer(b, 10, 10, time, cpu, id);
+	return finish(b, PERF_RECORD_MMAP2, 0);
+}
+
+static size_t lost(struct bld *b, uint64_t n, uint64_t time, uint32_t cpu, uint64_t id)
+{
+	begin(b);
+	P64S(b, id, n);
+	trailer(b, 0, 0, time, cpu, id);
+	return finish(b, PERF_RECORD_LOST, 0);
+}
+
+/* A ring in memory being written: records appended at POS, published by
+ * moving the kernel's head. */
+struct wring {
+	struct perfev_ring *r;
+	struct perf_event_mmap_page *meta;
+	uint64_t pos;
+};
+
+static void wput(struct wring *w, struct bld *b, size_t len)
+{
+	ring_put(w->r, &w->pos, b->w, len);
+	w->meta->data_head = w->pos;
+}
+
+/* Three events; on CPU 0 their ids are 501-503, on CPU 1 601-603 (the
+ * kernel gives each fd its own id), added out of order. */
+static struct ft_perf_source *source_of(struct ft_event *events, int nevents, struct got *g,
+					struct wring w[2])
+{
+	struct ft_perf_config cfg = { .record = record, .ctx = g, .cgroup_fd = -1 };
+	struct ft_perf_source *ps = ft_perf_source_alloc(&cfg, events, nevents, 2);
+	if (!ps)
+		return NULL;
+	const uint64_t ids[] = { 603, 501, 602, 503, 601, 502 };
+	const uint32_t evs[] = { 2, 0, 1, 2, 0, 1 };
+	for (int i = 0; i < 6; i++)
+		if (ft_perf_source_add_id(ps, ids[i], evs[i] % (uint32_t)nevents) < 0)
+			return NULL;
+	ft_perf_source_ids_done(ps);
+	for (int c = 0; c < 2; c++) {
+		w[c] = (struct wring){ .r = &ps->rings[c].ring };
+		w[c].meta = fake_ring(w[c].r);
+		ps->rings[c].cpu = c;
+	}
+	return ps;
+}
+
+static void source_free(struct ft_perf_source *ps)
+{
+	for (int c = 0; c < 2; c++)
+		fake_ring_free(&ps->rings[c].ring); /* not mapped: close must not unmap */
+	ft_perf_source_close(ps);
+}
+
+/* The merge and the id lookup: ten records on two CPUs, in time order
+ * 100..1000 with the CPUs taking turns out of step. */
+static void test_merge(void)
+{
+	struct ft_event events[3] = { { .kind = FT_EV_TRACEPOINT } };
+	struct got g = { 0 };
+	struct wring w[2];
+	struct bld b;
+	struct ft_perf_source *ps = source_of(events, 3, &g, w);
+	CHECK(ps != NULL, "a source with two in-memory rings");
+	if (!ps)
+		return;
+	wput(&w[0], &b, comm(&b, 100, 0, 501));
+	wput(&w[0], &b, sample(&b, 502, 300, 0));   /* event 1 */
+	wput(&w[0], &b, sample(&b, 503, 400, 0));   /* event 2 */
+	wput(&w[0], &b, lost(&b, 7, 600, 0, 501));
+	wput(&w[0], &b, sample(&b, 501, 900, 0));   /* event 0 */
+	wput(&w[1], &b, mmap2(&b, 200, 1, 601));
+	wput(&w[1], &b, sample(&b, 603, 250, 1));   /* event 2 */
+	wput(&w[1], &b, sample(&b, 999, 500, 1));   /* no event has id 999 */
+	wput(&w[1], &b, sample(&b, 601, 700, 1));   /* event 0 */
+	wput(&w[1], &b, sample(&b, 602, 1000, 1));  /* event 1 */
+	CHECK(ft_perf_source_owns(ps, &ps->rings[1]) && !ft_perf_source_owns(ps, &g) &&
+	      !ft_perf_source_owns(NULL, &ps->rings[0]), "the rings are its epoll cookies, nothing else");
+	CHECK_EQ_U64(ft_perf_source_ready(ps, &ps->rings[1]), 0, "a ring ready: drained");
+	CHECK_EQ_U64(g.n, 10, "every record handed over once");
+	CHECK(g.samples == 7 && g.side_band == 2, "7 samples, comm and mmap2 (%d, %d)",
+	      g.samples, g.side_band);
+	CHECK_EQ_U64(g.lost, 7, "the LOST record's count");
+	const uint64_t want_time[] = { 100, 200, 250, 300, 400, 500, 600, 700, 900, 1000 };
+	const uint32_t want_cpu[] = { 0, 1, 1, 0, 0, 1, 0, 1, 0, 1 };
+	const int want_ev[] = { -1, -1, 2, 1, 2, -1, -1, 0, 0, 1 };
+	int order = 0, cpus = 0, evs = 0;
+	for (int i = 0; i < 10; i++) {
+		order += g.time[i] == want_time[i];
+		cpus += g.cpu[i] == want_cpu[i];
+		evs += g.event[i] == want_ev[i];
+	}
+	CHECK_EQ_U64(order, 10, "in time order across the CPUs");
+	CHECK_EQ_U64(cpus, 10, "each from its CPU's ring");
+	CHECK_EQ_U64(evs, 10, "samples' events by id (an unknown id: -1), side band -1");
+	CHECK(w[0].meta->data_tail == w[0].pos && w[1].meta->data_tail == w[1].pos,
+	      "both rings' space released");
+
+	/* more records later: only what is new, still merged */
+	g = (struct got){ 0 };
+	wput(&w[1], &b, sample(&b, 603, 1100, 1));
+	wput(&w[0], &b, sample(&b, 503, 1200, 0));
+	wput(&w[1], &b, sample(&b, 602, 1300, 1));
+	CHECK_EQ_U64(ft_perf_source_drain_all(ps), 0, "drained again");
+	CHECK(g.n == 3 && g.time[0] == 1100 && g.time[1] == 1200 && g.time[2] == 1300 &&
+	      g.event[0] == 2 && g.event[1] == 2 && g.event[2] == 1,
+	      "the three new samples, in order, events 2 2 1 (%d records)", g.n);
+	CHECK_EQ_U64(ft_perf_source_drain_all(ps), 0, "empty rings: nothing to do");
+	CHECK_EQ_U64(g.n, 3, "nothing handed twice");
+
+	/* a record the decoder refuses is counted, the others go on */
+	g = (struct got){ 0 };
+	size_t len = sample(&b, 502, 1400, 0);
+	b.w[6] = 99; /* a callchain longer than the record */
+	wput(&w[0], &b, len);
+	wput(&w[0], &b, sample(&b, 501, 1500, 0));
+	CHECK_EQ_U64(ft_perf_source_drain_all(ps), 0, "a ring with a bad record drained");
+	CHECK(g.n == 1 && g.time[0] == 1500, "the good record after it handed over");
+	CHECK_EQ_U64(ft_perf_source_bad_records(ps), 1, "the bad one counted");
+	unsigned pct;
+	CHECK(ft_perf_source_fullest(ps, &pct) >= 0 && pct > 0 && pct < 100,
+	      "the fullest ring and how full (%u%%)", pct);
+	source_free(ps);
+}
+
+/* One event: every sample is its, whatever the id (the kernel's id is not
+ * looked up), and the lost count a source keeps only rises. */
+static void test_single_event(void)
+{
+	struct ft_event events[1] = { { .kind = FT_EV_TRACEPOINT } };
+	struct got g = { 0 };
+	struct wring w[2];
+	struct bld b;
+	struct ft_perf_source *ps = source_of(events, 1, &g, w);
+	if (!ps)
+		return;
+	wput(&w[1], &b, sample(&b, 4711, 20, 1));
+	wput(&w[0], &b, sample(&b, 601, 10, 0));
+	CHECK_EQ_U64(ft_perf_source_drain_all(ps), 0, "drained");
+	CHECK(g.n == 2 && g.time[0] == 10 && g.event[0] == 0 && g.event[1] == 0,
+	      "one event: both samples are event 0, in order");
+	uint64_t run_lost = 5;
+	ps->cfg.lost = &run_lost;
+	ft_perf_source_count_lost(ps); /* no fds: the kernel counted none */
+	CHECK_EQ_U64(run_lost, 5, "the run's lost count kept when the kernel's is lower");
+	CHECK_EQ_U64(ft_perf_source_ring_kb(NULL) + ft_perf_source_bad_records(NULL), 0,
+		     "no source: no ring, no bad records");
+	source_free(ps);
+}
+
+int main(void)
+{
+	test_merge();
+	test_single_event();
+	return check_failures != 0;
+}
