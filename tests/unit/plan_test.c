@@ -162,6 +162,51 @@ static void test_kfunc(void)
 		CHECK(e->kfunc && e->in_stack, "a kernel function is the leaf of its stack");
 	}
 	ft_plan_destroy(&p);
+
+	/* patterns (plan/kfunc_match.c): the fixture tracefs has no
+	 * available_filter_functions, so kallsyms' text symbols are matched;
+	 * the empty /sys has no kprobe blacklist */
+	opts(&o, FT_COUNT);
+	o.specs[o.nspecs++] = "ext4_*";
+	ret = build(&o, &p);
+	CHECK(ret == 0 && p.nevents == 2, "glob ext4_*: the 2 ext4 functions of kallsyms (%d, %d)",
+	      ret, p.nevents);
+	ft_plan_destroy(&p);
+	opts(&o, FT_COUNT);
+	o.regex = true;
+	o.specs[o.nspecs++] = "ext4_(iget|mount)|xfs_.*";
+	ret = build(&o, &p);
+	CHECK(ret == 0 && p.nevents == 2, "regex, anchored: ext4_iget and xfs_mount (%d, %d)", ret,
+	      p.nevents);
+	ft_plan_destroy(&p);
+	opts(&o, FT_COUNT);
+	o.specs[o.nspecs++] = "no_such_*";
+	CHECK(build(&o, &p) == -EINVAL, "a glob that matches no function is refused");
+	ft_plan_destroy(&p);
+	/* a match on the kprobe blacklist is left out (the kernel would refuse it) */
+	char path[160];
+	const char *dirs[] = { "kernel", "kernel/debug", "kernel/debug/kprobes" };
+	for (int i = 0; i < 3; i++) {
+		snprintf(path, sizeof(path), "%s/%s", sys_root, dirs[i]);
+		mkdir(path, 0755);
+	}
+	snprintf(path, sizeof(path), "%s/kernel/debug/kprobes/blacklist", sys_root);
+	FILE *f = fopen(path, "w");
+	if (f) {
+		fputs("0xffffffffc0002000-0xffffffffc0002100\text4_iget [ext4]\n", f);
+		fclose(f);
+	}
+	opts(&o, FT_COUNT);
+	o.specs[o.nspecs++] = "ext4_*";
+	ret = build(&o, &p);
+	CHECK(f && ret == 0 && p.nevents == 1, "glob ext4_*, ext4_iget on the kprobe blacklist: 1 (%d, %d)",
+	      ret, p.nevents);
+	ft_plan_destroy(&p);
+	unlink(path);
+	for (int i = 2; i >= 0; i--) {
+		snprintf(path, sizeof(path), "%s/%s", sys_root, dirs[i]);
+		rmdir(path);
+	}
 }
 
 static void test_uprobe(const char *self)
