@@ -67,6 +67,16 @@ static void opts(struct ft_options *o, enum ft_cmd cmd)
 	o->freq = 49;
 }
 
+/* Writes TEXT to the file PATH (made or emptied); false when it cannot. */
+static bool put_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	if (!f)
+		return false;
+	fputs(text, f);
+	return fclose(f) == 0;
+}
+
 /* Builds a plan for O on the fixtures. Returns ft_plan_build's result. */
 static int build(const struct ft_options *o, struct ft_plan *p)
 {
@@ -121,11 +131,7 @@ static void test_profile_offcpu(void)
 
 	char path[128];
 	snprintf(path, sizeof(path), "%s/sys/kernel/perf_event_max_sample_rate", proc_root);
-	FILE *f = fopen(path, "w");
-	if (f) {
-		fputs("1000\n", f);
-		fclose(f);
-	}
+	put_file(path, "1000\n");
 	opts(&o, FT_PROFILE);
 	o.freq = 5000;
 	CHECK(build(&o, &p) == -EINVAL, "profile -F 5000 above kernel.perf_event_max_sample_rate 1000: refused");
@@ -191,15 +197,11 @@ static void test_kfunc(void)
 		mkdir(path, 0755);
 	}
 	snprintf(path, sizeof(path), "%s/kernel/debug/kprobes/blacklist", sys_root);
-	FILE *f = fopen(path, "w");
-	if (f) {
-		fputs("0xffffffffc0002000-0xffffffffc0002100\text4_iget [ext4]\n", f);
-		fclose(f);
-	}
+	bool written = put_file(path, "0xffffffffc0002000-0xffffffffc0002100\text4_iget [ext4]\n");
 	opts(&o, FT_COUNT);
 	o.specs[o.nspecs++] = "ext4_*";
 	ret = build(&o, &p);
-	CHECK(f && ret == 0 && p.nevents == 1, "glob ext4_*, ext4_iget on the kprobe blacklist: 1 (%d, %d)",
+	CHECK(written && ret == 0 && p.nevents == 1, "glob ext4_*, ext4_iget on the kprobe blacklist: 1 (%d, %d)",
 	      ret, p.nevents);
 	ft_plan_destroy(&p);
 	unlink(path);
