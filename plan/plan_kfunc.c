@@ -6,13 +6,11 @@
  * kept only when its kernel stack passes through the function and cut there
  * (doc/KFUNC.md says when that is exact). */
 #include <errno.h>
-#include <fnmatch.h>
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "mem/mem.h"
 #include "plan/internal.h"
 #include "plan/spec.h"
 #include "host/host.h"
@@ -52,139 +50,6 @@ static const struct { const char *func, *system, *event; } fallback[] = {
 	{ "wake_up_new_task", "sched", "sched_wakeup_new" },
 };
 
-struct func_list {
-	char **names;
-	int n;
-	size_t cap;
-	const char *pattern;
-	regex_t re;
-	bool regex;
-};
-
-static int list_add(struct func_list *l, const char *name)
-{
-	if (MEM_GROW(l->names, l->cap, (size_t)l->n + 1, 16))
-		return -ENOMEM;
-	for (int i = 0; i < l->n; i++)
-		if (strcmp(l->names[i], name) == 0)
-			return 0; /* same-named statics: one probe by name */
-	return (l->names[l->n] = strdup(name)) ? (l->n++, 0) : -ENOMEM;
-}
-
-static void list_free(struct func_list *l)
-{
-	for (int i = 0; i < l->n; i++)
-		free(l->names[i]);
-	free(l->names);
-	if (l->regex)
-		regfree(&l->re);
-}
-
-static bool list_match(const struct func_list *l, const char *name)
-{
-	if (l->regex)
-		return regexec(&l->re, name, 0, NULL, 0) == 0;
-	return fnmatch(l->pattern, name, 0) == 0;
-}
-
-static int collect_ksym(void *ctx, const char *name, uint64_t addr)
-{
-	(void)addr;
-	struct func_list *l = ctx;
-	return list_match(l, name) ? list_add(l, name) : 0;
-}
-
-/* available_filter_functions, read once per run; NULL when unreadable. */
-static const char *avail_funcs(struct ft_plan *p)
-{
-	if (!p->avail_funcs_read) {
-		p->avail_funcs_read = true;
-		if (tfs_read_file(p->tracefs, "available_filter_functions", &p->avail_funcs) <= 0) {
-			free(p->avail_funcs);
-			p->avail_funcs = NULL;
-		}
-	}
-	return p->avail_funcs;
-}
-
-/* Functions the kernel lets us probe: available_filter_functions when it can
- * be read, else kallsyms' text symbols. */
-static int find_functions(struct ft_plan *p, struct func_list *l)
-{
-	const char *text = avail_funcs(p);
-	if (!text)
-		return p->ksyms ? sym_kernel_foreach(p->ksyms, collect_ksym, l) : -ENOENT;
-	char name[256];
-	for (const char *line = text; *line;) {
-		size_t len = strcspn(line, "\n"), n = strcspn(line, " \t\n"); /* "name [module]" */
-		if (n < sizeof(name)) {
-			memcpy(name, line, n);
-			name[n] = '\0';
-			if (list_match(l, name) && list_add(l, name) < 0)
-				break;
-		}
-		line += len + (line[len] == '\n');
-	}
-	return 0;
-}
-
-/* The kprobe blacklist ("0xSTART-0xEND\tNAME[ [MODULE]]" lines, in debugfs),
- * or NULL when it cannot be read. */
-static char *read_blacklist(const struct ft_plan *p)
-{
-	char path[512];
-	snprintf(path, sizeof(path), "%s/kernel/debug/kprobes/blacklist", p->sys_root);
-	FILE *f = fopen(path, "r");
-	char *text = NULL;
-	size_t len = 0;
-	if (!f)
-		return NULL;
-	ssize_t n = getdelim(&text, &len, '\0', f);
-	fclose(f);
-	if (n <= 0) {
-		free(text);
-		return NULL;
-	}
-	return text;
-}
-
-static bool blacklisted(const char *blacklist, const char *name)
-{
-	size_t n = strlen(name);
-	for (const char *at = blacklist; (at = strstr(at, name)); at += n)
-		if (at > blacklist && at[-1] == '\t' && (at[n] == '\n' || at[n] == ' ' || !at[n]))
-			return true;
-	return false;
-}
-
-/* Leaves out of L the matches kprobes cannot trace, and says which: the
- * kprobe blacklist (the kernel would refuse them) and ftrace's placeholders
- * for overridden weak functions (__ftrace_invalid_address___N, no function). */
-static void drop_untraceable(const struct ft_plan *p, struct func_list *l, const char *pattern)
-{
-	char *blacklist = read_blacklist(p);
-	char names[200] = "";
-	int kept = 0, dropped = 0;
-	for (int i = 0; i < l->n; i++) {
-		const char *name = l->names[i];
-		if (strncmp(name, "__ftrace_invalid_address_", 25) != 0 &&
-		    !(blacklist && blacklisted(blacklist, name))) {
-			l->names[kept++] = l->names[i];
-			continue;
-		}
-		size_t used = strlen(names);
-		if (dropped++ < 5)
-			snprintf(names + used, sizeof(names) - used, "%s%s", used ? ", " : "", name);
-		free(l->names[i]);
-	}
-	free(blacklist);
-	l->n = kept;
-	if (dropped)
-		ft_warn("'%s': skipping %d function%s kprobes cannot trace (kprobe "
-			"blacklist, ftrace placeholders): %s%s", pattern, dropped,
-			dropped == 1 ? "" : "s", names, dropped > 5 ? ", ..." : "");
-}
-
 /* 6.10+ renamed the allocators (__kmalloc → __kmalloc_noprof). */
 static void follow_rename(const struct ft_plan *p, char *name, size_t len)
 {
@@ -208,7 +73,7 @@ enum mechanism { MECH_NONE, MECH_KPROBE_PMU, MECH_KPROBE_EVENTS, MECH_FUNCTION, 
 static int ftrace_filter_name(struct ft_plan *p, const struct ft_event *e, const char *func,
 			      char *out, size_t len)
 {
-	const char *avail = e->optional ? NULL : avail_funcs(p);
+	const char *avail = e->optional ? NULL : ft_plan_avail_funcs(p);
 	const char *names[8];
 	snprintf(out, len, "%s", func);
 	if (!avail || tfs_functions_listed(avail, func))
@@ -333,7 +198,7 @@ static void no_such_function(const struct ft_plan *p, const char *func)
 static int function_tracer(struct ft_plan *p)
 {
 	if (!p->function_tracer_tried) {
-		p->function_tracer_err = tfs_function_tracer_try(p->tracefs, avail_funcs(p));
+		p->function_tracer_err = tfs_function_tracer_try(p->tracefs, ft_plan_avail_funcs(p));
 		p->function_tracer_tried = true;
 	}
 	return p->function_tracer_err;
@@ -457,12 +322,12 @@ int ft_plan_kfunc(const struct ft_options *o, const struct ft_spec *sp, struct f
 		/* tracefs-less: the kprobe PMU or nothing */
 		ft_error("kernel function %s: this kernel has no kprobe PMU, and %s", sp->name,
 			 ft_tracefs_missing(p->tracefs_state));
-		list_free(&l);
+		ft_kfunc_list_free(&l);
 		return -EINVAL;
 	}
 	enum mechanism mech = choose_mechanism(o, p);
 	if (mech == MECH_NONE) {
-		list_free(&l);
+		ft_kfunc_list_free(&l);
 		return -EINVAL;
 	}
 	if (!pattern) {
@@ -477,26 +342,26 @@ int ft_plan_kfunc(const struct ft_options *o, const struct ft_spec *sp, struct f
 		} else {
 			ret = add_probe(p, func, mech, false);
 		}
-		list_free(&l);
+		ft_kfunc_list_free(&l);
 		return ret;
 	}
 	if (mech == MECH_TRACEPOINT) {
 		ft_warn("'%s': this kernel has no kprobes and no usable function "
 			"tracer, so function patterns cannot be traced; name one function "
 			"(e.g. -e __kmalloc) or a tracepoint", sp->name);
-		list_free(&l);
+		ft_kfunc_list_free(&l);
 		return -EINVAL;
 	}
-	if ((ret = find_functions(p, &l)) < 0 || l.n == 0) {
+	if ((ret = ft_kfunc_find(p, &l)) < 0 || l.n == 0) {
 		ft_warn("'%s' matches no kernel function", sp->name);
-		list_free(&l);
+		ft_kfunc_list_free(&l);
 		return -EINVAL;
 	}
-	drop_untraceable(p, &l, sp->name);
+	ft_kfunc_drop_untraceable(p, &l, sp->name);
 	if (l.n == 0) {
 		ft_warn("'%s' matches no kernel function kprobes can trace",
 			sp->name);
-		list_free(&l);
+		ft_kfunc_list_free(&l);
 		return -EINVAL;
 	}
 	int max = o->max_probes ? (int)o->max_probes : FT_MAX_PROBES_DEFAULT;
@@ -505,7 +370,7 @@ int ft_plan_kfunc(const struct ft_options *o, const struct ft_spec *sp, struct f
 			"(--max-probes), skipping %d", sp->name, l.n, max, l.n - max);
 	for (int i = 0; i < l.n && i < max && ret == 0; i++)
 		ret = add_probe(p, l.names[i], mech, true);
-	list_free(&l);
+	ft_kfunc_list_free(&l);
 	return ret;
 }
 

@@ -49,7 +49,8 @@ struct sym_lru_bound {
 long sym_lru_victim(const struct sym_lru_entry *e, size_t n, const struct sym_lru_bound *b,
 		    uint64_t add);
 
-/* ---- the process history (procs.c, forget.c) ---- */
+/* ---- the process history (procs.c, procs_history.c, procs_files.c,
+ * procs_lookup.c, forget.c) ---- */
 
 struct map {
 	uint64_t start, end, pgoff, time;
@@ -133,6 +134,16 @@ int sym_procs_rehash(struct sym_procs *p, size_t cap,
  * than twice the files). Returns 0, or -ENOMEM when growing (unchanged);
  * shrinking never fails (without memory, the old slots are refilled). */
 int sym_files_rehash(struct sym_procs *p, size_t cap);
+/* procs_files.c: the index of the file entry for PATH, added when new;
+ * -ENOMEM. */
+long sym_file_index(struct sym_procs *p, const char *path);
+/* procs_files.c: F's ELF file, opened at the first call (NULL: not
+ * readable as ELF, tried once). */
+struct sym_elf *sym_file_elf(struct sym_procs *p, struct file *f);
+/* procs_history.c: PR's generation in effect at TIME (the earliest when
+ * TIME precedes all: a snapshot is taken a little after the first
+ * samples); NULL for no entry or none. */
+struct gen *sym_gen_at(const struct proc *pr, uint64_t time);
 /* A record (not a sample) of task ID at TIME, after its EXIT record: the
  * id was taken by a new task (forget.c). */
 void sym_proc_revive(struct sym_procs *p, struct proc *pr, uint64_t time);

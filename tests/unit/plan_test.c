@@ -67,6 +67,16 @@ static void opts(struct ft_options *o, enum ft_cmd cmd)
 	o->freq = 49;
 }
 
+/* Writes TEXT to the file PATH (made or emptied); false when it cannot. */
+static bool put_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	if (!f)
+		return false;
+	fputs(text, f);
+	return fclose(f) == 0;
+}
+
 /* Builds a plan for O on the fixtures. Returns ft_plan_build's result. */
 static int build(const struct ft_options *o, struct ft_plan *p)
 {
@@ -121,11 +131,7 @@ static void test_profile_offcpu(void)
 
 	char path[128];
 	snprintf(path, sizeof(path), "%s/sys/kernel/perf_event_max_sample_rate", proc_root);
-	FILE *f = fopen(path, "w");
-	if (f) {
-		fputs("1000\n", f);
-		fclose(f);
-	}
+	put_file(path, "1000\n");
 	opts(&o, FT_PROFILE);
 	o.freq = 5000;
 	CHECK(build(&o, &p) == -EINVAL, "profile -F 5000 above kernel.perf_event_max_sample_rate 1000: refused");
@@ -162,6 +168,47 @@ static void test_kfunc(void)
 		CHECK(e->kfunc && e->in_stack, "a kernel function is the leaf of its stack");
 	}
 	ft_plan_destroy(&p);
+
+	/* patterns (plan/kfunc_match.c): the fixture tracefs has no
+	 * available_filter_functions, so kallsyms' text symbols are matched;
+	 * the empty /sys has no kprobe blacklist */
+	opts(&o, FT_COUNT);
+	o.specs[o.nspecs++] = "ext4_*";
+	ret = build(&o, &p);
+	CHECK(ret == 0 && p.nevents == 2, "glob ext4_*: the 2 ext4 functions of kallsyms (%d, %d)",
+	      ret, p.nevents);
+	ft_plan_destroy(&p);
+	opts(&o, FT_COUNT);
+	o.regex = true;
+	o.specs[o.nspecs++] = "ext4_(iget|mount)|xfs_.*";
+	ret = build(&o, &p);
+	CHECK(ret == 0 && p.nevents == 2, "regex, anchored: ext4_iget and xfs_mount (%d, %d)", ret,
+	      p.nevents);
+	ft_plan_destroy(&p);
+	opts(&o, FT_COUNT);
+	o.specs[o.nspecs++] = "no_such_*";
+	CHECK(build(&o, &p) == -EINVAL, "a glob that matches no function is refused");
+	ft_plan_destroy(&p);
+	/* a match on the kprobe blacklist is left out (the kernel would refuse it) */
+	char path[160];
+	const char *dirs[] = { "kernel", "kernel/debug", "kernel/debug/kprobes" };
+	for (int i = 0; i < 3; i++) {
+		snprintf(path, sizeof(path), "%s/%s", sys_root, dirs[i]);
+		mkdir(path, 0755);
+	}
+	snprintf(path, sizeof(path), "%s/kernel/debug/kprobes/blacklist", sys_root);
+	bool written = put_file(path, "0xffffffffc0002000-0xffffffffc0002100\text4_iget [ext4]\n");
+	opts(&o, FT_COUNT);
+	o.specs[o.nspecs++] = "ext4_*";
+	ret = build(&o, &p);
+	CHECK(written && ret == 0 && p.nevents == 1, "glob ext4_*, ext4_iget on the kprobe blacklist: 1 (%d, %d)",
+	      ret, p.nevents);
+	ft_plan_destroy(&p);
+	unlink(path);
+	for (int i = 2; i >= 0; i--) {
+		snprintf(path, sizeof(path), "%s/%s", sys_root, dirs[i]);
+		rmdir(path);
+	}
 }
 
 static void test_uprobe(const char *self)

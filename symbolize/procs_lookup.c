@@ -1,0 +1,132 @@
+/* What an address of a process was at a time: the mapping in effect then
+ * (the generation's newest at or before it), the file and its load bias
+ * (for the unwinder), the ELF symbol, or for JIT code the name in the
+ * process's perf map (perf-PID.map, or the container's own through
+ * /proc/PID/root, when its owner may name the process's frames). Apart
+ * from the histories (procs_history.c) because it only reads them. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "symbolize/internal.h"
+#include "symbolize/symbolize.h"
+
+/* The mapping of ADDR at TIME: the newest added at or before TIME, else
+ * (added after the sample's stamp, records race) the earliest. */
+static const struct map *map_at(const struct gen *g, uint64_t time, uint64_t addr)
+{
+	const struct map *best = NULL, *late = NULL;
+	for (size_t i = 0; g && i < g->n; i++) {
+		const struct map *m = &g->maps[i];
+		if (addr < m->start || addr >= m->end)
+			continue;
+		if (m->time <= time && (!best || m->time >= best->time))
+			best = m;
+		if (m->time > time && (!late || m->time < late->time))
+			late = m;
+	}
+	return best ? best : late;
+}
+
+/* PID's id in its own pid namespace (NSpid's last field), when that is
+ * another one than ours (a container). */
+static bool nspid_of(const struct sym_procs *p, uint32_t pid, uint32_t *nspid)
+{
+	char path[320], line[256], *save = NULL;
+	snprintf(path, sizeof(path), "%s/%" PRIu32 "/status", p->proc_root, pid);
+	FILE *f = fopen(path, "re");
+	int n = 0;
+	while (f && n == 0 && fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "NSpid:", 6) != 0)
+			continue;
+		for (char *tok = strtok_r(line + 6, " \t\n", &save); tok;
+		     tok = strtok_r(NULL, " \t\n", &save), n++)
+			*nspid = (uint32_t)strtoul(tok, NULL, 10);
+	}
+	if (f)
+		fclose(f);
+	return n > 1;
+}
+
+/* Loads the perf map at PATH into PR when its owner may name PR's frames:
+ * root, this process's user or PR's (while /proc still shows it); a map
+ * anyone could write would let them rename another user's frames. */
+static void load_perfmap(const struct sym_procs *p, struct proc *pr, const char *path)
+{
+	struct stat st, proc_st;
+	char proc_path[320];
+	if (stat(path, &st) < 0)
+		return;
+	snprintf(proc_path, sizeof(proc_path), "%s/%" PRIu32, p->proc_root, pr->pid);
+	bool owner_ok = st.st_uid == 0 || st.st_uid == geteuid() ||
+			(stat(proc_path, &proc_st) == 0 && proc_st.st_uid == st.st_uid);
+	if (owner_ok && sym_perfmap_load(path, &pr->perfmap) < 0)
+		pr->perfmap = NULL;
+}
+
+/* PR's perf map, read once: perf-PID.map in the perf map directory, else,
+ * for a process in a container, its own /tmp/perf-NSPID.map through
+ * /proc/PID/root (only while it runs), as perf looks for them. */
+static const struct sym_perfmap *perfmap_of(const struct sym_procs *p, struct proc *pr)
+{
+	char path[400];
+	uint32_t nspid;
+	if (pr->perfmap_tried)
+		return pr->perfmap;
+	pr->perfmap_tried = true;
+	snprintf(path, sizeof(path), "%s/perf-%" PRIu32 ".map", p->perfmap_dir, pr->pid);
+	load_perfmap(p, pr, path);
+	if (!pr->perfmap && nspid_of(p, pr->pid, &nspid)) {
+		snprintf(path, sizeof(path), "%s/%" PRIu32 "/root/tmp/perf-%" PRIu32 ".map",
+			 p->proc_root, pr->pid, nspid);
+		load_perfmap(p, pr, path);
+	}
+	return pr->perfmap;
+}
+
+uint64_t sym_procs_image(const struct sym_procs *p, uint32_t pid, uint64_t time)
+{
+	return sym_layout_at(sym_proc_find(p, pid), time);
+}
+
+int sym_procs_module(struct sym_procs *p, uint32_t pid, uint64_t time, uint64_t addr,
+		     const char **path, uint64_t *bias)
+{
+	const struct map *m = map_at(sym_gen_at(sym_proc_find(p, pid), time), time, addr);
+	uint64_t vaddr;
+	if (!m)
+		return -ENOENT;
+	struct file *f = &p->files[m->file];
+	struct sym_elf *e = sym_file_elf(p, f);
+	if (!e || sym_elf_offset_to_vaddr(e, addr - m->start + m->pgoff, &vaddr) < 0)
+		return -ENOENT;
+	*path = f->path;
+	*bias = addr - vaddr;
+	return 0;
+}
+
+int sym_procs_lookup(struct sym_procs *p, uint32_t pid, uint64_t time, uint64_t addr,
+		     struct sym_frame *out)
+{
+	struct proc *pr = sym_proc_find(p, pid);
+	const struct map *m = map_at(sym_gen_at(pr, time), time, addr);
+	uint64_t vaddr;
+	memset(out, 0, sizeof(*out));
+	if (m) {
+		struct file *f = &p->files[m->file];
+		out->dso = f->path;
+		out->dso_offset = addr - m->start + m->pgoff;
+		struct sym_elf *e = sym_file_elf(p, f);
+		if (e && sym_elf_offset_to_vaddr(e, out->dso_offset, &vaddr) == 0)
+			out->name = sym_elf_lookup(e, vaddr, &out->offset);
+	}
+	/* no ELF symbol: JIT code (anonymous memory, or a memfd) may be named */
+	const char *jit = !out->name && pr ? sym_perfmap_lookup(perfmap_of(p, pr), addr,
+								&out->offset) : NULL;
+	if (jit)
+		out->name = jit;
+	return m || jit ? 0 : -ENOENT;
+}

@@ -1,0 +1,168 @@
+/* The ELF files the unwinder reads code and unwind tables from: each
+ * mapped read-only once, with its PT_LOAD segments and the table its
+ * PT_GNU_EH_FRAME header points to, and kept while it is among the
+ * recently used (bounded by count and bytes, symbolize/lru.c); and which
+ * of them is mapped at an address of the walk's process. Apart from the
+ * address space (unwind_space.c) because it is the unwinder's one cache
+ * of memory that can grow large, with bounds of its own. */
+#include <dwarf.h>
+#include <elf.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "symbolize/unwind_internal.h"
+
+#define UNWIND_FILE_BYTES (256ull << 20)
+
+void sym_uw_file_free(struct ufile *f)
+{
+	if (!f)
+		return;
+	if (f->map)
+		munmap((void *)f->map, f->size);
+	free(f->path);
+	free(f);
+}
+
+/* The eh_frame_hdr's table, when it has the usual encodings (a sorted
+ * table of 4-byte offsets from the header), as the linker writes it. */
+static void read_eh_frame_hdr(struct ufile *f, const uint8_t *h, size_t len)
+{
+	if (len < 12 || h[0] != 1 || h[2] != (DW_EH_PE_udata4) ||
+	    h[3] != (DW_EH_PE_datarel | DW_EH_PE_sdata4))
+		return;
+	size_t ptr_size = (h[1] & 0x0f) == DW_EH_PE_sdata4 || (h[1] & 0x0f) == DW_EH_PE_udata4 ? 4 :
+			  (h[1] & 0x0f) == DW_EH_PE_sdata8 || (h[1] & 0x0f) == DW_EH_PE_udata8 ? 8 : 0;
+	if (!ptr_size || len < 4 + ptr_size + 4)
+		return;
+	uint32_t n;
+	memcpy(&n, h + 4 + ptr_size, sizeof(n));
+	if ((uint64_t)n * 8 > len - (4 + ptr_size + 4))
+		return;
+	f->nfde = n;
+	f->table = f->hdr + 4 + ptr_size + 4;
+}
+
+static struct ufile *ufile_open(const char *path)
+{
+	struct ufile *f = calloc(1, sizeof(*f));
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	Elf *e = NULL;
+	if (!f || fd < 0 || fstat(fd, &st) < 0 || st.st_size < (off_t)sizeof(Elf64_Ehdr))
+		goto fail;
+	f->size = (size_t)st.st_size;
+	f->map = mmap(NULL, f->size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (f->map == MAP_FAILED) {
+		f->map = NULL;
+		goto fail;
+	}
+	size_t nph;
+	if (!(f->path = strdup(path)) || !(e = elf_memory((char *)f->map, f->size)) ||
+	    elf_getphdrnum(e, &nph) < 0)
+		goto fail;
+	f->lo = UINT64_MAX;
+	GElf_Ehdr eh_hdr;
+	if (gelf_getehdr(e, &eh_hdr))
+		f->entry = eh_hdr.e_entry;
+	GElf_Phdr eh = { 0 };
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(e, (int)i, &ph))
+			continue;
+		if (ph.p_type == PT_GNU_EH_FRAME)
+			eh = ph;
+		if (ph.p_type != PT_LOAD || f->nload == MAX_LOADS || ph.p_offset > f->size ||
+		    ph.p_filesz > f->size - ph.p_offset)
+			continue;
+		f->load[f->nload].vaddr = ph.p_vaddr;
+		f->load[f->nload].off = ph.p_offset;
+		f->load[f->nload++].filesz = ph.p_filesz;
+		if (ph.p_vaddr < f->lo)
+			f->lo = ph.p_vaddr;
+		if (ph.p_vaddr + ph.p_memsz > f->hi)
+			f->hi = ph.p_vaddr + ph.p_memsz;
+	}
+	if (eh.p_type == PT_GNU_EH_FRAME && eh.p_offset <= f->size &&
+	    eh.p_filesz <= f->size - eh.p_offset) {
+		f->hdr = eh.p_vaddr;
+		read_eh_frame_hdr(f, f->map + eh.p_offset, eh.p_filesz);
+	}
+	elf_end(e);
+	close(fd);
+	return f;
+fail:
+	elf_end(e);
+	if (fd >= 0)
+		close(fd);
+	sym_uw_file_free(f);
+	return NULL;
+}
+
+/* The kept file at PATH, opened on first use; NULL if it cannot be read.
+ * Files the walk in progress holds (seen) stay. */
+static struct ufile *ufile_get(struct sym_unwinder *u, const char *path)
+{
+	for (unsigned i = 0; i < UNWIND_FILES; i++)
+		if (u->files[i] && strcmp(u->files[i]->path, path) == 0) {
+			u->lru[i].used = ++u->clock;
+			return u->files[i];
+		}
+	struct ufile *f = ufile_open(path);
+	if (!f)
+		return NULL;
+	for (unsigned i = 0; i < UNWIND_FILES; i++) {
+		u->lru[i].pinned = false;
+		for (unsigned j = 0; j < u->nseen && u->files[i]; j++)
+			u->lru[i].pinned |= u->seen[j].f == u->files[i];
+	}
+	const struct sym_lru_bound bound = { UNWIND_FILES, UNWIND_FILE_BYTES };
+	long v;
+	while ((v = sym_lru_victim(u->lru, UNWIND_FILES, &bound, f->size)) >= 0) {
+		sym_uw_file_free(u->files[v]);
+		u->files[v] = NULL;
+		u->lru[v] = (struct sym_lru_entry){ 0 };
+	}
+	for (unsigned i = 0; i < UNWIND_FILES; i++)
+		if (!u->files[i]) {
+			u->files[i] = f;
+			u->lru[i] = (struct sym_lru_entry){ .used = ++u->clock, .bytes = f->size };
+			return f;
+		}
+	sym_uw_file_free(f); /* every slot pinned: cannot be, a walk pins WALK_FILES */
+	return NULL;
+}
+
+/* The file mapped at ADDR in the walk's process, and its load bias. */
+struct ufile *sym_uw_file_at(struct sym_unwinder *u, uint64_t addr, uint64_t *bias)
+{
+	for (unsigned i = 0; i < u->nseen; i++)
+		if (addr >= u->seen[i].lo && addr < u->seen[i].hi) {
+			*bias = u->seen[i].bias;
+			return u->seen[i].f;
+		}
+	const char *path;
+	const struct sym_ustack *s = u->cur;
+	if (sym_procs_module(u->procs, s->pid, s->time, addr, &path, bias) < 0)
+		return NULL;
+	struct ufile *f = ufile_get(u, path);
+	if (f && f->lo < f->hi && u->nseen < WALK_FILES)
+		u->seen[u->nseen++] = (typeof(u->seen[0])){ f->lo + *bias, f->hi + *bias, *bias, f };
+	return f;
+}
+
+/* The bytes from a file's entry point within which its first call is made:
+ * _start's call of __libc_start_main (~37 bytes in), ld.so's of _dl_start */
+#define ENTRY_CALL_SPAN 64
+
+bool sym_uw_at_entry(struct sym_unwinder *u, uint64_t ip)
+{
+	uint64_t bias;
+	const struct ufile *f = sym_uw_file_at(u, ip, &bias);
+	return f && f->entry && ip - bias >= f->entry && ip - bias < f->entry + ENTRY_CALL_SPAN;
+}

@@ -1,0 +1,136 @@
+/* Shared by the unwinder's files (unwind.c, unwind_files.c,
+ * unwind_space.c, unwind_rules.c, unwind_splice.c), not outside
+ * symbolize/: the one struct sym_unwinder they all work on, and the few
+ * functions one file calls in another. unwind.c says how they fit. */
+#ifndef FTSTACK_SYMBOLIZE_UNWIND_INTERNAL_H
+#define FTSTACK_SYMBOLIZE_UNWIND_INTERNAL_H
+
+#define UNW_REMOTE_ONLY
+#include <libunwind.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "symbolize/internal.h"
+#include "symbolize/symbolize.h"
+
+#define UNWIND_PROCS 64     /* processes with an address space kept */
+/* files kept mapped, least recently used out (symbolize/lru.c): a walk
+ * of clang touches libLLVM (110 MB) and libclang-cpp (59 MB), which must
+ * both stay */
+#define UNWIND_FILES 64
+#define WALK_FILES 8        /* files one walk remembers */
+#define MAX_LOADS 16
+#define FP_CACHE 4096       /* ips whose repair is known (a power of two) */
+#define RULE_CACHE 8192     /* ips whose CFA rule is known (a power of two) */
+#define RULE_FRAMES 128     /* frames of one walk whose rules are learnt */
+
+/* One ELF file, mapped read-only: its PT_LOAD segments and unwind table. */
+struct ufile {
+	char *path;
+	const uint8_t *map;
+	size_t size;
+	struct { uint64_t vaddr, off, filesz; } load[MAX_LOADS];
+	int nload;
+	uint64_t lo, hi;              /* vaddr range of the PT_LOADs */
+	uint64_t hdr, table, nfde;    /* .eh_frame_hdr vaddr, its table's, entries */
+	uint64_t entry;               /* e_entry: where the program (or ld.so) starts */
+};
+
+struct uproc {
+	uint32_t pid;
+	uint64_t image;
+	unw_addr_space_t as;
+};
+
+struct sym_unwinder {
+	struct sym_procs *procs;
+	struct uproc procs_cache[UNWIND_PROCS];
+	unsigned next_proc;
+	struct ufile *files[UNWIND_FILES]; /* NULL: an empty slot */
+	struct sym_lru_entry lru[UNWIND_FILES];
+	uint64_t clock; /* file uses so far: LRU's time */
+	/* sym_unwind_splice's repair per ip (per process layout, whose serial
+	 * sym_procs_image never gives twice, direct-mapped):
+	 * RA_SLOT 0 when the function keeps a frame pointer there (the first
+	 * CFI step gave the chain's own next return address: no repair), else
+	 * 1 + the stack slot (8 bytes from sp) of the one return address the
+	 * chain lacks (a frameless leaf, a function's first instruction): the
+	 * CFA rule of a pc is fixed, so that slot is the same every time */
+	struct { uint32_t pid, ra_slot; uint64_t image, ip; } top[FP_CACHE];
+	/* sym_unwind's rules per ip (per process layout, direct-mapped; the
+	 * key is ip * 2 + 1 for a return address, whose row libunwind takes at
+	 * ip - 1): CFA = rsp or rbp + CFA_OFF, the return address at CFA +
+	 * RA_OFF, rbp at CFA + BP_OFF or unchanged; END where the walk stops */
+	struct urule { uint32_t pid; uint8_t kind; bool bp_saved; int32_t cfa_off, ra_off, bp_off;
+		       uint64_t image, key; } rules[RULE_CACHE];
+	bool no_rules;
+	unw_addr_space_t probe_as; /* the probes' own, uncached: walks' caches untouched */
+	uint64_t n_ruled, n_full; /* sym_unwind's walks by the rules, and full */
+	uint64_t n_learnt;        /* rules learnt by learn_frame */
+	/* the frames of sym_unwind's last full walk: rip, rsp, rbp; RET is
+	 * the last unw_step's answer */
+	struct { uint64_t ip, sp, bp; } fr[RULE_FRAMES + 1];
+	uint32_t nfr;
+	int last_ret;
+	/* the walk in progress; REGS what access_reg gives (a probe's own) */
+	const struct sym_ustack *cur;
+	const uint64_t *regs;
+	struct { uint64_t lo, hi, bias; struct ufile *f; } seen[WALK_FILES];
+	unsigned nseen;
+	bool cut;
+	bool ended; /* the last sym_unwind reached the outermost frame */
+};
+
+/* ---- the mapped files (unwind_files.c) ---- */
+
+/* The file mapped at ADDR in the walk's process (u->cur), and its load
+ * bias; NULL when no ELF file is mapped there or it cannot be read. The
+ * walk remembers it (u->seen) while it lasts. */
+struct ufile *sym_uw_file_at(struct sym_unwinder *u, uint64_t addr, uint64_t *bias);
+/* Unmaps and frees F (NULL: nothing). */
+void sym_uw_file_free(struct ufile *f);
+/* Whether IP (a caller's: its return address less one) is in a program's
+ * or the dynamic loader's entry code, its first call: the outermost frame,
+ * whether the file gives it CFI (glibc's _start marks its return address
+ * undefined) or not (Debian's ld.so's _start has none). */
+bool sym_uw_at_entry(struct sym_unwinder *u, uint64_t ip);
+
+/* ---- the address spaces (unwind_space.c) ---- */
+
+/* libunwind's callbacks: memory from the copy and the mapped files,
+ * registers from u->regs */
+extern unw_accessors_t sym_uw_accessors;
+/* The address space of the walk's process (u->cur), its cache kept while
+ * its layout stays; NULL when libunwind cannot make one. */
+unw_addr_space_t sym_uw_proc_as(struct sym_unwinder *u);
+/* sym_uw_proc_as for S's process, set as the walk in progress */
+unw_addr_space_t sym_uw_proc_as_of(struct sym_unwinder *u, const struct sym_ustack *s);
+/* Whether the code at IP (a caller's: its return address less one) has
+ * CFI, asked of the files' tables: on x86-64 unw_get_proc_info answers 0
+ * for a frame without any, so that is no test. */
+bool sym_uw_has_cfi(struct sym_unwinder *u, unw_addr_space_t as, uint64_t ip);
+
+/* ---- the full walk (unwind.c) ---- */
+
+/* CFI steps from S's sampled registers into IPS (at most MAX), until CHAIN
+ * (if any) is met (*MET). Returns the count; *FAILED when not even the
+ * first step could be made; *CFI when the ip's function has CFI (else
+ * libunwind's first step followed rbp). Keeps the frames in u->fr for
+ * the rules to learn from. */
+uint32_t sym_uw_walk(struct sym_unwinder *u, const struct sym_ustack *s, const uint64_t *chain,
+		     uint32_t nchain, uint64_t *ips, uint32_t max, bool *cut, bool *failed,
+		     bool *met, bool *cfi);
+
+/* ---- the per-ip rules (unwind_rules.c) ---- */
+
+/* Learns the rules of the last full walk's frames (u->fr) not known yet,
+ * for S's process layout IMAGE (0: none). */
+void sym_uw_learn(struct sym_unwinder *u, const struct sym_ustack *s, uint64_t image);
+/* S unwound by the rules alone into IPS (at most MAX; the sampled frame
+ * by one CFI step when its ip has no rule): the count, or 0 when an ip
+ * above it has none (or not a simple one) or a word lies beyond the copy:
+ * then a full walk. */
+uint32_t sym_uw_rules_walk(struct sym_unwinder *u, const struct sym_ustack *s, uint64_t image,
+			   uint64_t *ips, uint32_t max, bool *cut);
+
+#endif

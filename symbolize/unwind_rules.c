@@ -1,0 +1,279 @@
+/* sym_unwind's rules per ip: a full walk's frames teach them (each
+ * checked by probes: libunwind steps from the frame's rsp and rbp alone,
+ * then with rbp shifted, then rsp, which tell an rsp-based CFA from an
+ * rbp-based one and where the return address and rbp were read); later
+ * samples apply them with a few loads from the copy, and a walk by the
+ * rules alone needs libunwind for the sampled frame's one step at most.
+ * Apart from the full walk (unwind.c) because it is a second unwinder of
+ * its own, with its own cache and its own way to fail (a rule not learnt
+ * sends the sample to the full walk). */
+#include <string.h>
+#include "symbolize/unwind_internal.h"
+
+#define RULE_DELTA 64       /* rbp's shift in the second probe */
+
+enum { RULE_NONE, RULE_SP, RULE_BP, RULE_END, RULE_NOT };
+
+static struct urule *rule_slot(struct sym_unwinder *u, uint32_t pid, uint64_t key)
+{
+	return &u->rules[(key ^ (key >> 13) ^ pid) & (RULE_CACHE - 1)];
+}
+
+/* One step by libunwind from IP, SP and BP alone (every other register 0)
+ * in S's copy: 1 with the caller's rip, rsp, rbp in OUT and where rip and
+ * rbp were read (*BP_LOC 0: rbp unchanged), 0 at the stack's end, -1 when
+ * the step is no simple rule's (no CFI, a signal frame, a failed read). */
+static int probe(struct sym_unwinder *u, unw_addr_space_t as, const struct sym_ustack *s,
+		 const uint64_t in[3], uint64_t out[3], uint64_t *ra_loc, uint64_t *bp_loc)
+{
+	uint64_t r[17] = { 0 };
+	r[16] = in[0], r[7] = in[1], r[6] = in[2];
+	u->cur = s, u->regs = r, u->nseen = 0, u->cut = false;
+	unw_cursor_t c;
+	unw_save_loc_t l;
+	unw_word_t v[3];
+	int ret;
+	if (!sym_uw_has_cfi(u, as, in[0]) || unw_init_remote(&c, as, u) < 0 ||
+	    unw_is_signal_frame(&c) != 0 || (ret = unw_step(&c)) < 0 || u->cut)
+		ret = -1;
+	else if (ret > 0 && (unw_get_reg(&c, UNW_REG_IP, &v[0]) < 0 ||
+			     unw_get_reg(&c, UNW_X86_64_RSP, &v[1]) < 0 ||
+			     unw_get_reg(&c, UNW_X86_64_RBP, &v[2]) < 0 ||
+			     unw_get_save_loc(&c, UNW_X86_64_RIP, &l) < 0 || l.type != UNW_SLT_MEMORY))
+		ret = -1;
+	if (ret > 0) {
+		out[0] = v[0], out[1] = v[1], out[2] = v[2];
+		*ra_loc = l.u.addr;
+		*bp_loc = unw_get_save_loc(&c, UNW_X86_64_RBP, &l) == 0 &&
+			  l.type == UNW_SLT_MEMORY ? l.u.addr : 0;
+	}
+	u->regs = s->regs;
+	return ret > 0 ? 1 : ret;
+}
+
+/* Whether IP is a signal frame's (libunwind looks at its code) */
+static bool signal_at(struct sym_unwinder *u, unw_addr_space_t as, const struct sym_ustack *s,
+		      uint64_t ip, uint64_t sp)
+{
+	uint64_t r[17] = { 0 };
+	r[16] = ip, r[7] = sp;
+	u->cur = s, u->regs = r, u->nseen = 0, u->cut = false;
+	unw_cursor_t c;
+	bool sig = unw_init_remote(&c, as, u) < 0 || unw_is_signal_frame(&c) != 0;
+	u->regs = s->regs;
+	return sig;
+}
+
+/* The word at ADDR in S's copy; false beyond it */
+static bool copy_word(const struct sym_ustack *s, uint64_t addr, uint64_t *w)
+{
+	uint64_t sp = s->regs[7];
+	if (addr < sp || addr - sp > s->size || s->size - (addr - sp) < 8)
+		return false;
+	memcpy(w, s->stack + (addr - sp), 8);
+	return true;
+}
+
+/* R applied to a frame's SP and BP in S: the caller's rip, rsp, rbp;
+ * false when a word lies beyond the copy. */
+static bool rule_apply(const struct urule *r, const struct sym_ustack *s, uint64_t sp,
+		       uint64_t bp, uint64_t out[3])
+{
+	uint64_t cfa = (r->kind == RULE_BP ? bp : sp) + (uint64_t)(int64_t)r->cfa_off;
+	out[1] = cfa;
+	out[2] = bp;
+	return copy_word(s, cfa + (uint64_t)(int64_t)r->ra_off, &out[0]) &&
+	       (!r->bp_saved || copy_word(s, cfa + (uint64_t)(int64_t)r->bp_off, &out[2]));
+}
+
+/* The rule of frame K of the last full walk of S, from two probes, or
+ * RULE_NONE when it cannot be learnt from this sample (a word beyond the
+ * copy) */
+static struct urule learn_one(struct sym_unwinder *u, unw_addr_space_t as,
+			      const struct sym_ustack *s, uint32_t k)
+{
+	struct urule r = { .kind = RULE_NOT };
+	if (k + 1 >= u->nfr && u->last_ret != 0)
+		return (struct urule){ .kind = RULE_NONE }; /* no caller seen to check against */
+	if (signal_at(u, as, s, u->fr[k].ip, u->fr[k].sp))
+		return r;
+	uint64_t in[3] = { u->fr[k].ip - (k > 0), u->fr[k].sp, u->fr[k].bp }, o1[3], o2[3], o3[3];
+	uint64_t ra1, ra2, ra3, bp1, bp2, bp3;
+	int p1 = probe(u, as, s, in, o1, &ra1, &bp1);
+	in[2] += RULE_DELTA;
+	int p2 = probe(u, as, s, in, o2, &ra2, &bp2);
+	/* rsp shifted too: a CFA read from the stack (a signal frame's
+	 * expression, dereferencing rsp + N) does not shift with it */
+	in[2] -= RULE_DELTA, in[1] += RULE_DELTA;
+	int p3 = probe(u, as, s, in, o3, &ra3, &bp3);
+	if (p1 == 0 && p2 == 0 && p3 == 0 && k + 1 == u->nfr && u->last_ret == 0)
+		return (struct urule){ .kind = RULE_END };
+	if (k + 1 >= u->nfr)
+		return (struct urule){ .kind = RULE_NONE }; /* no caller seen to check against */
+	if (p1 != 1 || p2 != 1 || p3 != 1 || o1[0] != u->fr[k + 1].ip ||
+	    o1[1] != u->fr[k + 1].sp || o1[2] != u->fr[k + 1].bp)
+		return (struct urule){ .kind = (p1 < 0 || p2 < 0 || p3 < 0) && u->cut ?
+					       RULE_NONE : RULE_NOT };
+	int64_t sshift = (int64_t)(o3[1] - o1[1]);
+	int64_t shift = (int64_t)(o2[1] - o1[1]);
+	if ((shift != 0 && shift != RULE_DELTA) || sshift != (shift ? 0 : RULE_DELTA) ||
+	    ra3 - o3[1] != ra1 - o1[1] || (bp1 && bp3 - o3[1] != bp1 - o1[1]))
+		return r;
+	r.kind = shift ? RULE_BP : RULE_SP;
+	r.cfa_off = (int32_t)(o1[1] - (shift ? u->fr[k].bp : u->fr[k].sp));
+	r.ra_off = (int32_t)(ra1 - o1[1]);
+	if (ra2 - o2[1] != ra1 - o1[1])
+		return (struct urule){ .kind = RULE_NOT };
+	r.bp_saved = bp1 != 0;
+	if (r.bp_saved) {
+		r.bp_off = (int32_t)(bp1 - o1[1]);
+		if (!bp2 || bp2 - o2[1] != bp1 - o1[1])
+			return (struct urule){ .kind = RULE_NOT };
+	} else if (bp2 || o1[2] != u->fr[k].bp || o2[2] != u->fr[k].bp + RULE_DELTA) {
+		return (struct urule){ .kind = RULE_NOT };
+	}
+	/* the rule must give the walk's own caller, and the probe's */
+	uint64_t a[3];
+	if (!rule_apply(&r, s, u->fr[k].sp, u->fr[k].bp, a) || a[0] != o1[0] || a[1] != o1[1] ||
+	    a[2] != o1[2])
+		return (struct urule){ .kind = RULE_NONE };
+	return r;
+}
+
+/* Learns the rules of the last full walk's frames not known yet, up to
+ * the first signal frame (after one, libunwind takes a row at the ip
+ * itself, not ip - 1). */
+void sym_uw_learn(struct sym_unwinder *u, const struct sym_ustack *s, uint64_t image)
+{
+	if (!image || u->nfr == 0)
+		return;
+	if (!u->probe_as && (u->probe_as = unw_create_addr_space(&sym_uw_accessors, 0)))
+		unw_set_caching_policy(u->probe_as, UNW_CACHE_NONE);
+	unw_addr_space_t as = u->probe_as;
+	for (uint32_t k = 0; as && k < u->nfr; k++) {
+		if (u->fr[k].ip == 0)
+			break;
+		uint64_t key = u->fr[k].ip * 2 + (k > 0);
+		struct urule *slot = rule_slot(u, s->pid, key);
+		if (slot->kind != RULE_NONE && slot->key == key && slot->pid == s->pid &&
+		    slot->image == image)
+			continue;
+		struct urule r = learn_one(u, as, s, k);
+		if (r.kind == RULE_NONE)
+			continue;
+		r.pid = s->pid, r.image = image, r.key = key;
+		*slot = r;
+		if (r.kind == RULE_NOT && k + 1 < u->nfr)
+			break; /* maybe a signal frame: what follows it is not learnt */
+	}
+}
+
+/* The rule of the frame at return address F[0] (rsp F[1], rbp F[2]) of S,
+ * learnt from probes there alone (as learn does from a full walk's frames,
+ * whose first probe stands for the walk's step) and kept; NULL when it has
+ * no simple rule or a probe needs stack beyond the copy. The probes use the
+ * process's cached address space: libunwind keeps each ip's parsed CFI
+ * row, not register values, and at -F 49 the uncached probes' parsing was
+ * most of the reader's time (ftstack's CPU 390/341/207 ms against
+ * 280/171/162 in 6 s runs, interleaved) */
+static const struct urule *learn_frame(struct sym_unwinder *u, const struct sym_ustack *s,
+				       uint64_t image, const uint64_t f[3])
+{
+	unw_addr_space_t as = sym_uw_proc_as_of(u, s);
+	if (!as)
+		return NULL;
+	uint64_t in[3] = { f[0] - 1, f[1], f[2] }, o[3], ra, bp;
+	int p = probe(u, as, s, in, o, &ra, &bp);
+	if (p < 0)
+		return NULL;
+	u->fr[1].ip = f[0], u->fr[1].sp = f[1], u->fr[1].bp = f[2];
+	u->fr[2].ip = o[0], u->fr[2].sp = o[1], u->fr[2].bp = o[2];
+	u->nfr = p > 0 ? 3 : 2;
+	u->last_ret = p;
+	struct urule r = learn_one(u, as, s, 1);
+	if (r.kind != RULE_SP && r.kind != RULE_BP && r.kind != RULE_END)
+		return NULL;
+	uint64_t key = f[0] * 2 + 1;
+	struct urule *slot = rule_slot(u, s->pid, key);
+	r.pid = s->pid, r.image = image, r.key = key;
+	*slot = r;
+	u->n_learnt++;
+	return slot;
+}
+
+/* The sampled frame's one CFI step, from every register taken: a sample's
+ * ip is seldom seen twice (a busy interpreter's loop has thousands), so it
+ * rarely has a rule, while the return addresses above it do. 1 with the
+ * caller's rip, rsp, rbp in F; 0 at the stack's end; -1 when the step
+ * fails, needs stack beyond the copy or is a signal frame's (a full walk
+ * then says why). */
+static int leaf_step(struct sym_unwinder *u, const struct sym_ustack *s, uint64_t f[3])
+{
+	uint64_t bias;
+	unw_cursor_t c;
+	unw_word_t v[3];
+	u->cur = s, u->regs = s->regs, u->nseen = 0, u->cut = false;
+	if (!sym_uw_file_at(u, s->regs[16], &bias))
+		return -1;
+	unw_addr_space_t as = sym_uw_proc_as(u);
+	/* without CFI libunwind guesses: the full walk judges */
+	if (!as || !sym_uw_has_cfi(u, as, s->regs[16]) || unw_init_remote(&c, as, u) < 0 ||
+	    unw_is_signal_frame(&c) != 0)
+		return -1;
+	int ret = unw_step(&c);
+	if (ret <= 0 || u->cut)
+		return ret == 0 && !u->cut ? 0 : -1;
+	if (unw_get_reg(&c, UNW_REG_IP, &v[0]) < 0 || unw_get_reg(&c, UNW_X86_64_RSP, &v[1]) < 0 ||
+	    unw_get_reg(&c, UNW_X86_64_RBP, &v[2]) < 0)
+		return -1;
+	f[0] = v[0], f[1] = v[1], f[2] = v[2];
+	return 1;
+}
+
+/* S unwound by the rules alone (the sampled frame by one CFI step when its
+ * ip has no rule): the count, or 0 when an ip above it has none (or not a
+ * simple one) or a word lies beyond the copy: then a full walk. */
+uint32_t sym_uw_rules_walk(struct sym_unwinder *u, const struct sym_ustack *s, uint64_t image,
+			   uint64_t *ips, uint32_t max, bool *cut)
+{
+	*cut = false;
+	u->ended = false;
+	uint64_t f[3] = { s->regs[16], s->regs[7], s->regs[6] };
+	uint32_t n = 0;
+	ips[n++] = f[0];
+	while (n < max) {
+		uint64_t key = f[0] * 2 + (n > 1);
+		const struct urule *r = rule_slot(u, s->pid, key);
+		if ((r->key != key || r->pid != s->pid || r->image != image ||
+		     r->kind == RULE_NONE || r->kind == RULE_NOT) && n == 1) {
+			int st = leaf_step(u, s, f);
+			if (st < 0)
+				return 0;
+			if (st == 0 || f[0] == 0) {
+				u->ended = true;
+				break;
+			}
+			ips[n++] = f[0];
+			continue;
+		}
+		if ((r->key != key || r->pid != s->pid || r->image != image ||
+		     r->kind == RULE_NONE) && !(r = learn_frame(u, s, image, f)))
+			return 0;
+		if (r->kind == RULE_NOT)
+			return 0;
+		if (r->kind == RULE_END) {
+			u->ended = true;
+			break;
+		}
+		if (!rule_apply(r, s, f[1], f[2], f)) {
+			*cut = true; /* as libunwind's step, which needs the same word */
+			break;
+		}
+		if (f[0] == 0) {
+			u->ended = true;
+			break;
+		}
+		ips[n++] = f[0];
+	}
+	return n;
+}

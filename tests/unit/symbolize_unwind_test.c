@@ -1,0 +1,430 @@
+/* symbolize's unwinder (symbolize/unwind*.c) on this test's own stack,
+ * copied as the kernel copies it for a sample: full walks, the per-ip
+ * rules against full walks, the repair of a frame-pointer chain
+ * (sym_unwind_splice), a signal frame, a PLT stub, a realigning prologue,
+ * and samples with only the frame registers. */
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/uio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "symbolize/symbolize.h"
+#include "tests/unit/check.h"
+
+/* ---- DWARF unwinding of a copied stack: this test's own ---- */
+#if defined(__x86_64__)
+static struct sym_ustack unwind_sample;
+static uint8_t unwind_copy[1024];
+static uint64_t unwind_returns[3]; /* where unwind_inner, _middle, _outer return */
+
+/* The raw stack, redzones and all, as the kernel copies it for a sample:
+ * through process_vm_readv on this process, so neither ASan nor valgrind
+ * takes the bytes below sp for a bad read or their content for undefined
+ * (the kernel's copy is defined). The loop is the fallback where the call
+ * is refused; ASan must not check its reads (the volatile source keeps it
+ * from becoming an intercepted memcpy). */
+__attribute__((no_sanitize("address"))) static void copy_raw(uint8_t *dst, uint64_t src, size_t n)
+{
+	struct iovec local = { dst, n }, remote = { (void *)(uintptr_t)src, n };
+	if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)n)
+		return;
+	const volatile uint8_t *from = (const volatile uint8_t *)(uintptr_t)src;
+	for (size_t i = 0; i < n; i++)
+		dst[i] = from[i];
+}
+
+/* The caller's registers (DWARF numbering) into R, as the kernel takes them
+ * for PERF_SAMPLE_REGS_USER */
+#define CAPTURE_REGS(r) \
+	__asm__ volatile("mov %%rax, 0(%0)\n\tmov %%rdx, 8(%0)\n\tmov %%rcx, 16(%0)\n\t" \
+			 "mov %%rbx, 24(%0)\n\tmov %%rsi, 32(%0)\n\tmov %%rdi, 40(%0)\n\t" \
+			 "mov %%rbp, 48(%0)\n\tmov %%rsp, 56(%0)\n\tmov %%r8, 64(%0)\n\t" \
+			 "mov %%r9, 72(%0)\n\tmov %%r10, 80(%0)\n\tmov %%r11, 88(%0)\n\t" \
+			 "mov %%r12, 96(%0)\n\tmov %%r13, 104(%0)\n\tmov %%r14, 112(%0)\n\t" \
+			 "mov %%r15, 120(%0)\n\tlea 0(%%rip), %%rax\n\tmov %%rax, 128(%0)" \
+			 : : "r"(r) : "rax", "memory");
+
+/* Takes its own registers and the top of its stack, as the kernel does for
+ * PERF_SAMPLE_REGS_USER and STACK_USER. */
+__attribute__((noinline)) static void unwind_inner(void)
+{
+	uint64_t *r = unwind_sample.regs;
+	CAPTURE_REGS(r);
+	copy_raw(unwind_copy, r[7], sizeof(unwind_copy));
+	unwind_returns[0] = (uint64_t)(uintptr_t)__builtin_return_address(0);
+}
+
+__attribute__((noinline)) static void unwind_middle(void)
+{
+	unwind_inner();
+	unwind_returns[1] = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	__asm__ volatile("" ::: "memory"); /* no tail call */
+}
+
+__attribute__((noinline)) static void unwind_outer(void)
+{
+	unwind_middle();
+	unwind_returns[2] = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	__asm__ volatile("" ::: "memory");
+}
+
+/* A signal frame: registers taken in a handler; the walk must go through
+ * libc's __restore_rt (its CFI describes the interrupted registers) back
+ * to the function that raised the signal. */
+static struct sym_ustack sig_sample;
+static uint8_t sig_copy[32768];
+static uint64_t stack_limit; /* main's frame: the copy stops below it */
+
+__attribute__((noinline)) static void sig_handler(int sig)
+{
+	(void)sig;
+	uint64_t *r = sig_sample.regs;
+	CAPTURE_REGS(r);
+	sig_sample.size = stack_limit > r[7] && stack_limit - r[7] < sizeof(sig_copy) ?
+			  stack_limit - r[7] : sizeof(sig_copy);
+	copy_raw(sig_copy, r[7], sig_sample.size);
+}
+
+__attribute__((noinline)) static void sig_raiser(void)
+{
+	raise(SIGUSR1);
+	__asm__ volatile("" ::: "memory"); /* no tail call */
+}
+
+/* The vaddr of section NAME of the ELF file PATH, or 0. */
+static uint64_t section_vaddr(const char *path, const char *name)
+{
+	uint64_t addr = 0;
+	int fd = open(path, O_RDONLY);
+	elf_version(EV_CURRENT);
+	Elf *e = fd >= 0 ? elf_begin(fd, ELF_C_READ, NULL) : NULL;
+	size_t shstr;
+	if (e && elf_getshdrstrndx(e, &shstr) == 0)
+		for (Elf_Scn *scn = NULL; (scn = elf_nextscn(e, scn)) && !addr;) {
+			GElf_Shdr sh;
+			const char *n = gelf_getshdr(scn, &sh) ? elf_strptr(e, shstr, sh.sh_name) : NULL;
+			if (n && strcmp(n, name) == 0)
+				addr = sh.sh_addr;
+		}
+	elf_end(e);
+	if (fd >= 0)
+		close(fd);
+	return addr;
+}
+
+/* Whether one of IPS[1..N) is in function NAME of this process. */
+static bool walk_has(struct sym_procs *p, const uint64_t *ips, uint32_t n, const char *name)
+{
+	for (uint32_t i = 1; i < n; i++) {
+		struct sym_frame f;
+		if (sym_procs_lookup(p, (uint32_t)getpid(), 200, ips[i] - 1, &f) == 0 && f.name &&
+		    strcmp(f.name, name) == 0)
+			return true;
+	}
+	return false;
+}
+
+static void test_unwind_special(struct sym_procs *p, struct sym_unwinder *u)
+{
+	uint64_t ips[32];
+	bool cut;
+	signal(SIGUSR1, sig_handler);
+	sig_raiser();
+	signal(SIGUSR1, SIG_DFL);
+	sig_sample.pid = sig_sample.tid = (uint32_t)getpid();
+	sig_sample.time = 200;
+	sig_sample.stack = sig_copy;
+	uint32_t n = sym_unwind(u, &sig_sample, ips, 32, &cut);
+	CHECK(n > 3 && walk_has(p, ips, n, "sig_raiser") && walk_has(p, ips, n, "main"),
+	      "a signal frame: through __restore_rt to sig_raiser and on to main (%u frames)", n);
+	/* a pc in a PLT stub, after its push, before the jump to PLT0: the
+	 * stub's CFA is an expression of rip (rsp + 8, + 8 more from the 11th
+	 * byte of an entry on), so the return address is at [rsp + 8] */
+	const char *path;
+	uint64_t bias, plt = 0;
+	if (sym_procs_module(p, (uint32_t)getpid(), 200, (uint64_t)(uintptr_t)sig_raiser, &path,
+			     &bias) == 0)
+		plt = section_vaddr(path, ".plt");
+	uint64_t fake[4] = { 7 /* the pushed relocation index */,
+			     (uint64_t)(uintptr_t)sig_raiser + 8, 0, 0 };
+	struct sym_ustack ps = { .pid = (uint32_t)getpid(), .tid = (uint32_t)getpid(), .time = 200,
+				 .stack = (const uint8_t *)fake, .size = sizeof(fake) };
+	ps.regs[7] = 0x7fff0000; /* rsp: the copy is read from here on */
+	ps.regs[16] = plt + bias + 16 + 11;
+	n = plt ? sym_unwind(u, &ps, ips, 2, &cut) : 0;
+	CHECK(n == 2 && ips[1] == fake[1], "a pc in a PLT stub: its CFA from the rip expression (%u)", n);
+}
+
+/* S walked by V (rules) and by W (full walks only): the same frames and
+ * cut, at every MAX */
+static bool same_walks(struct sym_unwinder *v, struct sym_unwinder *w,
+		       const struct sym_ustack *s, uint32_t maxn)
+{
+	for (uint32_t max = 1; max <= maxn; max++) {
+		uint64_t a[64], b[64];
+		bool ca = true, cb = false;
+		uint32_t na = sym_unwind(v, s, a, max, &ca), nb = sym_unwind(w, s, b, max, &cb);
+		if (na != nb || ca != cb || memcmp(a, b, na * sizeof(*a)) != 0) {
+			fprintf(stderr, "# max %u: %u%s against %u%s\n", max, na, ca ? " cut" : "", nb,
+				cb ? " cut" : "");
+			for (uint32_t i = 0; i < na || i < nb; i++)
+				fprintf(stderr, "#   %#" PRIx64 " %#" PRIx64 "\n", i < na ? a[i] : 0,
+					i < nb ? b[i] : 0);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* sym_unwind's per-ip rules: the same frames as full walks, on this test's
+ * own stack copies (unwind_sample, the signal handler's), whole and cut
+ * short; the second time by the rules alone */
+static void test_unwind_rules(struct sym_procs *p)
+{
+	struct sym_unwinder *v = NULL, *w = NULL;
+	uint64_t ruled, full;
+	bool made = sym_unwinder_alloc(p, &v) == 0 && sym_unwinder_alloc(p, &w) == 0;
+	CHECK(made, "rules: two unwinders");
+	if (!made) {
+		sym_unwinder_free(v);
+		return;
+	}
+	sym_unwinder_rules(w, false);
+	uint64_t ips[32];
+	bool cut;
+	uint32_t n = sym_unwind(w, &unwind_sample, ips, 32, &cut);
+	for (int pass = 0; pass < 3; pass++)
+		CHECK(same_walks(v, w, &unwind_sample, 32), "rules, pass %d: %u frames at every "
+		      "max as the full walk", pass + 1, n);
+	sym_unwinder_counts(v, &ruled, &full);
+	/* the copy ends before the 4th frame's caller: walks that reach it are
+	 * full ones (its rule cannot be learnt from this copy), the shorter
+	 * ones of passes 2 and 3 by the rules */
+	CHECK(ruled >= 6, "rules: the later walks by the rules (%" PRIu64 " ruled, "
+	      "%" PRIu64 " full)", ruled, full);
+	/* the copy cut at every 8 bytes: a rule never reads past it */
+	uint64_t size = unwind_sample.size;
+	bool same = true;
+	for (uint64_t cutat = 0; cutat <= 1024 && same; cutat += 8) {
+		unwind_sample.size = cutat;
+		same = same_walks(v, w, &unwind_sample, 16);
+	}
+	unwind_sample.size = size;
+	CHECK(same, "rules: copies cut short, the same frames and cut as the full walk");
+	/* a signal frame on the stack: __restore_rt's rule is no simple one,
+	 * the walk goes on by libunwind's. (libunwind's own walks of this
+	 * sample differ from the first on: 7 frames, cut, then 2, with rules or
+	 * without; each pass is compared with the same pass of the other.) */
+	if (sig_sample.size) {
+		struct sym_unwinder *w2;
+		bool same = sym_unwinder_alloc(p, &w2) == 0;
+		if (same)
+			sym_unwinder_rules(w2, false);
+		for (int pass = 0; pass < 3 && same; pass++) {
+			uint64_t a[32], b[32];
+			bool ca, cb;
+			uint32_t na = sym_unwind(v, &sig_sample, a, 32, &ca);
+			uint32_t nb = sym_unwind(w2, &sig_sample, b, 32, &cb);
+			same = na == nb && ca == cb && memcmp(a, b, na * sizeof(*a)) == 0;
+		}
+		CHECK(same, "rules: through a signal frame, the same frames as full walks");
+		sym_unwinder_free(w2);
+	}
+	uint64_t r0 = 0, f0 = 0;
+	sym_unwinder_counts(w, &r0, &f0);
+	CHECK(r0 == 0, "rules off: every walk full (%" PRIu64 ")", f0);
+	sym_unwinder_free(v);
+	sym_unwinder_free(w);
+}
+
+/* S with only rip, rsp and rbp (the fp and copy methods take these and
+ * r10, r11: perfev_user_frame_regs_mask): the same frames and cut as with
+ * all 17, each with an unwinder of its own, full walks and by the rules */
+static bool same_with_frame_regs(struct sym_procs *p, const struct sym_ustack *s, bool rules)
+{
+	struct sym_ustack three = *s;
+	memset(three.regs, 0, sizeof(three.regs));
+	three.regs[6] = s->regs[6], three.regs[7] = s->regs[7], three.regs[16] = s->regs[16];
+	three.regs_known = 1u << 6 | 1u << 7 | 1u << 16;
+	struct sym_unwinder *a = NULL, *b = NULL;
+	bool same = sym_unwinder_alloc(p, &a) == 0 && sym_unwinder_alloc(p, &b) == 0;
+	for (int pass = 0; pass < 2 && same; pass++) {
+		uint64_t x[32], y[32];
+		bool cx, cy;
+		if (!rules)
+			sym_unwinder_rules(a, false), sym_unwinder_rules(b, false);
+		uint32_t nx = sym_unwind(a, s, x, 32, &cx), ny = sym_unwind(b, &three, y, 32, &cy);
+		/* (libunwind's second walk of the signal frame's sample stops
+		 * early, with all registers or three: test_unwind_rules) */
+		same = (pass || nx > 2) && nx == ny && cx == cy &&
+		       memcmp(x, y, nx * sizeof(*x)) == 0;
+	}
+	sym_unwinder_free(a);
+	sym_unwinder_free(b);
+	return same;
+}
+
+/* A sample in a stack-realigning prologue, as gcc writes one: the CFA is
+ * r10 until the frame is built. r10_frame takes its registers there
+ * (DWARF order into r10_sample.regs, rax and rcx clobbered) and its stack
+ * (r10_copy), then returns to r10_caller. */
+static struct sym_ustack r10_sample;
+static uint8_t r10_stack[256];
+void r10_frame(void);
+__attribute__((used)) static void r10_copy(void)
+{
+	copy_raw(r10_stack, r10_sample.regs[7], sizeof(r10_stack));
+}
+__asm__(".text\n.type r10_frame, @function\nr10_frame:\n.cfi_startproc\n"
+	"lea 8(%rsp), %r10\n"
+	".cfi_def_cfa %r10, 0\n"
+	"and $-32, %rsp\n"
+	"lea r10_sample+16(%rip), %rax\n" /* regs[]: after pid, tid, time */
+	"mov %rbp, 48(%rax)\nmov %rsp, 56(%rax)\nmov %r10, 80(%rax)\nmov %r11, 88(%rax)\n"
+	"lea 0(%rip), %rcx\nmov %rcx, 128(%rax)\n"
+	"sub $32, %rsp\nmov %r10, (%rsp)\ncall r10_copy\nmov (%rsp), %r10\n" /* r10 is the callee's */
+	"lea -8(%r10), %rsp\n"
+	".cfi_def_cfa %rsp, 8\n"
+	"ret\n.cfi_endproc\n.size r10_frame, .-r10_frame\n");
+
+__attribute__((noinline)) static void r10_caller(void)
+{
+	r10_frame();
+	__asm__ volatile("" ::: "memory"); /* no tail call: r10_caller stays the caller */
+}
+
+/* Its caller's return address, from the CFI with KNOWN registers (0: all) */
+static uint32_t r10_walk(struct sym_procs *p, uint32_t known, uint64_t *ips)
+{
+	struct sym_unwinder *u = NULL;
+	bool cut;
+	r10_sample.regs_known = known;
+	uint32_t n = sym_unwinder_alloc(p, &u) == 0 ? sym_unwind(u, &r10_sample, ips, 2, &cut) : 0;
+	sym_unwinder_free(u);
+	return n;
+}
+
+static void test_unwind_frame_regs(struct sym_procs *p)
+{
+	CHECK(same_with_frame_regs(p, &unwind_sample, false) &&
+	      same_with_frame_regs(p, &unwind_sample, true),
+	      "rip, rsp and rbp only: this test's own stack, the same frames as with all 17");
+	CHECK(!sig_sample.size || (same_with_frame_regs(p, &sig_sample, false) &&
+				   same_with_frame_regs(p, &sig_sample, true)),
+	      "rip, rsp and rbp only: through a signal frame, the same frames as with all 17");
+	/* the walk needs r10 there: with it (as fp and copy take it), the
+	 * caller; without it, the step is refused, not made up */
+	r10_caller();
+	r10_sample.pid = r10_sample.tid = (uint32_t)getpid();
+	r10_sample.time = 200;
+	r10_sample.stack = r10_stack;
+	r10_sample.size = sizeof(r10_stack);
+	const uint32_t frame = 1u << 6 | 1u << 7 | 1u << 10 | 1u << 11 | 1u << 16;
+	uint64_t ips[2] = { 0, 0 };
+	uint32_t n = r10_walk(p, frame, ips);
+	bool took = n == 2 && walk_has(p, ips, n, "r10_caller");
+	uint64_t caller = ips[1];
+	CHECK(took && (n = r10_walk(p, 0, ips)) == 2 && ips[1] == caller,
+	      "a realigning prologue (CFA r10): the caller with rip, rsp, rbp, r10, r11 as with all");
+	n = r10_walk(p, frame & ~(1u << 10), ips);
+	CHECK(n == 1, "the same without r10: the ip only (%u)", n);
+}
+
+static void test_unwind(void)
+{
+	struct sym_procs *p = NULL;
+	struct sym_unwinder *u = NULL;
+	uint64_t ips[16];
+	bool cut = true;
+	unwind_outer();
+	unwind_sample.pid = unwind_sample.tid = (uint32_t)getpid();
+	unwind_sample.time = 200;
+	unwind_sample.stack = unwind_copy;
+	unwind_sample.size = sizeof(unwind_copy);
+	CHECK(sym_procs_alloc("/proc", "/usr/lib/debug", &p) == 0 &&
+	      sym_procs_snapshot(p, (uint32_t)getpid(), 100) == 0 &&
+	      sym_unwinder_alloc(p, &u) == 0, "procs and unwinder of self");
+	uint32_t n = sym_unwind(u, &unwind_sample, ips, 16, &cut);
+	CHECK(n >= 4 && ips[0] == unwind_sample.regs[16] && ips[1] == unwind_returns[0] &&
+	      ips[2] == unwind_returns[1] && ips[3] == unwind_returns[2],
+	      "%u frames: the ip, then the returns into unwind_middle, _outer and the test", n);
+	/* the same again: the process's Dwfl and modules are kept */
+	CHECK(sym_unwind(u, &unwind_sample, ips, 16, &cut) == n, "a second walk, the same frames");
+	CHECK(sym_unwind(u, &unwind_sample, ips, 2, &cut) == 2 && ips[1] == unwind_returns[0],
+	      "at most MAX addresses");
+	/* nothing copied: not even the first return address, and cut */
+	unwind_sample.size = 0;
+	n = sym_unwind(u, &unwind_sample, ips, 16, &cut);
+	CHECK(n == 1 && cut, "an empty copy: %u frame, cut", n);
+	/* the default's repair. Each case with an unwinder of its own: the
+	 * repair of an ip is remembered, and one pc cannot be both framed and
+	 * frameless. A frame-pointer chain that lacks unwind_inner's caller (as
+	 * when unwind_inner keeps no frame pointer) gets it from the CFI, then
+	 * goes on with the chain's own tail; the second time from the cache */
+	struct sym_unwinder *v;
+	unwind_sample.size = sizeof(unwind_copy);
+	uint64_t chain[4] = { unwind_sample.regs[16], unwind_returns[1], unwind_returns[2], 0x1234 };
+	CHECK(sym_unwinder_alloc(p, &v) == 0, "a second unwinder");
+	for (int pass = 0; pass < 2; pass++) {
+		n = sym_unwind_splice(v, &unwind_sample, chain, 4, ips, 16, &cut);
+		CHECK(n == 5 && ips[1] == unwind_returns[0] && ips[2] == unwind_returns[1] &&
+		      ips[3] == unwind_returns[2] && ips[4] == 0x1234 && !cut,
+		      "splice, pass %d: the missing caller from CFI, then the chain (%u frames)",
+		      pass + 1, n);
+	}
+	sym_unwinder_free(v);
+	/* a chain of garbage: never met, the CFI walk alone */
+	uint64_t junk[3] = { unwind_sample.regs[16], 0x10, 0x20 };
+	uint64_t whole[16];
+	uint32_t nw = sym_unwind(u, &unwind_sample, whole, 16, &cut);
+	CHECK(sym_unwinder_alloc(p, &v) == 0, "a third unwinder");
+	n = sym_unwind_splice(v, &unwind_sample, junk, 3, ips, 16, &cut);
+	CHECK(n == nw && memcmp(ips, whole, n * sizeof(*ips)) == 0,
+	      "splice: a chain never met gives the CFI walk (%u frames)", n);
+	/* a copy that ends before the first CFA: cut, and said */
+	unwind_sample.size = 8;
+	n = sym_unwind_splice(v, &unwind_sample, chain, 4, ips, 16, &cut);
+	CHECK(cut && n == 4 && memcmp(ips, chain, sizeof(chain)) == 0,
+	      "splice: a copy ending before the CFA: the chain as it is, cut");
+	unwind_sample.size = sizeof(unwind_copy);
+	sym_unwinder_free(v);
+	/* a whole chain (unwind_inner keeps its frame pointer): kept as it is,
+	 * the second time straight from the per-ip cache */
+	uint64_t good[4] = { unwind_sample.regs[16], unwind_returns[0], unwind_returns[1], 0x5678 };
+	CHECK(sym_unwinder_alloc(p, &v) == 0, "a fourth unwinder");
+	for (int pass = 0; pass < 2; pass++) {
+		n = sym_unwind_splice(v, &unwind_sample, good, 4, ips, 16, &cut);
+		CHECK(n == 4 && memcmp(ips, good, sizeof(good)) == 0 && !cut,
+		      "splice, pass %d: a whole chain as it is (%u frames)", pass + 1, n);
+	}
+	sym_unwinder_free(v);
+	test_unwind_special(p, u);
+	test_unwind_rules(p);
+	test_unwind_frame_regs(p);
+	/* a pid nothing is known of: the ip alone */
+	unwind_sample.pid = 999999999;
+	unwind_sample.size = sizeof(unwind_copy);
+	n = sym_unwind(u, &unwind_sample, ips, 16, &cut);
+	CHECK(n == 1 && ips[0] == unwind_sample.regs[16] && !cut, "unknown process: the ip only");
+	sym_unwinder_free(u);
+	sym_procs_free(p);
+}
+#else
+static void test_unwind(void)
+{
+	SKIP("DWARF registers are taken on x86-64 only", "unwinding of this test's own stack");
+}
+#endif
+
+int main(void)
+{
+#if defined(__x86_64__)
+	stack_limit = (uint64_t)(uintptr_t)__builtin_frame_address(0);
+#endif
+	test_unwind();
+	CHECK_DONE();
+}
