@@ -297,6 +297,23 @@ __attribute__((noinline)) static void r10_caller(void)
 	__asm__ volatile("" ::: "memory"); /* no tail call: r10_caller stays the caller */
 }
 
+/* A frame without CFI, as hand-written assembly (GMP's mpn routines) has:
+ * nocfi_frame zeroes rbp and calls nocfi_inner, which takes the sample.
+ * libunwind's guess past it (the rbp chain) finds rbp 0 and gives up: the
+ * walk stops there, and is not whole. */
+static struct sym_ustack nocfi_sample;
+static uint8_t nocfi_stack[512];
+void nocfi_frame(void);
+__attribute__((used, noinline)) static void nocfi_inner(void)
+{
+	uint64_t *r = nocfi_sample.regs;
+	CAPTURE_REGS(r);
+	copy_raw(nocfi_stack, r[7], sizeof(nocfi_stack));
+}
+__asm__(".text\n.type nocfi_frame, @function\nnocfi_frame:\n"
+	"push %rbp\nxor %ebp, %ebp\ncall nocfi_inner\npop %rbp\nret\n"
+	".size nocfi_frame, .-nocfi_frame\n");
+
 /* Its caller's return address, from the CFI with KNOWN registers (0: all) */
 static uint32_t r10_walk(struct sym_procs *p, uint32_t known, uint64_t *ips)
 {
@@ -332,6 +349,49 @@ static void test_unwind_frame_regs(struct sym_procs *p)
 	      "a realigning prologue (CFA r10): the caller with rip, rsp, rbp, r10, r11 as with all");
 	n = r10_walk(p, frame & ~(1u << 10), ips);
 	CHECK(n == 1, "the same without r10: the ip only (%u)", n);
+}
+
+/* A sample whose copy holds the whole stack, up to where the process
+ * started (glibc's __libc_stack_end: the stack pointer _start was given) */
+extern void *__libc_stack_end;
+static struct sym_ustack whole_sample;
+static uint8_t whole_stack[16384];
+__attribute__((noinline)) static void whole_inner(void)
+{
+	uint64_t *r = whole_sample.regs;
+	CAPTURE_REGS(r);
+	uint64_t n = (uint64_t)(uintptr_t)__libc_stack_end + 64 - r[7];
+	whole_sample.size = n < sizeof(whole_stack) ? n : sizeof(whole_stack);
+	copy_raw(whole_stack, r[7], whole_sample.size);
+}
+
+/* Whole or not: a walk ends at the process's start (_start's CFI says it
+ * has no caller), and never where libunwind's guess gives up in code
+ * without CFI */
+static void test_unwind_ended(struct sym_procs *p)
+{
+	struct sym_unwinder *u = NULL;
+	uint64_t ips[64];
+	bool cut;
+	CHECK(sym_unwinder_alloc(p, &u) == 0, "an unwinder for the ends");
+	whole_inner();
+	whole_sample.pid = whole_sample.tid = (uint32_t)getpid();
+	whole_sample.time = 200;
+	whole_sample.stack = whole_stack;
+	uint32_t n = sym_unwind(u, &whole_sample, ips, 64, &cut);
+	CHECK(!cut && sym_unwind_ended(u) && walk_has(p, ips, n, "main"),
+	      "this test's own stack: %u frames through main to the start, whole", n);
+	nocfi_frame();
+	nocfi_sample.pid = nocfi_sample.tid = (uint32_t)getpid();
+	nocfi_sample.time = 200;
+	nocfi_sample.stack = nocfi_stack;
+	nocfi_sample.size = sizeof(nocfi_stack);
+	for (int pass = 0; pass < 2; pass++) { /* by the full walk, then by the rules */
+		n = sym_unwind(u, &nocfi_sample, ips, 64, &cut);
+		CHECK(n >= 2 && walk_has(p, ips, 2, "nocfi_frame") && !sym_unwind_ended(u),
+		      "pass %d: stopped in a frame without CFI (%u frames): not whole", pass + 1, n);
+	}
+	sym_unwinder_free(u);
 }
 
 static void test_unwind(void)
@@ -405,6 +465,7 @@ static void test_unwind(void)
 	test_unwind_special(p, u);
 	test_unwind_rules(p);
 	test_unwind_frame_regs(p);
+	test_unwind_ended(p);
 	/* a pid nothing is known of: the ip alone */
 	unwind_sample.pid = 999999999;
 	unwind_sample.size = sizeof(unwind_copy);
