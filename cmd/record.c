@@ -50,7 +50,7 @@ static int choose_mechanism(struct ft_session *s)
 		return 2;
 	}
 	s->plan.offcpu_ctxsw = s->mech.offcpu_ctxsw;
-	s->user_mode_only = !s->mech.kernel;
+	s->keep.user_mode_only = !s->mech.kernel;
 	return 0;
 }
 
@@ -74,17 +74,17 @@ void ft_session_configure(struct ft_session *s, const char *proc_root)
 {
 	const struct ft_options *o = s->opt;
 	s->self = getpid();
-	s->want_user = !o->kernel_only;
-	s->want_kernel = !o->user_only;
+	s->keep.want_user = !o->kernel_only;
+	s->keep.want_kernel = !o->user_only;
 	/* the sink's rows carry the comm whatever the format */
 	bool comm = out_needs_comm(o->format, o->per_process) || o->sink;
-	s->need_procs = s->want_user || comm;
+	s->keep.need_procs = s->keep.want_user || comm;
 	/* offcpu forgets threads that exit (they are not off CPU, they are gone) */
-	s->track = s->need_procs || o->cmd == FT_OFFCPU;
-	s->key_pid = comm;
-	s->key_tid = comm; /* the comm shown is the thread's, as bcc and perf show it */
-	s->max_stack = max_stack(proc_root);
-	s->plan.track_mmaps = s->track && s->want_user;
+	s->keep.track = s->keep.need_procs || o->cmd == FT_OFFCPU;
+	s->keep.key_pid = comm;
+	s->keep.key_tid = comm; /* the comm shown is the thread's, as bcc and perf show it */
+	s->keep.max_stack = max_stack(proc_root);
+	s->plan.track_mmaps = s->keep.track && s->keep.want_user;
 }
 
 static int load_kallsyms(struct ft_session *s)
@@ -117,7 +117,7 @@ static int load_kernel_filters(struct ft_session *s)
 static void announce(const struct ft_session *s)
 {
 	const struct ft_options *o = s->opt;
-	const char *what = o->user_only || s->user_mode_only ? "user" :
+	const char *what = o->user_only || s->keep.user_mode_only ? "user" :
 			   o->kernel_only ? "kernel" : "user + kernel";
 	const char *who = s->have_child ? "the command" : o->npids ? "the given processes" :
 			  o->ntids ? "the given threads" : "all threads";
@@ -188,7 +188,7 @@ static int open_cgroups(struct ft_session *s)
  * exited (samples wait while kallsyms loads), too late to read them then. */
 static void know_targets(struct ft_session *s)
 {
-	for (int i = 0; i < s->targets.n && s->need_procs; i++) {
+	for (int i = 0; i < s->targets.n && s->keep.need_procs; i++) {
 		pid_t pid = s->targets.t[i].id;
 		if (s->targets.t[i].thread && host_tgid("/proc", pid, &pid) < 0)
 			continue;
@@ -215,7 +215,7 @@ static int prepare(struct ft_session *s)
 	if (ret < 0)
 		return ret == -EINVAL ? 2 : 1;
 	ft_session_configure(s, "/proc");
-	if (s->want_user && s->plan.backend != FT_BACKEND_FTRACE)
+	if (s->keep.want_user && s->plan.backend != FT_BACKEND_FTRACE)
 		ft_ustack_choose(s, s->plan.tracefs);
 	struct ft_offcpu_config oc = { .opt = s->opt, .self = s->self, .proc_root = "/proc",
 		.any_task = s->opt->command != NULL, .count = ft_session_count_cb, .ctx = s }; /* weight: us */
@@ -238,7 +238,7 @@ static int prepare(struct ft_session *s)
 	s->kstate = kallsyms_first ? FT_KSYMS_READY : FT_KSYMS_NONE;
 	const struct sym_cache_style style = { .offsets = s->opt->offsets,
 		.addresses = s->opt->addresses, .demangle = !s->opt->no_demangle };
-	struct agg_config ac = { .key_pid = s->key_pid, .key_tid = s->key_tid,
+	struct agg_config ac = { .key_pid = s->keep.key_pid, .key_tid = s->keep.key_tid,
 				  .key_cgroup = s->opt->per_cgroup, .max_stacks = s->opt->max_stacks };
 	if (sym_procs_alloc("/proc", "/usr/lib/debug", &s->procs) < 0 ||
 	    agg_table_alloc(&ac, &s->agg) < 0 ||

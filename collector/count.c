@@ -18,7 +18,7 @@
  * its maps now, while it most likely still runs. */
 void ft_session_know_process(struct ft_session *s, uint32_t pid, uint64_t time)
 {
-	if (!s->need_procs || pid == 0 || sym_procs_sampled(s->procs, pid, time))
+	if (!s->keep.need_procs || pid == 0 || sym_procs_sampled(s->procs, pid, time))
 		return;
 	sym_procs_snapshot(s->procs, pid, time);
 }
@@ -26,7 +26,7 @@ void ft_session_know_process(struct ft_session *s, uint32_t pid, uint64_t time)
 /* The same for a thread whose comm is shown: one read of its comm. */
 static void know_thread(struct ft_session *s, uint32_t pid, uint32_t tid, uint64_t time)
 {
-	if (s->key_tid && tid != pid && pid != 0 && !sym_procs_thread_known(s->procs, tid))
+	if (s->keep.key_tid && tid != pid && pid != 0 && !sym_procs_thread_known(s->procs, tid))
 		sym_procs_thread_snapshot(s->procs, pid, tid, time);
 }
 
@@ -75,13 +75,13 @@ static void count_now(struct ft_session *s, const struct perfev_sample *smp, uin
 		s->cnt.through_miss++; /* no kernel stack cannot pass through FUNC */
 		return;
 	}
-	if (s->want_kernel && smp->nkips) { /* a uprobe's sample has none */
+	if (s->keep.want_kernel && smp->nkips) { /* a uprobe's sample has none */
 		r.kstack = smp->kips + start;
 		r.nkstack = smp->nkips - start;
 		if (r.nkstack > AGG_MAX_DEPTH)
 			r.nkstack = AGG_MAX_DEPTH;
 	}
-	if (s->want_user) {
+	if (s->keep.want_user) {
 		r.ustack = smp->uips;
 		r.nustack = smp->nuips > AGG_MAX_DEPTH ? AGG_MAX_DEPTH : smp->nuips;
 		if (s->plan.events[event].entry_fix)

@@ -39,26 +39,26 @@ int ft_session_record(struct ft_session *s, const struct perfev_record *rec, int
 		on_sample(s, rec, event);
 		break;
 	case PERFEV_MMAP2:
-		if (s->need_procs && (rec->mmap2.prot & PROT_EXEC))
+		if (s->keep.need_procs && (rec->mmap2.prot & PROT_EXEC))
 			sym_procs_mmap(s->procs, rec->pid, rec->time, rec->mmap2.start,
 				       rec->mmap2.len, rec->mmap2.pgoff, true, rec->mmap2.filename);
 		break;
 	case PERFEV_COMM:
-		if (s->need_procs && (rec->pid == rec->tid || s->key_tid))
+		if (s->keep.need_procs && (rec->pid == rec->tid || s->keep.key_tid))
 			sym_procs_comm(s->procs, rec->tid, rec->time, rec->comm.comm,
 				       rec->comm.exec && rec->pid == rec->tid);
 		break;
 	case PERFEV_FORK:
-		if (rec->pid != rec->task.ppid && s->need_procs) /* a process */
+		if (rec->pid != rec->task.ppid && s->keep.need_procs) /* a process */
 			sym_procs_fork(s->procs, rec->pid, rec->task.ppid, rec->task.ptid, rec->time);
-		else if (rec->pid == rec->task.ppid && s->key_tid) /* a thread */
+		else if (rec->pid == rec->task.ppid && s->keep.key_tid) /* a thread */
 			sym_procs_thread(s->procs, rec->pid, rec->tid, rec->task.ptid, rec->time);
 		break;
 	case PERFEV_EXIT:
 		/* marked only: its samples may still be unread (forget.c) */
-		if (s->need_procs)
+		if (s->keep.need_procs)
 			sym_procs_exit(s->procs, rec->pid, rec->tid, rec->time);
-		if (s->need_procs && s->key_tid && rec->tid != rec->pid)
+		if (s->keep.need_procs && s->keep.key_tid && rec->tid != rec->pid)
 			sym_procs_thread_exit(s->procs, rec->tid, rec->time);
 		if (s->offcpu)
 			ft_offcpu_exit(s->offcpu, rec->tid, rec->time);

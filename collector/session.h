@@ -53,6 +53,21 @@ enum ft_ksyms_state { FT_KSYMS_NONE, FT_KSYMS_LOADING, FT_KSYMS_READY };
 
 enum ft_ustack_method { FT_USTACK_FP, FT_USTACK_COPY, FT_USTACK_DWARF };
 
+/* What the run wants from the kernel and keeps of each record: set by
+ * ft_session_configure from the options (user_mode_only by the mechanism
+ * chosen), read by the sources when they open events and by counting. */
+struct ft_keep {
+	bool want_user, want_kernel;
+	/* perf_event_paranoid 2 without CAP_PERFMON: events exclude kernel
+	 * mode, so samples carry user stacks only (plan/mech.c) */
+	bool user_mode_only;
+	bool need_procs;         /* user stacks or comm shown: follow processes */
+	bool track;              /* side-band records wanted (comm/task, mmap2 with user stacks) */
+	bool key_pid;            /* the aggregator keeps processes apart */
+	bool key_tid;            /* and threads: their comm is shown */
+	uint16_t max_stack;      /* kernel.perf_event_max_stack */
+};
+
 struct ft_perf_source;
 struct ft_ftrace_source;
 struct sym_cache;
@@ -76,15 +91,7 @@ struct ft_session {
 	struct ft_child child;
 	bool have_child;
 	struct ft_targets targets; /* -p, -L */
-	bool want_user, want_kernel;
-	/* perf_event_paranoid 2 without CAP_PERFMON: events exclude kernel
-	 * mode, so samples carry user stacks only (plan/mech.c) */
-	bool user_mode_only;
-	bool need_procs;         /* user stacks or comm shown: follow processes */
-	bool track;              /* side-band records wanted (comm/task, mmap2 with user stacks) */
-	bool key_pid;            /* the aggregator keeps processes apart */
-	bool key_tid;            /* and threads: their comm is shown */
-	uint16_t max_stack;      /* kernel.perf_event_max_stack */
+	struct ft_keep keep;
 	bool poll_rings;         /* a ring left epoll, or -p with no perf ring:
 				  * drain and look for the targets on a timeout too */
 	pid_t self;

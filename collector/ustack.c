@@ -224,7 +224,7 @@ const struct perfev_sample *ft_ustack_walk(struct ft_session *s, const struct pe
 	if (!s->ucopy_size || !s->unwinder || smp->pid == (uint32_t)s->self)
 		return smp; /* ftstack's own samples are dropped unwalked */
 	bool cut = false;
-	uint32_t max = s->max_stack && s->max_stack < AGG_MAX_DEPTH ? s->max_stack : AGG_MAX_DEPTH;
+	uint32_t max = s->keep.max_stack && s->keep.max_stack < AGG_MAX_DEPTH ? s->keep.max_stack : AGG_MAX_DEPTH;
 	int n = walk(s, smp, max, &cut);
 	if (n < 0)
 		return smp;

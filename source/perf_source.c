@@ -121,19 +121,19 @@ static void attr_for(const struct ft_session *s, const struct ft_event *e, struc
 	po->freq = e->sample_freq != 0;
 	po->raw = e->raw;
 	/* copy and dwarf: the user frames come from the copy, not the kernel */
-	po->exclude_user_chain = !s->want_user || s->ustack != FT_USTACK_FP;
+	po->exclude_user_chain = !s->keep.want_user || s->ustack != FT_USTACK_FP;
 	/* --through reads the kernel stack even when only user stacks are shown */
-	po->exclude_kernel_chain = !s->want_kernel && !s->kfilter.through.n;
+	po->exclude_kernel_chain = !s->keep.want_kernel && !s->kfilter.through.n;
 	po->disabled = true;
 	/* offcpu's switch-ins */
 	po->context_switch = e->kind == FT_EV_SCHED_SWITCH || e->kind == FT_EV_CTXSW;
 	/* perf_event_paranoid 2 without CAP_PERFMON: user mode only (ft_mech) */
-	po->exclude_kernel = s->user_mode_only;
+	po->exclude_kernel = s->keep.user_mode_only;
 	/* wake the loop when a quarter of the ring is full, not per record */
 	po->wakeup_bytes = (uint32_t)(s->perf->ring_kb * 1024 / 4);
 	po->inherit = s->have_child || o->npids > 0;
 	po->cgroup_id = o->per_cgroup;
-	po->max_stack = s->max_stack;
+	po->max_stack = s->keep.max_stack;
 	/* uprobes at a function's entry need [sp], the caller the walk skips */
 	po->regs_user = s->perf->regs_mask;
 	po->stack_dump = s->ucopy_size ? s->ucopy_size : 8;
@@ -148,8 +148,8 @@ static int open_one(struct ft_session *s, int ev, int pid, int cpu, bool first_t
 	struct ft_perf_ring *r = &ps->rings[cpu];
 	struct perfev_opts po;
 	attr_for(s, e, &po);
-	po.track = s->track && first_task && !r->tracked;
-	po.track_mmap = po.track && s->want_user;
+	po.track = s->keep.track && first_task && !r->tracked;
+	po.track_mmap = po.track && s->keep.want_user;
 	po.pid_is_cgroup = s->cgroup_open; /* --cgroup: PID is the folder's fd */
 	int fd = perfev_open(&po, pid, cpu, -1);
 	if (fd < 0)
@@ -374,7 +374,7 @@ int ft_perf_source_open(struct ft_session *s, int epfd)
 
 int ft_perf_source_open_sideband(struct ft_session *s, int epfd)
 {
-	return s->track ? open_events(s, epfd, &sideband_event, 1) : 0;
+	return s->keep.track ? open_events(s, epfd, &sideband_event, 1) : 0;
 }
 
 static int open_events(struct ft_session *s, int epfd, struct ft_event *events, int nevents)
@@ -392,7 +392,7 @@ static int open_events(struct ft_session *s, int epfd, struct ft_event *events, 
 	for (int c = 0; c < ps->ncpus; c++)
 		nonline += online[c];
 	ps->ring_kb = s->opt->buffer_set ? s->opt->buffer_kb :
-		      fit_ring(default_ring_kb(online, ps->ncpus, s->want_user ? s->ucopy_size : 0),
+		      fit_ring(default_ring_kb(online, ps->ncpus, s->keep.want_user ? s->ucopy_size : 0),
 			       lockable_kb(nonline));
 	if (events == &sideband_event)
 		ps->ring_kb = 512; /* comm/mmap/fork/exit only; --buffer-size sizes the instance */
@@ -402,7 +402,7 @@ static int open_events(struct ft_session *s, int epfd, struct ft_event *events, 
 	bool entry_fix = false;
 	for (int e = 0; e < nevents; e++)
 		entry_fix |= events[e].entry_fix;
-	if ((s->ucopy_size || entry_fix) && s->want_user) {
+	if ((s->ucopy_size || entry_fix) && s->keep.want_user) {
 		ps->sample_type |= PERF_SAMPLE_STACK_USER | PERF_SAMPLE_REGS_USER;
 		ps->regs_mask = s->uregs_mask; /* ft_ustack_choose's, for the method */
 	}

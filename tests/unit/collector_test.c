@@ -230,22 +230,22 @@ static void test_configure(const char *proc_root)
 	char path[160];
 	s.opt = &o;
 	ft_session_configure(&s, "/nonexistent");
-	CHECK(!s.want_user && s.want_kernel && !s.need_procs && !s.track && !s.key_tid &&
+	CHECK(!s.keep.want_user && s.keep.want_kernel && !s.keep.need_procs && !s.keep.track && !s.keep.key_tid &&
 	      !s.plan.track_mmaps, "-K, text: kernel stacks only, no processes followed");
-	CHECK_EQ_U64(s.max_stack, 127, "kernel.perf_event_max_stack unreadable: the default 127");
+	CHECK_EQ_U64(s.keep.max_stack, 127, "kernel.perf_event_max_stack unreadable: the default 127");
 	o.format = OUT_FOLDED;
 	ft_session_configure(&s, "/nonexistent");
-	CHECK(s.need_procs && s.track && s.key_pid && s.key_tid && !s.plan.track_mmaps,
+	CHECK(s.keep.need_procs && s.keep.track && s.keep.key_pid && s.keep.key_tid && !s.plan.track_mmaps,
 	      "-K -f: comm shown, so processes (not their mmaps) are followed");
 	o.kernel_only = false;
 	o.format = OUT_TEXT;
 	ft_session_configure(&s, "/nonexistent");
-	CHECK(s.want_user && s.need_procs && s.track && !s.key_pid && s.plan.track_mmaps,
+	CHECK(s.keep.want_user && s.keep.need_procs && s.keep.track && !s.keep.key_pid && s.plan.track_mmaps,
 	      "user stacks, text: mmaps followed, processes merged by name");
 	o.cmd = FT_OFFCPU;
 	o.kernel_only = true;
 	ft_session_configure(&s, "/nonexistent");
-	CHECK(s.track && !s.need_procs, "offcpu -K: the side band for exits only");
+	CHECK(s.keep.track && !s.keep.need_procs, "offcpu -K: the side band for exits only");
 	snprintf(path, sizeof(path), "%s/sys", proc_root);
 	mkdir(path, 0755);
 	snprintf(path, sizeof(path), "%s/sys/kernel", proc_root);
@@ -257,7 +257,7 @@ static void test_configure(const char *proc_root)
 		fclose(f);
 	}
 	ft_session_configure(&s, proc_root);
-	CHECK_EQ_U64(s.max_stack, 64, "kernel.perf_event_max_stack read under the proc root");
+	CHECK_EQ_U64(s.keep.max_stack, 64, "kernel.perf_event_max_stack read under the proc root");
 	unlink(path);
 	snprintf(path, sizeof(path), "%s/sys/kernel", proc_root);
 	rmdir(path);

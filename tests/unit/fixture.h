@@ -115,8 +115,8 @@ static inline int test_session(struct ft_session *s, struct ft_options *o, struc
 	s->ksyms = k;
 	s->kstate = FT_KSYMS_READY; /* given, not loaded on first need */
 	s->self = 777;
-	s->want_kernel = true;
-	s->need_procs = s->key_pid = s->key_tid = true;
+	s->keep.want_kernel = true;
+	s->keep.need_procs = s->keep.key_pid = s->keep.key_tid = true;
 	struct agg_config ac = { .key_pid = true, .key_tid = true, .max_stacks = max };
 	struct sym_cache_style st = { .demangle = true };
 	s->out = tmpfile();
