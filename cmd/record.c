@@ -87,29 +87,32 @@ void ft_session_configure(struct ft_session *s, const char *proc_root)
 	s->plan.track_mmaps = s->keep.track && s->keep.want_user;
 }
 
-static int load_kallsyms(struct ft_session *s)
+/* KS's symbols read now, before the plan, which needs their names. */
+static int load_kallsyms(struct ft_kernel_syms *ks)
 {
-	int ret = sym_kernel_load("/proc/kallsyms", &s->ksyms);
+	ks->path = "/proc/kallsyms";
+	int ret = sym_kernel_load(ks->path, &ks->syms);
 	if (ft_kload_warn_hidden(ret)) {
-		s->ksyms = NULL;
+		ks->syms = NULL;
 		ret = 0;
 	} else if (ret < 0) {
-		ft_warn("cannot read /proc/kallsyms: %s", strerror(-ret));
+		ft_warn("cannot read %s: %s", ks->path, strerror(-ret));
 	}
-	s->plan.ksyms = s->ksyms;
 	return ret;
 }
 
-static int load_kernel_filters(struct ft_session *s)
+/* KS's filters, from symbols read before the plan; --through's FUNC
+ * (THROUGH) must be one of them. */
+static int load_kernel_filters(struct ft_kernel_syms *ks, bool track_mmaps, const char *through)
 {
-	int ret = ft_kfilter_init(&s->kfilter, s->ksyms, s->plan.track_mmaps);
-	if (ret == 0 && s->plan.through_name) {
-		ret = s->ksyms ? ft_kfilter_add_through(&s->kfilter, s->ksyms, s->plan.through_name)
-			       : -ENOENT;
+	int ret = ft_kfilter_init(&ks->filter, ks->syms, track_mmaps);
+	if (ret == 0 && through) {
+		ret = ks->syms ? ft_kfilter_add_through(&ks->filter, ks->syms, through) : -ENOENT;
 		if (ret == -ENOENT)
-			ft_error("--through %s: no such kernel function in "
-				"/proc/kallsyms", s->plan.through_name);
+			ft_error("--through %s: no such kernel function in /proc/kallsyms", through);
 	}
+	if (ret == 0)
+		ks->state = FT_KSYMS_READY;
 	return ret;
 }
 
@@ -209,8 +212,9 @@ static int prepare(struct ft_session *s)
 	/* first when the plan needs kernel names (kernel functions, --through);
 	 * else they load when a kernel stack is first counted (count.c) */
 	bool kallsyms_first = ft_plan_wants_kallsyms(s->opt);
-	if (kallsyms_first && load_kallsyms(s) < 0)
+	if (kallsyms_first && load_kallsyms(&s->kernel) < 0)
 		return 1;
+	s->plan.ksyms = s->kernel.syms;
 	ret = ft_plan_build(s->opt, &s->plan);
 	if (ret < 0)
 		return ret == -EINVAL ? 2 : 1;
@@ -233,16 +237,16 @@ static int prepare(struct ft_session *s)
 	}
 	if (s->opt->through && !s->plan.through_name)
 		s->plan.through_name = s->opt->through;
-	if (kallsyms_first && load_kernel_filters(s) < 0)
+	if (kallsyms_first &&
+	    load_kernel_filters(&s->kernel, s->plan.track_mmaps, s->plan.through_name) < 0)
 		return 2;
-	s->kstate = kallsyms_first ? FT_KSYMS_READY : FT_KSYMS_NONE;
 	const struct sym_cache_style style = { .offsets = s->opt->offsets,
 		.addresses = s->opt->addresses, .demangle = !s->opt->no_demangle };
 	struct agg_config ac = { .key_pid = s->keep.key_pid, .key_tid = s->keep.key_tid,
 				  .key_cgroup = s->opt->per_cgroup, .max_stacks = s->opt->max_stacks };
 	if (sym_procs_alloc("/proc", "/usr/lib/debug", &s->procs) < 0 ||
 	    agg_table_alloc(&ac, &s->agg) < 0 ||
-	    sym_cache_alloc(s->ksyms, s->procs, &style,
+	    sym_cache_alloc(s->kernel.syms, s->procs, &style,
 			       &s->symcache) < 0 ||
 	    (s->ucopy_size && sym_unwinder_alloc(s->procs, &s->unwinder) < 0)) {
 		ft_error("out of memory");
@@ -253,7 +257,7 @@ static int prepare(struct ft_session *s)
 
 int ft_cmd_record(const struct ft_options *o)
 {
-	struct ft_session s = { .opt = o, .epfd = -1 };
+	struct ft_session s = { .opt = o, .kernel.epfd = -1 };
 	int epfd = -1, status = 1, ret;
 	struct ft_dest res = { 0 };
 	FILE *out = NULL;
@@ -280,7 +284,7 @@ int ft_cmd_record(const struct ft_options *o)
 	out = s.out = res.f; /* -i prints there before the end */
 	if ((epfd = epoll_create1(EPOLL_CLOEXEC)) < 0)
 		goto cleanup;
-	s.epfd = epfd;
+	s.kernel.epfd = epfd;
 	if (ft_plan_create(&s.plan) < 0)
 		goto cleanup;
 	if (o->command) {
@@ -345,9 +349,9 @@ cleanup:
 	agg_table_free(s.agg);
 	sym_unwinder_free(s.unwinder);
 	sym_procs_free(s.procs);
-	ft_session_kernel_abandon(&s);
-	ft_kfilter_free(&s.kfilter);
-	sym_kernel_free(s.ksyms);
+	ft_ksyms_abandon(&s.kernel);
+	ft_kfilter_free(&s.kernel.filter);
+	sym_kernel_free(s.kernel.syms);
 	ft_plan_destroy(&s.plan);
 	if (s.cgroup_open)
 		close(s.cgroup_fd);

@@ -89,7 +89,7 @@ void ft_session_forget(struct ft_session *s)
 	if (s->symcache)
 		sym_cache_clear(s->symcache);
 	/* samples waiting for the kernel's symbols are in no table yet */
-	if (!s->procs || !sym_procs_exited(s->procs) || s->kstate == FT_KSYMS_LOADING) {
+	if (!s->procs || !sym_procs_exited(s->procs) || s->kernel.state == FT_KSYMS_LOADING) {
 		ft_heap_trim();
 		return;
 	}
@@ -113,6 +113,6 @@ void ft_session_forget(struct ft_session *s)
 
 bool ft_session_forget_due(const struct ft_session *s)
 {
-	return s->procs && s->kstate != FT_KSYMS_LOADING &&
+	return s->procs && s->kernel.state != FT_KSYMS_LOADING &&
 	       sym_procs_exited(s->procs) >= FORGET_BATCH + 2 * s->forget_kept;
 }

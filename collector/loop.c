@@ -179,7 +179,7 @@ int ft_loop_run(struct ft_session *s, int epfd)
 				ret = ft_perf_source_ready(s, c);
 			else if (ft_ftrace_source_owns(s->ftrace, c))
 				ret = ft_ftrace_source_ready(s->ftrace, c);
-			else if (ft_session_kernel_owns(s, c))
+			else if (ft_ksyms_owns(&s->kernel, c))
 				ft_session_kernel_wait(s); /* done: counts what waited */
 		}
 		if (ret == 0 && !end && ft_session_forget_due(s))

@@ -30,8 +30,8 @@ static void name_kfunc_leaf(struct ft_session *s, const struct agg_entry *e, con
 {
 	const struct ft_event *ev = &s->plan.events[e->event];
 	uint64_t start, end;
-	if (ev->kfunc && e->nkstack && !s->opt->offsets && !s->opt->addresses && s->ksyms &&
-	    sym_kernel_range(s->ksyms, ev->name, &start, &end) == 0 &&
+	if (ev->kfunc && e->nkstack && !s->opt->offsets && !s->opt->addresses && s->kernel.syms &&
+	    sym_kernel_range(s->kernel.syms, ev->name, &start, &end) == 0 &&
 	    e->kstack[0] >= start && e->kstack[0] < end)
 		frames[0] = ev->name;
 }

@@ -40,17 +40,6 @@ struct ft_cut_file {
 	uint64_t at_end, stopped; /* cut at the copy's end; stopped otherwise */
 };
 
-/* Samples counted while the kernel's symbols load wait here (count.c). */
-struct ft_pending {
-	unsigned char *buf;
-	size_t len, cap;
-};
-
-/* The kernel's symbols and filters: loaded before the plan when it needs
- * them (kernel functions, --through), else when a kernel stack is first
- * counted, in a thread, while the loop goes on reading the rings. */
-enum ft_ksyms_state { FT_KSYMS_NONE, FT_KSYMS_LOADING, FT_KSYMS_READY };
-
 enum ft_ustack_method { FT_USTACK_FP, FT_USTACK_COPY, FT_USTACK_DWARF };
 
 /* What the run wants from the kernel and keeps of each record: set by
@@ -78,13 +67,8 @@ struct ft_session {
 	struct ft_plan plan;
 	struct ft_mech mech;      /* what this host lets the run use (plan/mech.c) */
 	struct agg_table *agg;
-	struct sym_kernel *ksyms;
 	struct sym_procs *procs;
-	struct ft_kfilter kfilter;
-	enum ft_ksyms_state kstate;
-	struct ft_kload *kload;  /* the thread loading them (FT_KSYMS_LOADING) */
-	struct ft_pending pending;
-	int epfd;                /* the loop's, where kload's fd is watched */
+	struct ft_kernel_syms kernel;
 	struct ft_perf_source *perf;
 	struct ft_ftrace_source *ftrace; /* --backend ftrace */
 	struct ft_offcpu *offcpu;
@@ -154,13 +138,6 @@ void ft_session_know_process(struct ft_session *s, uint32_t pid, uint64_t time);
 /* Waits for the kernel's symbols if they are loading, takes them in (saying
  * once when they cannot be had) and counts the samples that waited. */
 void ft_session_kernel_wait(struct ft_session *s);
-/* True when COOKIE (from epoll) says the loading thread is done: then
- * ft_session_kernel_wait does not block. */
-bool ft_session_kernel_owns(const struct ft_session *s, const void *cookie);
-/* Error paths: ends the loading thread and drops what waits, uncounted. */
-void ft_session_kernel_abandon(struct ft_session *s);
-
-
 /* ---- user stacks (ustack.c) ---- */
 /* Sets s->ustack, ucopy_size and ustack_why: what --call-graph asked, else
  * the host's cheaper of fp and copy (ftstack check's saved answer; copy

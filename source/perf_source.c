@@ -123,7 +123,7 @@ static void attr_for(const struct ft_session *s, const struct ft_event *e, struc
 	/* copy and dwarf: the user frames come from the copy, not the kernel */
 	po->exclude_user_chain = !s->keep.want_user || s->ustack != FT_USTACK_FP;
 	/* --through reads the kernel stack even when only user stacks are shown */
-	po->exclude_kernel_chain = !s->keep.want_kernel && !s->kfilter.through.n;
+	po->exclude_kernel_chain = !s->keep.want_kernel && !s->kernel.filter.through.n;
 	po->disabled = true;
 	/* offcpu's switch-ins */
 	po->context_switch = e->kind == FT_EV_SCHED_SWITCH || e->kind == FT_EV_CTXSW;

@@ -122,7 +122,7 @@ static void test_session_print(const char *proc_root)
 	/* --through: only stacks through do_syscall_64's caller, cut there */
 	agg_table_reset(s.agg);
 	s.cnt = (struct ft_counters){ 0 };
-	ft_kfilter_add_through(&s.kfilter, k, "entry_SYSCALL_64");
+	ft_kfilter_add_through(&s.kernel.filter, k, "entry_SYSCALL_64");
 	s.plan.through_name = "entry_SYSCALL_64";
 	for (int i = 0; i < 3; i++)
 		test_sample(&s, 4242, a, 4, 4000 + i);

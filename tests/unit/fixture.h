@@ -112,15 +112,15 @@ static inline int test_session(struct ft_session *s, struct ft_options *o, struc
 	s->opt = o;
 	s->plan.events = &ev;
 	s->plan.nevents = 1;
-	s->ksyms = k;
-	s->kstate = FT_KSYMS_READY; /* given, not loaded on first need */
+	s->kernel.syms = k;
+	s->kernel.state = FT_KSYMS_READY; /* given, not loaded on first need */
 	s->self = 777;
 	s->keep.want_kernel = true;
 	s->keep.need_procs = s->keep.key_pid = s->keep.key_tid = true;
 	struct agg_config ac = { .key_pid = true, .key_tid = true, .max_stacks = max };
 	struct sym_cache_style st = { .demangle = true };
 	s->out = tmpfile();
-	if (!s->out || ft_kfilter_init(&s->kfilter, k, false) < 0 ||
+	if (!s->out || ft_kfilter_init(&s->kernel.filter, k, false) < 0 ||
 	    agg_table_alloc(&ac, &s->agg) < 0 ||
 	    sym_procs_alloc(proc_root, "/nonexistent", &s->procs) < 0 ||
 	    sym_cache_alloc(k, s->procs, &st, &s->symcache) < 0)
@@ -130,7 +130,7 @@ static inline int test_session(struct ft_session *s, struct ft_options *o, struc
 
 static inline void test_session_free(struct ft_session *s)
 {
-	ft_kfilter_free(&s->kfilter);
+	ft_kfilter_free(&s->kernel.filter);
 	agg_table_free(s->agg);
 	sym_cache_free(s->symcache);
 	sym_procs_free(s->procs);
