@@ -84,6 +84,7 @@ void ft_session_configure(struct ft_session *s, const char *proc_root)
 	s->keep.key_pid = comm;
 	s->keep.key_tid = comm; /* the comm shown is the thread's, as bcc and perf show it */
 	s->keep.max_stack = max_stack(proc_root);
+	s->ustacks.max_frames = s->keep.max_stack;
 	s->plan.track_mmaps = s->keep.track && s->keep.want_user;
 }
 
@@ -220,7 +221,7 @@ static int prepare(struct ft_session *s)
 		return ret == -EINVAL ? 2 : 1;
 	ft_session_configure(s, "/proc");
 	if (s->keep.want_user && s->plan.backend != FT_BACKEND_FTRACE)
-		ft_ustack_choose(s, s->plan.tracefs);
+		ft_ustack_choose(&s->ustacks, s->opt);
 	struct ft_offcpu_config oc = { .opt = s->opt, .self = s->self, .proc_root = "/proc",
 		.any_task = s->opt->command != NULL, .count = ft_session_count_cb, .ctx = s }; /* weight: us */
 	if (s->opt->cmd == FT_OFFCPU &&
@@ -248,7 +249,7 @@ static int prepare(struct ft_session *s)
 	    agg_table_alloc(&ac, &s->agg) < 0 ||
 	    sym_cache_alloc(s->kernel.syms, s->procs, &style,
 			       &s->symcache) < 0 ||
-	    (s->ucopy_size && sym_unwinder_alloc(s->procs, &s->unwinder) < 0)) {
+	    (s->ustacks.copy_size && sym_unwinder_alloc(s->procs, &s->ustacks.unwinder) < 0)) {
 		ft_error("out of memory");
 		return 1;
 	}
@@ -347,7 +348,7 @@ cleanup:
 	ft_offcpu_free(s.offcpu);
 	sym_cache_free(s.symcache);
 	agg_table_free(s.agg);
-	sym_unwinder_free(s.unwinder);
+	sym_unwinder_free(s.ustacks.unwinder);
 	sym_procs_free(s.procs);
 	ft_ksyms_abandon(&s.kernel);
 	ft_kfilter_free(&s.kernel.filter);

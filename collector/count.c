@@ -15,11 +15,16 @@
 
 /* A process seen for the first time that was not born under tracing: read
  * its maps now, while it most likely still runs. */
+void ft_procs_know(struct sym_procs *procs, uint32_t pid, uint64_t time)
+{
+	if (pid != 0 && !sym_procs_sampled(procs, pid, time))
+		sym_procs_snapshot(procs, pid, time);
+}
+
 void ft_session_know_process(struct ft_session *s, uint32_t pid, uint64_t time)
 {
-	if (!s->keep.need_procs || pid == 0 || sym_procs_sampled(s->procs, pid, time))
-		return;
-	sym_procs_snapshot(s->procs, pid, time);
+	if (s->keep.need_procs)
+		ft_procs_know(s->procs, pid, time);
 }
 
 /* The same for a thread whose comm is shown: one read of its comm. */

@@ -219,7 +219,7 @@ void ft_print_summary(struct ft_session *s, const struct agg_named_stats *ns)
 		.bad_records = s->perf ? ft_perf_source_bad_records(s) : 0,
 		.ring_kb = s->perf ? ft_perf_source_ring_kb(s) : 0,
 	};
-	ft_ustack_summary(s, &sm);
+	ft_ustack_summary(&s->ustacks, &sm);
 	sm.full_cpu = ft_perf_source_fullest(s, &sm.full_pct);
 	ft_result_summary(&sm, ns);
 	debug_entry_callers(s);

@@ -10,7 +10,9 @@
 static void on_sample(struct ft_session *s, const struct perfev_record *rec, int ev)
 {
 	struct perfev_sample walked;
-	const struct perfev_sample *smp = ft_ustack_walk(s, &rec->sample, &walked);
+	const struct perfev_sample *smp = &rec->sample;
+	if (smp->pid != (uint32_t)s->self) /* ftstack's own samples are dropped unwalked */
+		smp = ft_ustack_walk(&s->ustacks, s->procs, smp, &walked);
 	if (s->offcpu) {
 		/* every switch matters: it may switch a traced thread back in */
 		if (ev >= 0)

@@ -28,8 +28,6 @@ struct ft_counters {
 	uint64_t idle;           /* profile: idle task samples left out */
 	uint64_t empty_stacks;   /* no frame could be walked */
 	uint64_t entry_callers;  /* uprobe entry: callers added from [sp] */
-	uint64_t stack_cut;      /* user stacks cut at the copy's end */
-	uint64_t stack_stopped;  /* dwarf: user stacks that stopped short of their start otherwise */
 };
 
 /* The files where cut user stacks ended (their last frame's), for the
@@ -40,7 +38,26 @@ struct ft_cut_file {
 	uint64_t at_end, stopped; /* cut at the copy's end; stopped otherwise */
 };
 
+struct sym_unwinder;
 enum ft_ustack_method { FT_USTACK_FP, FT_USTACK_COPY, FT_USTACK_DWARF };
+
+/* How user stacks are taken and walked (ustack.c): the kernel's walk (fp)
+ * or ftstack's of a copy (copy), both repaired with CFI, or CFI alone
+ * (dwarf); chosen by ft_ustack_choose, read by the perf source when it
+ * opens events, and what the walks left short, for the summary. */
+struct ft_ustacks {
+	enum ft_ustack_method method;
+	uint32_t copy_size;      /* bytes of stack copied a sample (0: none, no walk here) */
+	uint64_t regs_mask;      /* the user registers each sample takes with the copy */
+	uint16_t max_frames;     /* walked at most (kernel.perf_event_max_stack; 0: AGG_MAX_DEPTH) */
+	char why[256];           /* why this method (chosen for the host, or asked) */
+	struct sym_unwinder *unwinder; /* CFI of the mapped files */
+	uint64_t cut;            /* stacks cut at the copy's end */
+	uint64_t stopped;        /* dwarf: stacks that stopped short of their start otherwise */
+	struct ft_cut_file cut_files[FT_CUT_FILES]; /* where they ended */
+	uint64_t walk[AGG_MAX_DEPTH];  /* the user frames walked here */
+	uint64_t chain[AGG_MAX_DEPTH]; /* copy: the frame-pointer walk of the copy */
+};
 
 /* What the run wants from the kernel and keeps of each record: set by
  * ft_session_configure from the options (user_mode_only by the mechanism
@@ -60,7 +77,6 @@ struct ft_keep {
 struct ft_perf_source;
 struct ft_ftrace_source;
 struct sym_cache;
-struct sym_unwinder;
 
 struct ft_session {
 	const struct ft_options *opt;
@@ -97,17 +113,7 @@ struct ft_session {
 	char sink_host[256];     /* the host column */
 	bool sink_lost;          /* a batch could not be built (memory) */
 
-	uint64_t walk_u[AGG_MAX_DEPTH];  /* the user frames walked here */
-	uint64_t chain_u[AGG_MAX_DEPTH]; /* copy: the frame-pointer walk of the copy */
-	/* how user stacks are taken (ustack.c): the kernel's walk (fp) or
-	 * ftstack's of a copy (copy), both repaired with CFI, or CFI alone
-	 * (dwarf); ucopy_size bytes of stack copied per sample (0: none) */
-	enum ft_ustack_method ustack;
-	uint32_t ucopy_size;
-	uint64_t uregs_mask;     /* the user registers each sample takes with the copy */
-	char ustack_why[256];    /* why this method (chosen for the host, or asked) */
-	struct ft_cut_file cut_files[FT_CUT_FILES];
-	struct sym_unwinder *unwinder; /* CFI of the mapped files, for user stacks */
+	struct ft_ustacks ustacks;
 	/* --cgroup: the folder's fd, the pid of every event (PERF_FLAG_PID_CGROUP) */
 	int cgroup_fd;
 	bool cgroup_open;
@@ -135,14 +141,16 @@ void ft_session_count_cb(void *ctx, const struct perfev_sample *smp, uint32_t ev
 /* A process seen for the first time that was not born under tracing: its
  * maps are read now, while it most likely still runs. */
 void ft_session_know_process(struct ft_session *s, uint32_t pid, uint64_t time);
+/* The same in PROCS, whatever the session follows. */
+void ft_procs_know(struct sym_procs *procs, uint32_t pid, uint64_t time);
 /* Waits for the kernel's symbols if they are loading, takes them in (saying
  * once when they cannot be had) and counts the samples that waited. */
 void ft_session_kernel_wait(struct ft_session *s);
 /* ---- user stacks (ustack.c) ---- */
-/* Sets s->ustack, ucopy_size and ustack_why: what --call-graph asked, else
- * the host's cheaper of fp and copy (ftstack check's saved answer; copy
- * before check has run on this boot). TRACEFS is unused. */
-void ft_ustack_choose(struct ft_session *s, const char *tracefs);
+/* Sets U's method, copy size, registers and why from the options O: what
+ * --call-graph asked, else the host's cheaper of fp and copy (ftstack
+ * check's saved answer; copy before check has run on this boot). */
+void ft_ustack_choose(struct ft_ustacks *u, const struct ft_options *o);
 /* The copy size and method the default takes where --call-graph is not
  * given, from the mode alone: profile, whose samples come at the rate the
  * run sets (-F), copies the most the kernel takes and walks it all with CFI
@@ -153,9 +161,9 @@ void ft_ustack_choose(struct ft_session *s, const char *tracefs);
  * the bytes of stack copied a sample. */
 enum ft_ustack_method ft_ustack_default(enum ft_cmd cmd, enum ft_ustack_method host_method,
 					uint32_t *size);
-/* The summary's cut-stack figures of S into SM: the counts, and the file
+/* The summary's cut-stack figures of U into SM: the counts, and the file
  * where most of each kind ended with its frame-pointer verdict. */
-void ft_ustack_summary(const struct ft_session *s, struct ft_summary *sm);
+void ft_ustack_summary(const struct ft_ustacks *u, struct ft_summary *sm);
 /* The rule on perfev_ustack_cost's measurement (its verdict: fp only when
  * it measurably costs less than copy, else copy); WHY gets the figures and
  * reason. */
@@ -167,9 +175,11 @@ struct tfs_check_item;
 /* ftstack check's line: the method C's measurement chooses here and why,
  * saved for later runs. Returns 0. */
 int ft_ustack_check(const struct perfev_ustack_cost *c, struct tfs_check_item *it);
-/* SMP with its user frames walked here (into s->walk_u, in TMP), or SMP
- * itself when the kernel's frames stand. */
-const struct perfev_sample *ft_ustack_walk(struct ft_session *s, const struct perfev_sample *smp,
+/* SMP with its user frames walked here (into u->walk, in TMP), or SMP
+ * itself when the kernel's frames stand; PROCS has the mappings (a process
+ * seen for the first time is read now). */
+const struct perfev_sample *ft_ustack_walk(struct ft_ustacks *u, struct sym_procs *procs,
+					   const struct perfev_sample *smp,
 					   struct perfev_sample *tmp);
 
 /* ---- the loop ---- */

@@ -121,7 +121,7 @@ static void attr_for(const struct ft_session *s, const struct ft_event *e, struc
 	po->freq = e->sample_freq != 0;
 	po->raw = e->raw;
 	/* copy and dwarf: the user frames come from the copy, not the kernel */
-	po->exclude_user_chain = !s->keep.want_user || s->ustack != FT_USTACK_FP;
+	po->exclude_user_chain = !s->keep.want_user || s->ustacks.method != FT_USTACK_FP;
 	/* --through reads the kernel stack even when only user stacks are shown */
 	po->exclude_kernel_chain = !s->keep.want_kernel && !s->kernel.filter.through.n;
 	po->disabled = true;
@@ -136,7 +136,7 @@ static void attr_for(const struct ft_session *s, const struct ft_event *e, struc
 	po->max_stack = s->keep.max_stack;
 	/* uprobes at a function's entry need [sp], the caller the walk skips */
 	po->regs_user = s->perf->regs_mask;
-	po->stack_dump = s->ucopy_size ? s->ucopy_size : 8;
+	po->stack_dump = s->ustacks.copy_size ? s->ustacks.copy_size : 8;
 }
 
 /* Opens event E for (pid, cpu); the first fd on a CPU owns its ring, the
@@ -392,7 +392,7 @@ static int open_events(struct ft_session *s, int epfd, struct ft_event *events, 
 	for (int c = 0; c < ps->ncpus; c++)
 		nonline += online[c];
 	ps->ring_kb = s->opt->buffer_set ? s->opt->buffer_kb :
-		      fit_ring(default_ring_kb(online, ps->ncpus, s->keep.want_user ? s->ucopy_size : 0),
+		      fit_ring(default_ring_kb(online, ps->ncpus, s->keep.want_user ? s->ustacks.copy_size : 0),
 			       lockable_kb(nonline));
 	if (events == &sideband_event)
 		ps->ring_kb = 512; /* comm/mmap/fork/exit only; --buffer-size sizes the instance */
@@ -402,9 +402,9 @@ static int open_events(struct ft_session *s, int epfd, struct ft_event *events, 
 	bool entry_fix = false;
 	for (int e = 0; e < nevents; e++)
 		entry_fix |= events[e].entry_fix;
-	if ((s->ucopy_size || entry_fix) && s->keep.want_user) {
+	if ((s->ustacks.copy_size || entry_fix) && s->keep.want_user) {
 		ps->sample_type |= PERF_SAMPLE_STACK_USER | PERF_SAMPLE_REGS_USER;
-		ps->regs_mask = s->uregs_mask; /* ft_ustack_choose's, for the method */
+		ps->regs_mask = s->ustacks.regs_mask; /* ft_ustack_choose's, for the method */
 	}
 	for (int e = 0; e < nevents; e++)
 		if (events[e].raw)
