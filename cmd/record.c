@@ -274,7 +274,7 @@ int ft_cmd_record(const struct ft_options *o)
 
 	if ((status = choose_mechanism(&s)) != 0 || (status = prepare(&s)) != 0)
 		goto cleanup;
-	if (ft_sink_open(&s) < 0) {
+	if (ft_sink_open(&s.sink, o) < 0) {
 		status = 2;
 		goto cleanup;
 	}
@@ -342,7 +342,7 @@ cleanup:
 		ft_child_stop(&s.child);
 	ft_source_close(&s);
 	ft_targets_close(&s.targets);
-	ft_sink_close(&s);
+	ft_sink_close(&s.sink, o);
 	if (epfd >= 0)
 		close(epfd);
 	ft_offcpu_free(s.offcpu);

@@ -74,6 +74,14 @@ struct ft_keep {
 	uint16_t max_stack;      /* kernel.perf_event_max_stack */
 };
 
+/* --sink (sink.c): the connection to ClickHouse and its batches. */
+struct ft_sink_state {
+	struct fleet *fleet;     /* NULL without --sink */
+	uint64_t since;          /* ms (monotonic) the current batch began */
+	char host[256];          /* the host column */
+	bool lost;               /* a batch could not be built (memory) */
+};
+
 struct ft_perf_source;
 struct ft_ftrace_source;
 struct sym_cache;
@@ -108,10 +116,7 @@ struct ft_session {
 	FILE *out;               /* stdout or -o FILE */
 	uint64_t scratch_u[AGG_MAX_DEPTH + 1];
 	struct sym_cache *symcache; /* names of addresses, kept across -i intervals */
-	struct fleet *fleet;     /* --sink */
-	uint64_t sink_since;     /* ms (monotonic) the current batch began */
-	char sink_host[256];     /* the host column */
-	bool sink_lost;          /* a batch could not be built (memory) */
+	struct ft_sink_state sink;
 
 	struct ft_ustacks ustacks;
 	/* --cgroup: the folder's fd, the pid of every event (PERF_FLAG_PID_CGROUP) */
@@ -197,13 +202,15 @@ void ft_print_summary(struct ft_session *s, const struct agg_named_stats *ns);
 int ft_build_named(struct ft_session *s, struct agg_named *named, bool comm);
 
 /* ---- --sink (sink.c) ---- */
-/* Connects and creates the table. Returns 0, or -EINVAL after printing one
- * line (exit 2: an unreachable sink is bad usage). */
-int ft_sink_open(struct ft_session *s);
+/* Connects K to O's --sink and creates the table; nothing without --sink.
+ * Returns 0, or -EINVAL after printing one line (exit 2: an unreachable
+ * sink is bad usage). */
+int ft_sink_open(struct ft_sink_state *k, const struct ft_options *o);
 /* Queues what was counted since the last call as one batch. */
 void ft_sink_interval(struct ft_session *s);
-/* Flushes (bounded), stops the sender, prints the sink's summary line. */
-void ft_sink_close(struct ft_session *s);
+/* Flushes K (bounded), stops the sender, prints the sink's summary line
+ * (O: the --sink-buffer it names). */
+void ft_sink_close(struct ft_sink_state *k, const struct ft_options *o);
 
 /* -i: prints what was counted since the last interval and starts afresh.
  * Returns 0 or -errno. */
