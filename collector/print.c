@@ -149,6 +149,35 @@ int ft_print_result(struct ft_session *s, FILE *out)
 	return ret;
 }
 
+/* An interval was printed: its DROPPED and STACKS join IV's totals; COUNTED
+ * is the run's count at its end. */
+static void interval_printed(struct ft_interval_stats *iv, uint64_t dropped, size_t stacks,
+			     uint64_t counted)
+{
+	iv->printed++;
+	iv->dropped += dropped;
+	if (stacks > iv->most_stacks)
+		iv->most_stacks = stacks;
+	iv->counted_at_reset = counted;
+}
+
+/* The intervals of IV the summary tells and the most stacks one had: with
+ * -i (ON), what this print had is the last interval, unless it is empty
+ * (the run ended right after an interval was printed); COUNTED and STACKS
+ * are the run's count and this print's stacks. */
+static uint32_t interval_totals(const struct ft_interval_stats *iv, bool on, uint64_t counted,
+				size_t stacks, size_t *most)
+{
+	uint32_t n = iv->printed;
+	*most = iv->most_stacks;
+	if (on && (counted > iv->counted_at_reset || !n)) {
+		n++;
+		if (stacks > *most)
+			*most = stacks;
+	}
+	return n;
+}
+
 int ft_print_interval(struct ft_session *s)
 {
 	ft_session_kernel_wait(s);
@@ -168,11 +197,7 @@ int ft_print_interval(struct ft_session *s)
 		fputc('\n', s->out);
 	/* the summary at the end tells the run's totals: kept before the reset */
 	agg_table_stats(s->agg, &as);
-	s->intervals++;
-	s->interval_dropped += as.dropped;
-	if (st.stacks_before > s->interval_stacks)
-		s->interval_stacks = st.stacks_before;
-	s->counted_at_reset = s->cnt.counted;
+	interval_printed(&s->intervals, as.dropped, st.stacks_before, s->cnt.counted);
 	agg_table_reset(s->agg);
 	return ret;
 }
@@ -199,18 +224,12 @@ void ft_print_summary(struct ft_session *s, const struct agg_named_stats *ns)
 	struct agg_stats as;
 	ft_offcpu_stats(s->offcpu, &os);
 	agg_table_stats(s->agg, &as);
-	/* with -i, what this print had is the last interval, unless it is empty
-	 * (the run ended right after an interval was printed) */
-	uint32_t intervals = s->intervals;
-	size_t most = s->interval_stacks;
-	if (o->interval > 0 && (c->counted > s->counted_at_reset || !intervals)) {
-		intervals++;
-		if (ns->stacks_before > most)
-			most = ns->stacks_before;
-	}
+	size_t most;
+	uint32_t intervals = interval_totals(&s->intervals, o->interval > 0, c->counted,
+					     ns->stacks_before, &most);
 	struct ft_summary sm = {
 		.live = true, .counted = c->counted, .lost = c->lost, .throttled = c->throttled,
-		.dropped = s->interval_dropped + as.dropped, .max_stacks = o->max_stacks,
+		.dropped = s->intervals.dropped + as.dropped, .max_stacks = o->max_stacks,
 		.intervals = intervals, .interval_stacks = most,
 		.self_mmap = c->self_mmap, .self_events = c->self_events,
 		.through_miss = c->through_miss, .through = s->plan.through_name,

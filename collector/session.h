@@ -74,6 +74,22 @@ struct ft_keep {
 	uint16_t max_stack;      /* kernel.perf_event_max_stack */
 };
 
+/* Bounded memory (forget.c): how far the rings were read, and what the
+ * last sweep had to keep, which sets when the next one is due. */
+struct ft_forgetting {
+	uint64_t read_until;     /* every ring was read up to this time (the last full drain) */
+	size_t kept;             /* exited tasks the table still needed at the last sweep */
+};
+
+/* -i (print.c): what the intervals printed so far had, for the summary's
+ * run totals (each interval's table is reset after it is printed). */
+struct ft_interval_stats {
+	uint32_t printed;        /* intervals printed so far */
+	size_t most_stacks;      /* the most distinct stacks one interval had */
+	uint64_t dropped;        /* --max-stacks drops of the intervals printed */
+	uint64_t counted_at_reset; /* cnt.counted when the last interval was printed */
+};
+
 /* --sink (sink.c): the connection to ClickHouse and its batches. */
 struct ft_sink_state {
 	struct fleet *fleet;     /* NULL without --sink */
@@ -105,12 +121,8 @@ struct ft_session {
 	pid_t self;
 	struct ft_counters cnt;
 	uint64_t last_time;      /* newest record time seen (perf/ftrace clock): the end */
-	uint64_t read_until;     /* every ring was read up to this time (the last full drain) */
-	size_t forget_kept;      /* exited tasks the table still needed at the last sweep */
-	uint32_t intervals;      /* -i: intervals printed so far */
-	size_t interval_stacks;  /* -i: the most distinct stacks one interval had */
-	uint64_t interval_dropped; /* -i: --max-stacks drops of the intervals printed */
-	uint64_t counted_at_reset; /* -i: cnt.counted when the last interval was printed */
+	struct ft_forgetting forget;
+	struct ft_interval_stats intervals;
 	uint64_t period_ns;      /* profile: ns per sample */
 	const char *title;       /* svg/speedscope title */
 	FILE *out;               /* stdout or -o FILE */
