@@ -123,7 +123,7 @@ static void announce(const struct ft_session *s)
 	const struct ft_options *o = s->opt;
 	const char *what = o->user_only || s->keep.user_mode_only ? "user" :
 			   o->kernel_only ? "kernel" : "user + kernel";
-	const char *who = s->have_child ? "the command" : o->npids ? "the given processes" :
+	const char *who = s->traced.have_child ? "the command" : o->npids ? "the given processes" :
 			  o->ntids ? "the given threads" : "all threads";
 	char head[320], until[64];
 	if (o->cmd == FT_PROFILE && o->period_ns)
@@ -141,7 +141,7 @@ static void announce(const struct ft_session *s)
 	if (o->duration > 0)
 		snprintf(until, sizeof(until), " for %g secs.", o->duration);
 	else
-		snprintf(until, sizeof(until), "%s", s->have_child ? " while the command runs." :
+		snprintf(until, sizeof(until), "%s", s->traced.have_child ? " while the command runs." :
 			 "... Hit Ctrl-C to end.");
 	ft_note("%s%s", head, until);
 }
@@ -154,9 +154,8 @@ static int name_cgroup(void *ctx, uint64_t id, const char *path)
 /* --cgroup's folder opened (its fd is every event's pid, as perf -G does)
  * and, for --per-cgroup, the cgroups that exist named: the kernel's CGROUP
  * records name only those made later. Exit status. */
-static int open_cgroups(struct ft_session *s)
+static int open_cgroups(struct ft_cgroup_scope *cg, const struct ft_options *o)
 {
-	const struct ft_options *o = s->opt;
 	char mnt[PATH_MAX], abs[PATH_MAX];
 	int ret;
 	if (!o->cgroup && !o->per_cgroup)
@@ -167,20 +166,20 @@ static int open_cgroups(struct ft_session *s)
 		return 1;
 	}
 	if (o->cgroup) {
-		ret = host_cgroup_resolve(mnt, o->cgroup, abs, sizeof(abs), s->cgroup_path,
-					  sizeof(s->cgroup_path));
+		ret = host_cgroup_resolve(mnt, o->cgroup, abs, sizeof(abs), cg->path,
+					  sizeof(cg->path));
 		if (ret < 0) {
 			ft_error("--cgroup %s: no such cgroup under %s", o->cgroup, mnt);
 			return 2;
 		}
-		if ((s->cgroup_fd = open(abs, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+		if ((cg->fd = open(abs, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
 			ft_error("--cgroup %s: cannot open %s: %s", o->cgroup, abs, strerror(errno));
 			return 1;
 		}
-		s->cgroup_open = true;
+		cg->open = true;
 		ft_debug("--cgroup %s: %s", o->cgroup, abs);
 	}
-	if (o->per_cgroup && (ret = host_cgroup_walk(mnt, name_cgroup, &s->cgroups)) < 0) {
+	if (o->per_cgroup && (ret = host_cgroup_walk(mnt, name_cgroup, &cg->names)) < 0) {
 		ft_error("--per-cgroup: cannot read the cgroups under %s: %s", mnt, strerror(-ret));
 		return 1;
 	}
@@ -192,9 +191,9 @@ static int open_cgroups(struct ft_session *s)
  * exited (samples wait while kallsyms loads), too late to read them then. */
 static void know_targets(struct ft_session *s)
 {
-	for (int i = 0; i < s->targets.n && s->keep.need_procs; i++) {
-		pid_t pid = s->targets.t[i].id;
-		if (s->targets.t[i].thread && host_tgid("/proc", pid, &pid) < 0)
+	for (int i = 0; i < s->traced.targets.n && s->keep.need_procs; i++) {
+		pid_t pid = s->traced.targets.t[i].id;
+		if (s->traced.targets.t[i].thread && host_tgid("/proc", pid, &pid) < 0)
 			continue;
 		ft_session_know_process(s, (uint32_t)pid, 0);
 	}
@@ -205,9 +204,9 @@ static void know_targets(struct ft_session *s)
  * tables. Returns 0, or the exit status after saying why (2: bad input). */
 static int prepare(struct ft_session *s)
 {
-	if (ft_targets_open(&s->targets, s->opt) < 0)
+	if (ft_targets_open(&s->traced.targets, s->opt) < 0)
 		return 2;
-	int ret = open_cgroups(s);
+	int ret = open_cgroups(&s->cgroup, s->opt);
 	if (ret != 0)
 		return ret;
 	/* first when the plan needs kernel names (kernel functions, --through);
@@ -231,10 +230,10 @@ static int prepare(struct ft_session *s)
 		return 1;
 	}
 	if (s->opt->cmd == FT_PROFILE) {
-		s->period_ns = s->opt->period_ns ? s->opt->period_ns : 1000000000ull / s->opt->freq;
-		s->title = "ftstack profile";
+		s->output.period_ns = s->opt->period_ns ? s->opt->period_ns : 1000000000ull / s->opt->freq;
+		s->output.title = "ftstack profile";
 	} else {
-		s->title = s->opt->cmd == FT_OFFCPU ? "ftstack offcpu" : "ftstack count";
+		s->output.title = s->opt->cmd == FT_OFFCPU ? "ftstack offcpu" : "ftstack count";
 	}
 	if (s->opt->through && !s->plan.through_name)
 		s->plan.through_name = s->opt->through;
@@ -248,7 +247,7 @@ static int prepare(struct ft_session *s)
 	if (sym_procs_alloc("/proc", "/usr/lib/debug", &s->procs) < 0 ||
 	    agg_table_alloc(&ac, &s->agg) < 0 ||
 	    sym_cache_alloc(s->kernel.syms, s->procs, &style,
-			       &s->symcache) < 0 ||
+			       &s->output.symcache) < 0 ||
 	    (s->ustacks.copy_size && sym_unwinder_alloc(s->procs, &s->ustacks.unwinder) < 0)) {
 		ft_error("out of memory");
 		return 1;
@@ -282,18 +281,18 @@ int ft_cmd_record(const struct ft_options *o)
 		goto cleanup;
 
 	status = 1;
-	out = s.out = res.f; /* -i prints there before the end */
+	out = s.output.file = res.f; /* -i prints there before the end */
 	if ((epfd = epoll_create1(EPOLL_CLOEXEC)) < 0)
 		goto cleanup;
 	s.kernel.epfd = epfd;
 	if (ft_plan_create(&s.plan) < 0)
 		goto cleanup;
 	if (o->command) {
-		if ((ret = ft_child_start(o->command, o->keep_root, &s.child)) < 0) {
+		if ((ret = ft_child_start(o->command, o->keep_root, &s.traced.child)) < 0) {
 			status = ret == -EINVAL ? 2 : 1;
 			goto cleanup;
 		}
-		s.have_child = true;
+		s.traced.have_child = true;
 	}
 	/* the run's first line once bad input is ruled out: the mechanism,
 	 * and what this host leaves out */
@@ -305,11 +304,11 @@ int ft_cmd_record(const struct ft_options *o)
 		goto cleanup;
 	/* armed; the command still waits, so its maps are read now, after: valid
 	 * from the start (its exec comes later, in the records) */
-	if (s.have_child)
-		sym_procs_snapshot(s.procs, (uint32_t)s.child.pid, 0);
+	if (s.traced.have_child)
+		sym_procs_snapshot(s.procs, (uint32_t)s.traced.child.pid, 0);
 	know_targets(&s);
 	announce(&s);
-	if (s.have_child && (ret = ft_child_release(&s.child)) < 0) {
+	if (s.traced.have_child && (ret = ft_child_release(&s.traced.child)) < 0) {
 		ft_error("cannot run %s: %s", o->command[0], strerror(-ret));
 		goto cleanup;
 	}
@@ -338,15 +337,15 @@ cleanup:
 	/* -o FILE is in place before probes are detached, which takes a while */
 	if (ft_dest_close(o, &res, status == 0) != 0)
 		status = 1;
-	if (s.have_child)
-		ft_child_stop(&s.child);
+	if (s.traced.have_child)
+		ft_child_stop(&s.traced.child);
 	ft_source_close(&s);
-	ft_targets_close(&s.targets);
+	ft_targets_close(&s.traced.targets);
 	ft_sink_close(&s.sink, o);
 	if (epfd >= 0)
 		close(epfd);
 	ft_offcpu_free(s.offcpu);
-	sym_cache_free(s.symcache);
+	sym_cache_free(s.output.symcache);
 	agg_table_free(s.agg);
 	sym_unwinder_free(s.ustacks.unwinder);
 	sym_procs_free(s.procs);
@@ -354,8 +353,8 @@ cleanup:
 	ft_kfilter_free(&s.kernel.filter);
 	sym_kernel_free(s.kernel.syms);
 	ft_plan_destroy(&s.plan);
-	if (s.cgroup_open)
-		close(s.cgroup_fd);
-	host_cgroup_names_free(&s.cgroups);
+	if (s.cgroup.open)
+		close(s.cgroup.fd);
+	host_cgroup_names_free(&s.cgroup.names);
 	return status;
 }

@@ -152,7 +152,7 @@ static void pending_count(struct ft_session *s)
 
 void ft_session_kernel_wait(struct ft_session *s)
 {
-	if (!ft_ksyms_wait(&s->kernel, s->symcache))
+	if (!ft_ksyms_wait(&s->kernel, s->output.symcache))
 		return;
 	ft_debug("%s loaded; counting the %zu bytes of samples that waited", s->kernel.path,
 		 s->kernel.pending.len);
@@ -165,7 +165,7 @@ void ft_session_count(struct ft_session *s, const struct perfev_sample *smp, uin
 	if (smp->time > s->last_time)
 		s->last_time = smp->time;
 	if (s->kernel.state == FT_KSYMS_NONE && smp->nkips)
-		ft_ksyms_start(&s->kernel, KALLSYMS, s->plan.track_mmaps, s->symcache);
+		ft_ksyms_start(&s->kernel, KALLSYMS, s->plan.track_mmaps, s->output.symcache);
 	if (s->kernel.state == FT_KSYMS_LOADING) {
 		/* its process is read now, while it most likely still runs */
 		ft_session_know_process(s, smp->pid, smp->time);

@@ -86,8 +86,8 @@ void ft_heap_trim(void)
 
 void ft_session_forget(struct ft_session *s)
 {
-	if (s->symcache)
-		sym_cache_clear(s->symcache);
+	if (s->output.symcache)
+		sym_cache_clear(s->output.symcache);
 	/* samples waiting for the kernel's symbols are in no table yet */
 	if (!s->procs || !sym_procs_exited(s->procs) || s->kernel.state == FT_KSYMS_LOADING) {
 		ft_heap_trim();

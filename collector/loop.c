@@ -55,7 +55,7 @@ static bool on_signal(struct ft_session *s, int sfd)
 	bool end = false;
 	while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 		if (si.ssi_signo == SIGCHLD) {
-			if (s->have_child && ft_child_reap(&s->child)) {
+			if (s->traced.have_child && ft_child_reap(&s->traced.child)) {
 				ft_debug("command exited");
 				end = true;
 			}
@@ -140,13 +140,13 @@ int ft_loop_run(struct ft_session *s, int epfd)
 	/* the targets' pidfds say when they exit; where the kernel has none
 	 * (threads before 6.9), and with no perf ring to hang up (--backend
 	 * ftrace -K), look on a timeout too */
-	if ((ret = ft_targets_watch(&s->targets, epfd)) < 0)
+	if ((ret = ft_targets_watch(&s->traced.targets, epfd)) < 0)
 		goto cleanup;
-	for (int i = 0; i < s->targets.n; i++)
-		if (s->targets.t[i].fd < 0 || !s->perf)
+	for (int i = 0; i < s->traced.targets.n; i++)
+		if (s->traced.targets.t[i].fd < 0 || !s->perf)
 			s->poll_rings = true;
 	/* the command may have exited before the signalfd existed */
-	bool end = s->have_child && ft_child_reap(&s->child);
+	bool end = s->traced.have_child && ft_child_reap(&s->traced.child);
 	while (!end) {
 		struct epoll_event evs[64];
 		int ended = 0;
@@ -171,8 +171,8 @@ int ft_loop_run(struct ft_session *s, int epfd)
 				ret = on_timer(s, ifd, true);
 			else if (c == &tags[TAG_SETTLE])
 				ret = on_timer(s, tfd, false);
-			else if (ft_targets_owns(&s->targets, c))
-				ended = ft_targets_exited(&s->targets, c, epfd) && !s->have_child;
+			else if (ft_targets_owns(&s->traced.targets, c))
+				ended = ft_targets_exited(&s->traced.targets, c, epfd) && !s->traced.have_child;
 			else if (ft_perf_source_owns(s, c) && (evs[i].events & EPOLLHUP))
 				ended = ret = ft_perf_source_hangup(s, c, epfd);
 			else if (ft_perf_source_owns(s, c))

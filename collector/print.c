@@ -40,10 +40,10 @@ static void name_kfunc_leaf(struct ft_session *s, const struct agg_entry *e, con
 static void name_frames(struct ft_session *s, const struct agg_entry *e, const char **frames)
 {
 	for (uint32_t i = 0; i < e->nkstack; i++)
-		frames[i] = sym_cache_name(s->symcache, 0, e->first_time, e->kstack[i], true);
+		frames[i] = sym_cache_name(s->output.symcache, 0, e->first_time, e->kstack[i], true);
 	name_kfunc_leaf(s, e, frames);
 	for (uint32_t i = 0; i < e->nustack; i++)
-		frames[e->nkstack + i] = sym_cache_name(s->symcache, e->pid, e->first_time,
+		frames[e->nkstack + i] = sym_cache_name(s->output.symcache, e->pid, e->first_time,
 							  e->ustack[i], i == 0);
 }
 
@@ -54,7 +54,7 @@ static const char *entry_cgroup(const struct ft_session *s, const struct agg_ent
 {
 	if (!s->opt->per_cgroup)
 		return NULL;
-	const char *p = host_cgroup_names_find(&s->cgroups, e->cgroup);
+	const char *p = host_cgroup_names_find(&s->cgroup.names, e->cgroup);
 	if (p)
 		return p;
 	snprintf(buf, len, "[cgroup %llu]", (unsigned long long)e->cgroup);
@@ -110,8 +110,8 @@ static void out_options_for(const struct ft_session *s, struct out_options *oo,
 		.nevents = (uint32_t)s->plan.nevents,
 		.event_frame = s->plan.nevents > 1,
 		.event_in_stack = in_stack,
-		.period_ns = s->period_ns,
-		.title = s->title,
+		.period_ns = s->output.period_ns,
+		.title = s->output.title,
 	};
 }
 
@@ -129,7 +129,7 @@ static int write_result(struct ft_session *s, struct agg_named_stats *st)
 		out_options_for(s, &oo, names, in_stack);
 		ret = ft_result_write(named, s->opt, &oo, s->opt->cmd == FT_OFFCPU,
 				      s->plan.nevents == 1 ? s->plan.events[0].label : "event",
-				      s->out, st);
+				      s->output.file, st);
 	}
 	agg_named_free(named);
 	free(names);
@@ -140,7 +140,7 @@ static int write_result(struct ft_session *s, struct agg_named_stats *st)
 int ft_print_result(struct ft_session *s, FILE *out)
 {
 	struct agg_named_stats st = { 0 };
-	s->out = out;
+	s->output.file = out;
 	ft_session_kernel_wait(s); /* samples may wait for the kernel's symbols */
 	int ret = write_result(s, &st);
 	if (ret == 0 && fflush(out) != 0)
@@ -186,15 +186,15 @@ int ft_print_interval(struct ft_session *s)
 		struct tm tm;
 		char buf[32];
 		strftime(buf, sizeof(buf), "%H:%M:%S", localtime_r(&now, &tm));
-		fprintf(s->out, "%s\n", buf);
+		fprintf(s->output.file, "%s\n", buf);
 	}
 	struct agg_named_stats st = { 0 };
 	struct agg_stats as;
 	int ret = write_result(s, &st);
 	if (ret == 0)
-		ret = fflush(s->out) == 0 ? 0 : -errno;
+		ret = fflush(s->output.file) == 0 ? 0 : -errno;
 	if (ret == 0 && s->opt->format == OUT_TEXT)
-		fputc('\n', s->out);
+		fputc('\n', s->output.file);
 	/* the summary at the end tells the run's totals: kept before the reset */
 	agg_table_stats(s->agg, &as);
 	interval_printed(&s->intervals, as.dropped, st.stacks_before, s->cnt.counted);

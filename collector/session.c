@@ -78,7 +78,7 @@ int ft_session_record(struct ft_session *s, const struct perfev_record *rec, int
 		break;
 	case PERFEV_CGROUP: /* made while tracing (--per-cgroup) */
 		if (s->opt->per_cgroup && rec->cgroup.path)
-			host_cgroup_names_add(&s->cgroups, rec->cgroup.id, rec->cgroup.path);
+			host_cgroup_names_add(&s->cgroup.names, rec->cgroup.id, rec->cgroup.path);
 		break;
 	default:
 		break;

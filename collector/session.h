@@ -98,9 +98,33 @@ struct ft_sink_state {
 	bool lost;               /* a batch could not be built (memory) */
 };
 
+/* Whose events are traced: -c's command, the -p/-L targets. */
+struct ft_traced {
+	struct ft_child child;
+	bool have_child;
+	struct ft_targets targets; /* -p, -L */
+};
+
+/* --cgroup and --per-cgroup. */
+struct ft_cgroup_scope {
+	/* --cgroup: the folder's fd, the pid of every event (PERF_FLAG_PID_CGROUP) */
+	int fd;
+	bool open;
+	char path[512];          /* --cgroup's path from the cgroup root ("/a/b") */
+	struct host_cgroup_names names; /* --per-cgroup: ids to paths */
+};
+
+struct sym_cache;
+/* Where and how the result is written (print.c). */
+struct ft_output {
+	FILE *file;              /* stdout or -o FILE */
+	const char *title;       /* svg/speedscope title */
+	uint64_t period_ns;      /* profile: ns per sample */
+	struct sym_cache *symcache; /* names of addresses, kept across -i intervals */
+};
+
 struct ft_perf_source;
 struct ft_ftrace_source;
-struct sym_cache;
 
 struct ft_session {
 	const struct ft_options *opt;
@@ -112,9 +136,7 @@ struct ft_session {
 	struct ft_perf_source *perf;
 	struct ft_ftrace_source *ftrace; /* --backend ftrace */
 	struct ft_offcpu *offcpu;
-	struct ft_child child;
-	bool have_child;
-	struct ft_targets targets; /* -p, -L */
+	struct ft_traced traced;
 	struct ft_keep keep;
 	bool poll_rings;         /* a ring left epoll, or -p with no perf ring:
 				  * drain and look for the targets on a timeout too */
@@ -123,19 +145,12 @@ struct ft_session {
 	uint64_t last_time;      /* newest record time seen (perf/ftrace clock): the end */
 	struct ft_forgetting forget;
 	struct ft_interval_stats intervals;
-	uint64_t period_ns;      /* profile: ns per sample */
-	const char *title;       /* svg/speedscope title */
-	FILE *out;               /* stdout or -o FILE */
+	struct ft_output output;
 	uint64_t scratch_u[AGG_MAX_DEPTH + 1];
-	struct sym_cache *symcache; /* names of addresses, kept across -i intervals */
 	struct ft_sink_state sink;
 
 	struct ft_ustacks ustacks;
-	/* --cgroup: the folder's fd, the pid of every event (PERF_FLAG_PID_CGROUP) */
-	int cgroup_fd;
-	bool cgroup_open;
-	char cgroup_path[512];   /* --cgroup's path from the cgroup root ("/a/b") */
-	struct host_cgroup_names cgroups; /* --per-cgroup: ids to paths */
+	struct ft_cgroup_scope cgroup;
 };
 
 /* record.c: what this run wants from the kernel and keeps per record

@@ -78,7 +78,7 @@ void ft_sink_interval(struct ft_session *s)
 			.events = names,
 			.nevents = (uint32_t)s->plan.nevents,
 			.by_weight = s->opt->cmd == FT_OFFCPU,
-			.cgroup = s->cgroup_open ? s->cgroup_path : NULL,
+			.cgroup = s->cgroup.open ? s->cgroup.path : NULL,
 		};
 		s->sink.since = now;
 		ret = fleet_send(s->sink.fleet, &m, stacks, n);

@@ -131,7 +131,7 @@ static void attr_for(const struct ft_session *s, const struct ft_event *e, struc
 	po->exclude_kernel = s->keep.user_mode_only;
 	/* wake the loop when a quarter of the ring is full, not per record */
 	po->wakeup_bytes = (uint32_t)(s->perf->ring_kb * 1024 / 4);
-	po->inherit = s->have_child || o->npids > 0;
+	po->inherit = s->traced.have_child || o->npids > 0;
 	po->cgroup_id = o->per_cgroup;
 	po->max_stack = s->keep.max_stack;
 	/* uprobes at a function's entry need [sp], the caller the walk skips */
@@ -150,7 +150,7 @@ static int open_one(struct ft_session *s, int ev, int pid, int cpu, bool first_t
 	attr_for(s, e, &po);
 	po.track = s->keep.track && first_task && !r->tracked;
 	po.track_mmap = po.track && s->keep.want_user;
-	po.pid_is_cgroup = s->cgroup_open; /* --cgroup: PID is the folder's fd */
+	po.pid_is_cgroup = s->cgroup.open; /* --cgroup: PID is the folder's fd */
 	int fd = perfev_open(&po, pid, cpu, -1);
 	if (fd < 0)
 		return fd;
@@ -199,8 +199,8 @@ static int task_list(const struct ft_session *s, pid_t **out)
 	pid_t *t = calloc(max, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
-	if (s->have_child) {
-		t[n++] = s->child.pid;
+	if (s->traced.have_child) {
+		t[n++] = s->traced.child.pid;
 	} else if (o->npids) {
 		for (int i = 0; i < o->npids; i++)
 			n += host_tasks("/proc", o->pids[i], t + n, max - n);
@@ -208,7 +208,7 @@ static int task_list(const struct ft_session *s, pid_t **out)
 		for (int i = 0; i < o->ntids; i++)
 			t[n++] = o->tids[i];
 	} else {
-		t[n++] = s->cgroup_open ? s->cgroup_fd : -1;
+		t[n++] = s->cgroup.open ? s->cgroup.fd : -1;
 	}
 	*out = t;
 	return n;
@@ -251,10 +251,10 @@ static int explain_open(int err, const struct ft_event *e)
  * perf_event controller on the cgroup2 hierarchy (CONFIG_CGROUP_PERF). */
 static int explain_cgroup(const struct ft_session *s, int err, const struct ft_event *e)
 {
-	if (s->cgroup_open)
+	if (s->cgroup.open)
 		ft_error("cannot open %s on --cgroup %s: %s (the kernel needs CONFIG_CGROUP_PERF, and "
 			 "the perf_event controller on the cgroup2 hierarchy)", e->name,
-			 s->cgroup_path, strerror(-err));
+			 s->cgroup.path, strerror(-err));
 	else
 		ft_error("cannot open %s with its samples' cgroup (--per-cgroup): %s (Linux 5.7 or "
 			 "later with CONFIG_CGROUP_PERF)", e->name, strerror(-err));
@@ -310,7 +310,7 @@ static int open_event(struct ft_session *s, int ev, const bool *online, const pi
 				return 0;
 			}
 			if (ret < 0 && (ret == -EINVAL || ret == -EBADF) &&
-			    (s->opt->per_cgroup || s->cgroup_open))
+			    (s->opt->per_cgroup || s->cgroup.open))
 				return explain_cgroup(s, ret, e);
 			if (ret < 0)
 				return explain_open(ret, e);
@@ -540,7 +540,7 @@ int ft_perf_source_hangup(struct ft_session *s, void *cookie, int epfd)
 bool ft_perf_source_targets_gone(const struct ft_session *s)
 {
 	const struct ft_options *o = s->opt;
-	return !s->have_child && (o->npids || o->ntids) && !ft_targets_alive(&s->targets);
+	return !s->traced.have_child && (o->npids || o->ntids) && !ft_targets_alive(&s->traced.targets);
 }
 
 int ft_perf_source_drain_all(struct ft_session *s)

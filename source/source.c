@@ -10,7 +10,7 @@ int ft_source_open(struct ft_session *s, int epfd)
 	if (s->plan.backend == FT_BACKEND_PERF)
 		return ft_perf_source_open(s, epfd);
 	struct ft_ftrace_config c = {
-		.plan = &s->plan, .opt = s->opt, .child = s->have_child ? s->child.pid : 0,
+		.plan = &s->plan, .opt = s->opt, .child = s->traced.have_child ? s->traced.child.pid : 0,
 		.want_kernel = s->keep.want_kernel, .want_user = s->keep.want_user, .self = s->self,
 		.lost = &s->cnt.lost, .self_events = &s->cnt.self_events,
 		.count = ft_session_count_cb, .ctx = s,

@@ -114,7 +114,7 @@ static void test_session_print(const char *proc_root)
 	const char *sum = test_summary(&s);
 	CHECK(strstr(sum, ", 5 lost (ring buffer full: raise --buffer-size)\n") != NULL,
 	      "the summary: the lost events and what to do (%s)", sum);
-	CHECK_STR(test_slurp(s.out, true),
+	CHECK_STR(test_slurp(s.output.file, true),
 		  "worker;do_syscall_64;kmalloc_trace 1\n"
 		  "worker;entry_SYSCALL_64;do_syscall_64;__kmalloc_noprof 3\n",
 		  "folded: machinery cut, comm from the process, least frequent first");
@@ -129,8 +129,8 @@ static void test_session_print(const char *proc_root)
 	test_sample(&s, 4242, b, 2, 5000);
 	CHECK(s.cnt.counted == 3 && s.cnt.through_miss == 1, "--through: 3 kept, 1 left out");
 	opt.top = 1;
-	CHECK(ft_print_result(&s, s.out) == 0, "written again");
-	CHECK_STR(test_slurp(s.out, true), "worker;entry_SYSCALL_64 3\n", "cut at the --through function");
+	CHECK(ft_print_result(&s, s.output.file) == 0, "written again");
+	CHECK_STR(test_slurp(s.output.file, true), "worker;entry_SYSCALL_64 3\n", "cut at the --through function");
 	test_session_free(&s);
 }
 
@@ -162,24 +162,24 @@ static void test_loop(void)
 	struct ft_options p = { .npids = 1, .state = -1 };
 	p.pids[0] = child;
 	s = (struct ft_session){ .opt = &p };
-	CHECK(ft_targets_open(&s.targets, &p) == 0, "-p of a child: opened");
+	CHECK(ft_targets_open(&s.traced.targets, &p) == 0, "-p of a child: opened");
 	CHECK(!ft_perf_source_targets_gone(&s), "-p of a running child: still there");
 	close(go[1]);
 	epfd = epoll_create1(EPOLL_CLOEXEC);
 	CHECK(ft_loop_run(&s, epfd) == 0, "the loop ends when the -p process exits");
 	CHECK(ft_perf_source_targets_gone(&s), "-p of an exited child: the targets are gone");
 	close(epfd);
-	ft_targets_close(&s.targets);
+	ft_targets_close(&s.traced.targets);
 	waitpid(child, NULL, 0);
 
 	/* no pidfd (a thread before Linux 6.9): found by /proc on a poll timeout */
 	s = (struct ft_session){ .opt = &p };
-	s.targets.n = 1;
-	s.targets.t[0] = (struct ft_target){ .id = child, .fd = -1 };
+	s.traced.targets.n = 1;
+	s.traced.targets.t[0] = (struct ft_target){ .id = child, .fd = -1 };
 	CHECK(ft_perf_source_targets_gone(&s), "-p of a reaped process, no pidfd: gone");
-	s.targets.t[0].id = getpid();
+	s.traced.targets.t[0].id = getpid();
 	CHECK(!ft_perf_source_targets_gone(&s), "-p of this process, no pidfd: still there");
-	s.targets.t[0].id = child;
+	s.traced.targets.t[0].id = child;
 	epfd = epoll_create1(EPOLL_CLOEXEC);
 	CHECK(ft_loop_run(&s, epfd) == 0, "the loop ends when the -p process is gone (no pidfd)");
 	close(epfd);

@@ -119,11 +119,11 @@ static inline int test_session(struct ft_session *s, struct ft_options *o, struc
 	s->keep.need_procs = s->keep.key_pid = s->keep.key_tid = true;
 	struct agg_config ac = { .key_pid = true, .key_tid = true, .max_stacks = max };
 	struct sym_cache_style st = { .demangle = true };
-	s->out = tmpfile();
-	if (!s->out || ft_kfilter_init(&s->kernel.filter, k, false) < 0 ||
+	s->output.file = tmpfile();
+	if (!s->output.file || ft_kfilter_init(&s->kernel.filter, k, false) < 0 ||
 	    agg_table_alloc(&ac, &s->agg) < 0 ||
 	    sym_procs_alloc(proc_root, "/nonexistent", &s->procs) < 0 ||
-	    sym_cache_alloc(k, s->procs, &st, &s->symcache) < 0)
+	    sym_cache_alloc(k, s->procs, &st, &s->output.symcache) < 0)
 		return -1;
 	return 0;
 }
@@ -132,10 +132,10 @@ static inline void test_session_free(struct ft_session *s)
 {
 	ft_kfilter_free(&s->kernel.filter);
 	agg_table_free(s->agg);
-	sym_cache_free(s->symcache);
+	sym_cache_free(s->output.symcache);
 	sym_procs_free(s->procs);
-	if (s->out)
-		fclose(s->out);
+	if (s->output.file)
+		fclose(s->output.file);
 }
 
 /* A sample of process PID (its main thread) at T with kernel stack IPS[N]. */
@@ -149,7 +149,7 @@ static inline void test_sample(struct ft_session *s, uint32_t pid, const uint64_
 }
 
 /* What ft_print_result writes on stderr (the summary), its result going
- * to s->out; "" when it fails. */
+ * to s->output.file; "" when it fails. */
 static inline const char *test_summary(struct ft_session *s)
 {
 	static char buf[1024];
@@ -165,7 +165,7 @@ static inline const char *test_summary(struct ft_session *s)
 	}
 	fflush(stderr);
 	dup2(fileno(f), STDERR_FILENO);
-	int ret = ft_print_result(s, s->out);
+	int ret = ft_print_result(s, s->output.file);
 	fflush(stderr);
 	dup2(saved, STDERR_FILENO);
 	close(saved);
