@@ -54,40 +54,6 @@ static int choose_mechanism(struct ft_session *s)
 	return 0;
 }
 
-/* kernel.perf_event_max_stack under PROC_ROOT, at most AGG_MAX_DEPTH (127
- * when unreadable, the kernel's default). */
-static uint16_t max_stack(const char *proc_root)
-{
-	char path[512];
-	snprintf(path, sizeof(path), "%s/sys/kernel/perf_event_max_stack", proc_root);
-	FILE *f = fopen(path, "r");
-	unsigned v = 127;
-	if (f) {
-		if (fscanf(f, "%u", &v) != 1)
-			v = 127;
-		fclose(f);
-	}
-	return (uint16_t)(v > AGG_MAX_DEPTH ? AGG_MAX_DEPTH : v);
-}
-
-void ft_session_configure(struct ft_session *s, const char *proc_root)
-{
-	const struct ft_options *o = s->opt;
-	s->self = getpid();
-	s->keep.want_user = !o->kernel_only;
-	s->keep.want_kernel = !o->user_only;
-	/* the sink's rows carry the comm whatever the format */
-	bool comm = out_needs_comm(o->format, o->per_process) || o->sink;
-	s->keep.need_procs = s->keep.want_user || comm;
-	/* offcpu forgets threads that exit (they are not off CPU, they are gone) */
-	s->keep.track = s->keep.need_procs || o->cmd == FT_OFFCPU;
-	s->keep.key_pid = comm;
-	s->keep.key_tid = comm; /* the comm shown is the thread's, as bcc and perf show it */
-	s->keep.max_stack = max_stack(proc_root);
-	s->ustacks.max_frames = s->keep.max_stack;
-	s->plan.track_mmaps = s->keep.track && s->keep.want_user;
-}
-
 /* KS's symbols read now, before the plan, which needs their names. */
 static int load_kallsyms(struct ft_kernel_syms *ks)
 {
@@ -99,26 +65,22 @@ static int load_kallsyms(struct ft_kernel_syms *ks)
 	} else if (ret < 0) {
 		ft_warn("cannot read %s: %s", ks->path, strerror(-ret));
 	}
-	return ret;
-}
-
-/* KS's filters, from symbols read before the plan; --through's FUNC
- * (THROUGH) must be one of them. */
-static int load_kernel_filters(struct ft_kernel_syms *ks, bool track_mmaps, const char *through)
-{
-	int ret = ft_kfilter_init(&ks->filter, ks->syms, track_mmaps);
-	if (ret == 0 && through) {
-		ret = ks->syms ? ft_kfilter_add_through(&ks->filter, ks->syms, through) : -ENOENT;
-		if (ret == -ENOENT)
-			ft_error("--through %s: no such kernel function in /proc/kallsyms", through);
-	}
 	if (ret == 0)
 		ks->state = FT_KSYMS_READY;
 	return ret;
 }
 
-/* bcc's opening line, on stderr so folded stdout stays clean. */
-static void announce(const struct ft_session *s)
+/* --through's FUNC (THROUGH) added to KS's filters: one of the symbols
+ * read before the plan. Returns 0 or -errno. */
+static int add_through(struct ft_kernel_syms *ks, const char *through)
+{
+	int ret = ks->syms ? ft_kfilter_add_through(&ks->filter, ks->syms, through) : -ENOENT;
+	if (ret == -ENOENT)
+		ft_error("--through %s: no such kernel function in /proc/kallsyms", through);
+	return ret;
+}
+
+void ft_cmd_announce(const struct ft_session *s)
 {
 	const struct ft_options *o = s->opt;
 	const char *what = o->user_only || s->keep.user_mode_only ? "user" :
@@ -229,35 +191,20 @@ static int prepare(struct ft_session *s)
 			strerror(-ret));
 		return 1;
 	}
-	if (s->opt->cmd == FT_PROFILE) {
-		s->output.period_ns = s->opt->period_ns ? s->opt->period_ns : 1000000000ull / s->opt->freq;
-		s->output.title = "ftstack profile";
-	} else {
-		s->output.title = s->opt->cmd == FT_OFFCPU ? "ftstack offcpu" : "ftstack count";
-	}
 	if (s->opt->through && !s->plan.through_name)
 		s->plan.through_name = s->opt->through;
-	if (kallsyms_first &&
-	    load_kernel_filters(&s->kernel, s->plan.track_mmaps, s->plan.through_name) < 0)
-		return 2;
-	const struct sym_cache_style style = { .offsets = s->opt->offsets,
-		.addresses = s->opt->addresses, .demangle = !s->opt->no_demangle };
-	struct agg_config ac = { .key_pid = s->keep.key_pid, .key_tid = s->keep.key_tid,
-				  .key_cgroup = s->opt->per_cgroup, .max_stacks = s->opt->max_stacks };
-	if (sym_procs_alloc("/proc", "/usr/lib/debug", &s->procs) < 0 ||
-	    agg_table_alloc(&ac, &s->agg) < 0 ||
-	    sym_cache_alloc(s->kernel.syms, s->procs, &style,
-			       &s->output.symcache) < 0 ||
-	    (s->ustacks.copy_size && sym_unwinder_alloc(s->procs, &s->ustacks.unwinder) < 0)) {
+	if (ft_session_alloc(s, "/proc", "/usr/lib/debug") < 0) {
 		ft_error("out of memory");
 		return 1;
 	}
+	if (kallsyms_first && s->plan.through_name && add_through(&s->kernel, s->plan.through_name) < 0)
+		return 2;
 	return 0;
 }
 
 int ft_cmd_record(const struct ft_options *o)
 {
-	struct ft_session s = { .opt = o, .kernel.epfd = -1 };
+	struct ft_session s;
 	int epfd = -1, status = 1, ret;
 	struct ft_dest res = { 0 };
 	FILE *out = NULL;
@@ -271,6 +218,7 @@ int ft_cmd_record(const struct ft_options *o)
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
+	ft_session_init(&s, o);
 	if ((status = choose_mechanism(&s)) != 0 || (status = prepare(&s)) != 0)
 		goto cleanup;
 	if (ft_sink_open(&s.sink, o) < 0) {
@@ -307,7 +255,7 @@ int ft_cmd_record(const struct ft_options *o)
 	if (s.traced.have_child)
 		sym_procs_snapshot(s.procs, (uint32_t)s.traced.child.pid, 0);
 	know_targets(&s);
-	announce(&s);
+	ft_cmd_announce(&s);
 	if (s.traced.have_child && (ret = ft_child_release(&s.traced.child)) < 0) {
 		ft_error("cannot run %s: %s", o->command[0], strerror(-ret));
 		goto cleanup;
@@ -344,17 +292,7 @@ cleanup:
 	ft_sink_close(&s.sink, o);
 	if (epfd >= 0)
 		close(epfd);
-	ft_offcpu_free(s.offcpu);
-	sym_cache_free(s.output.symcache);
-	agg_table_free(s.agg);
-	sym_unwinder_free(s.ustacks.unwinder);
-	sym_procs_free(s.procs);
-	ft_ksyms_abandon(&s.kernel);
-	ft_kfilter_free(&s.kernel.filter);
-	sym_kernel_free(s.kernel.syms);
 	ft_plan_destroy(&s.plan);
-	if (s.cgroup.open)
-		close(s.cgroup.fd);
-	host_cgroup_names_free(&s.cgroup.names);
+	ft_session_free(&s);
 	return status;
 }

@@ -153,10 +153,26 @@ struct ft_session {
 	struct ft_cgroup_scope cgroup;
 };
 
-/* record.c: what this run wants from the kernel and keeps per record
- * (want_user/kernel, need_procs, track, key_pid/tid, max_stack, the plan's
- * track_mmaps), from s->opt and PROC_ROOT's kernel.perf_event_max_stack. */
+/* ---- building it (session.c) ---- */
+/* S empty for the options O (kept by address): nothing allocated, no fd
+ * (-1), its own pid, the output's title and profile's period. Then the
+ * caller fills the plan and the mechanism, ft_session_configure, and
+ * ft_session_alloc. */
+void ft_session_init(struct ft_session *s, const struct ft_options *o);
+/* What this run wants from the kernel and keeps per record (s->keep, the
+ * walk's frame bound, the plan's track_mmaps), from s->opt and PROC_ROOT's
+ * kernel.perf_event_max_stack. */
 void ft_session_configure(struct ft_session *s, const char *proc_root);
+/* The tables every run needs, once configured: the process history (maps
+ * under PROC_ROOT, debug files under DEBUG_ROOT), the aggregator keyed as
+ * s->keep says, the name cache, the unwinder when user stacks are copied,
+ * and the kernel filters when the symbols are in (s->kernel READY).
+ * Returns 0 or -ENOMEM (ft_session_free frees what was made). */
+int ft_session_alloc(struct ft_session *s, const char *proc_root, const char *debug_root);
+/* Frees what the session holds in memory (and closes --cgroup's fd); the
+ * kernel objects (plan, sources), the child, the targets and the sink are
+ * their owners' to end first. S may be half built. */
+void ft_session_free(struct ft_session *s);
 
 /* Handles one decoded perf record (sample or side band); EVENT is the plan
  * index of a sample's event, -1 when it is none of the plan's. Returns 0. */

@@ -136,9 +136,9 @@ static void test_session_print(const char *proc_root)
 
 static void test_loop(void)
 {
-	struct ft_session s = { 0 };
+	struct ft_session s;
 	struct ft_options o = { .duration = 0.2, .state = -1 };
-	s.opt = &o;
+	ft_session_init(&s, &o);
 	int epfd = epoll_create1(EPOLL_CLOEXEC);
 	struct timespec a, b;
 	clock_gettime(CLOCK_MONOTONIC, &a);
@@ -161,7 +161,7 @@ static void test_loop(void)
 	close(go[0]);
 	struct ft_options p = { .npids = 1, .state = -1 };
 	p.pids[0] = child;
-	s = (struct ft_session){ .opt = &p };
+	ft_session_init(&s, &p);
 	CHECK(ft_targets_open(&s.traced.targets, &p) == 0, "-p of a child: opened");
 	CHECK(!ft_perf_source_targets_gone(&s), "-p of a running child: still there");
 	close(go[1]);
@@ -173,7 +173,7 @@ static void test_loop(void)
 	waitpid(child, NULL, 0);
 
 	/* no pidfd (a thread before Linux 6.9): found by /proc on a poll timeout */
-	s = (struct ft_session){ .opt = &p };
+	ft_session_init(&s, &p);
 	s.traced.targets.n = 1;
 	s.traced.targets.t[0] = (struct ft_target){ .id = child, .fd = -1 };
 	CHECK(ft_perf_source_targets_gone(&s), "-p of a reaped process, no pidfd: gone");
@@ -225,10 +225,10 @@ static void test_child(void)
 
 static void test_configure(const char *proc_root)
 {
-	struct ft_session s = { 0 };
+	struct ft_session s;
 	struct ft_options o = { .cmd = FT_COUNT, .format = OUT_TEXT, .kernel_only = true, .state = -1 };
 	char path[160];
-	s.opt = &o;
+	ft_session_init(&s, &o);
 	ft_session_configure(&s, "/nonexistent");
 	CHECK(!s.keep.want_user && s.keep.want_kernel && !s.keep.need_procs && !s.keep.track && !s.keep.key_tid &&
 	      !s.plan.track_mmaps, "-K, text: kernel stacks only, no processes followed");
@@ -340,6 +340,35 @@ static void test_messages(void)
 	fclose(f);
 }
 
+/* The opening line, as record.c says it once armed. */
+static void test_announce(void)
+{
+	struct ft_event ev = { .kind = FT_EV_TRACEPOINT, .name = "t:kmem:kmalloc" };
+	struct ft_options o = { .cmd = FT_COUNT, .kernel_only = true, .state = -1 };
+	struct ft_session s;
+	FILE *f = tmpfile();
+	int saved = dup(STDERR_FILENO);
+	if (!f || saved < 0)
+		return;
+	fflush(stderr);
+	dup2(fileno(f), STDERR_FILENO);
+	ft_session_init(&s, &o);
+	s.plan.events = &ev;
+	s.plan.nevents = 1;
+	s.traced.have_child = true;
+	ft_cmd_announce(&s);
+	o = (struct ft_options){ .cmd = FT_PROFILE, .freq = 49, .duration = 5, .state = -1 };
+	ft_session_init(&s, &o);
+	ft_cmd_announce(&s);
+	fflush(stderr);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	CHECK_STR(test_slurp(f, false), "Tracing kernel stacks of t:kmem:kmalloc while the command "
+		  "runs.\nSampling at 49 Hertz of all threads by user + kernel stack for 5 secs.\n",
+		  "the opening line: count -K -c, profile -F 49 5");
+	fclose(f);
+}
+
 int main(void)
 {
 	char proc[] = "/tmp/ftstack-collector-proc.XXXXXX";
@@ -353,6 +382,7 @@ int main(void)
 	test_loop();
 	test_child();
 	test_messages();
+	test_announce();
 	test_configure(proc);
 	test_cleanup(proc);
 	sym_kernel_free(k);

@@ -101,39 +101,31 @@ static inline int test_session(struct ft_session *s, struct ft_options *o, struc
 {
 	static struct ft_event ev = { .kind = FT_EV_TRACEPOINT, .name = "t:kmem:kmalloc",
 				      .label = "kmalloc" };
-	memset(s, 0, sizeof(*s));
 	memset(o, 0, sizeof(*o));
 	o->cmd = FT_COUNT;
-	o->format = OUT_FOLDED;
+	o->format = OUT_FOLDED; /* shows the comm: processes and threads kept apart */
 	o->kernel_only = true;
 	o->state = -1;
 	o->interval = interval;
 	o->max_stacks = max;
-	s->opt = o;
+	ft_session_init(s, o);
 	s->plan.events = &ev;
 	s->plan.nevents = 1;
 	s->kernel.syms = k;
 	s->kernel.state = FT_KSYMS_READY; /* given, not loaded on first need */
 	s->self = 777;
-	s->keep.want_kernel = true;
-	s->keep.need_procs = s->keep.key_pid = s->keep.key_tid = true;
-	struct agg_config ac = { .key_pid = true, .key_tid = true, .max_stacks = max };
-	struct sym_cache_style st = { .demangle = true };
+	ft_session_configure(s, proc_root);
 	s->output.file = tmpfile();
-	if (!s->output.file || ft_kfilter_init(&s->kernel.filter, k, false) < 0 ||
-	    agg_table_alloc(&ac, &s->agg) < 0 ||
-	    sym_procs_alloc(proc_root, "/nonexistent", &s->procs) < 0 ||
-	    sym_cache_alloc(k, s->procs, &st, &s->output.symcache) < 0)
+	if (!s->output.file || ft_session_alloc(s, proc_root, "/nonexistent") < 0)
 		return -1;
 	return 0;
 }
 
+/* Frees what test_session made; K stays the caller's. */
 static inline void test_session_free(struct ft_session *s)
 {
-	ft_kfilter_free(&s->kernel.filter);
-	agg_table_free(s->agg);
-	sym_cache_free(s->output.symcache);
-	sym_procs_free(s->procs);
+	s->kernel.syms = NULL;
+	ft_session_free(s);
 	if (s->output.file)
 		fclose(s->output.file);
 }
