@@ -148,6 +148,13 @@ static int open_cgroups(struct ft_cgroup_scope *cg, const struct ft_options *o)
 	return 0;
 }
 
+static void close_cgroups(struct ft_cgroup_scope *cg)
+{
+	if (cg->open)
+		close(cg->fd);
+	cg->open = false;
+}
+
 /* The -p processes' (and -L threads' processes') maps, read once armed,
  * as for -c's command: a sample may be counted only after its process has
  * exited (samples wait while kallsyms loads), too late to read them then. */
@@ -293,6 +300,7 @@ cleanup:
 	if (epfd >= 0)
 		close(epfd);
 	ft_plan_destroy(&s.plan);
+	close_cgroups(&s.cgroup);
 	ft_session_free(&s);
 	return status;
 }

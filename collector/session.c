@@ -88,8 +88,6 @@ void ft_session_free(struct ft_session *s)
 	ft_ksyms_abandon(&s->kernel);
 	ft_kfilter_free(&s->kernel.filter);
 	sym_kernel_free(s->kernel.syms);
-	if (s->cgroup.open)
-		close(s->cgroup.fd);
 	host_cgroup_names_free(&s->cgroup.names);
 	s->offcpu = NULL;
 	s->output.symcache = NULL;
@@ -97,7 +95,6 @@ void ft_session_free(struct ft_session *s)
 	s->ustacks.unwinder = NULL;
 	s->procs = NULL;
 	s->kernel.syms = NULL;
-	s->cgroup.open = false;
 }
 
 static void on_sample(struct ft_session *s, const struct perfev_record *rec, int ev)

@@ -1,5 +1,6 @@
 /* One tracing run (count, profile, offcpu): what every part of collector/
- * shares while the loop runs. Internal to collector/. */
+ * shares while the loop runs, in named parts (struct ft_session below).
+ * Internal to collector/ (and cmd/record.c, which builds it). */
 #ifndef FTSTACK_SESSION_H
 #define FTSTACK_SESSION_H
 
@@ -126,31 +127,37 @@ struct ft_output {
 struct ft_perf_source;
 struct ft_ftrace_source;
 
+/* The run: what it was asked (opt) and may use (mech, plan), its parts,
+ * each a struct above that the functions working on it alone take, and
+ * what counting shares. Built by ft_session_init/_configure/_alloc, freed
+ * by ft_session_free. */
 struct ft_session {
 	const struct ft_options *opt;
 	struct ft_plan plan;
 	struct ft_mech mech;      /* what this host lets the run use (plan/mech.c) */
-	struct agg_table *agg;
-	struct sym_procs *procs;
-	struct ft_kernel_syms kernel;
+	pid_t self;               /* ftstack's pid: its own samples are left out */
+	struct ft_keep keep;
+	struct ft_traced traced;
+	struct ft_cgroup_scope cgroup;
+	/* the sources (source/) and offcpu's pairing, which records go to */
 	struct ft_perf_source *perf;
 	struct ft_ftrace_source *ftrace; /* --backend ftrace */
 	struct ft_offcpu *offcpu;
-	struct ft_traced traced;
-	struct ft_keep keep;
 	bool poll_rings;         /* a ring left epoll, or -p with no perf ring:
 				  * drain and look for the targets on a timeout too */
-	pid_t self;
+	/* what counting adds to */
+	struct agg_table *agg;
+	struct sym_procs *procs; /* the process history: maps and comms over time */
+	struct ft_kernel_syms kernel;
+	struct ft_ustacks ustacks;
 	struct ft_counters cnt;
 	uint64_t last_time;      /* newest record time seen (perf/ftrace clock): the end */
+	uint64_t scratch_u[AGG_MAX_DEPTH + 1]; /* a uprobe entry's stack with its caller put back */
+	/* what is done with it */
 	struct ft_forgetting forget;
 	struct ft_interval_stats intervals;
 	struct ft_output output;
-	uint64_t scratch_u[AGG_MAX_DEPTH + 1];
 	struct ft_sink_state sink;
-
-	struct ft_ustacks ustacks;
-	struct ft_cgroup_scope cgroup;
 };
 
 /* ---- building it (session.c) ---- */
@@ -169,9 +176,9 @@ void ft_session_configure(struct ft_session *s, const char *proc_root);
  * and the kernel filters when the symbols are in (s->kernel READY).
  * Returns 0 or -ENOMEM (ft_session_free frees what was made). */
 int ft_session_alloc(struct ft_session *s, const char *proc_root, const char *debug_root);
-/* Frees what the session holds in memory (and closes --cgroup's fd); the
- * kernel objects (plan, sources), the child, the targets and the sink are
- * their owners' to end first. S may be half built. */
+/* Frees what the session holds in memory; the kernel objects (plan,
+ * sources) and the fds (targets, --cgroup's folder, the sink's connection)
+ * are their owners' to close or destroy first. S may be half built. */
 void ft_session_free(struct ft_session *s);
 
 /* Handles one decoded perf record (sample or side band); EVENT is the plan
