@@ -48,14 +48,15 @@ static int timer_open(double secs, bool repeat)
 	return fd;
 }
 
-/* Returns true when the run should end. */
-static bool on_signal(struct ft_session *s, int sfd)
+/* Returns true when the run should end: a signal to end, or T's command
+ * exited. */
+static bool on_signal(struct ft_traced *t, int sfd)
 {
 	struct signalfd_siginfo si;
 	bool end = false;
 	while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 		if (si.ssi_signo == SIGCHLD) {
-			if (s->traced.have_child && ft_child_reap(&s->traced.child)) {
+			if (t->have_child && ft_child_reap(&t->child)) {
 				ft_debug("command exited");
 				end = true;
 			}
@@ -164,7 +165,7 @@ int ft_loop_run(struct ft_session *s, int epfd)
 		for (int i = 0; i < n && ret == 0; i++) {
 			void *c = evs[i].data.ptr;
 			if (c == &tags[TAG_SIGNAL])
-				end |= on_signal(s, sfd);
+				end |= on_signal(&s->traced, sfd);
 			else if (c == &tags[TAG_DURATION])
 				end = true;
 			else if (c == &tags[TAG_INTERVAL])

@@ -311,12 +311,9 @@ static void test_cleanup(const char *proc_root)
 /* What the messages module writes: stderr redirected to a file. */
 static void test_messages(void)
 {
-	FILE *f = tmpfile();
-	int saved = dup(STDERR_FILENO);
-	if (!f || saved < 0)
+	struct test_stderr c;
+	if (!test_stderr_begin(&c))
 		return;
-	fflush(stderr);
-	dup2(fileno(f), STDERR_FILENO);
 	ft_warn("%d stacks", 3);
 	ft_error("cannot %s", "write");
 	ft_debug("not shown");
@@ -331,13 +328,9 @@ static void test_messages(void)
 	ft_progress_end(&p);
 	ft_progress_start(&p, "attaching", "probes", 5); /* too few for progress */
 	ft_progress_end(&p);
-	fflush(stderr);
-	dup2(saved, STDERR_FILENO);
-	close(saved);
-	CHECK_STR(test_slurp(f, false), "ftstack: 3 stacks\nftstack: cannot write\nftstack: debug: shown now\n"
+	CHECK_STR(test_stderr_end(&c), "ftstack: 3 stacks\nftstack: cannot write\nftstack: debug: shown now\n"
 		  "Tracing x.\nftstack: attaching 100 probes...\n",
 		  "warn, error, debug only with --debug, the opening line, progress");
-	fclose(f);
 }
 
 /* The opening line, as record.c says it once armed. */
@@ -346,12 +339,9 @@ static void test_announce(void)
 	struct ft_event ev = { .kind = FT_EV_TRACEPOINT, .name = "t:kmem:kmalloc" };
 	struct ft_options o = { .cmd = FT_COUNT, .kernel_only = true, .state = -1 };
 	struct ft_session s;
-	FILE *f = tmpfile();
-	int saved = dup(STDERR_FILENO);
-	if (!f || saved < 0)
+	struct test_stderr c;
+	if (!test_stderr_begin(&c))
 		return;
-	fflush(stderr);
-	dup2(fileno(f), STDERR_FILENO);
 	ft_session_init(&s, &o);
 	s.plan.events = &ev;
 	s.plan.nevents = 1;
@@ -360,13 +350,9 @@ static void test_announce(void)
 	o = (struct ft_options){ .cmd = FT_PROFILE, .freq = 49, .duration = 5, .state = -1 };
 	ft_session_init(&s, &o);
 	ft_cmd_announce(&s);
-	fflush(stderr);
-	dup2(saved, STDERR_FILENO);
-	close(saved);
-	CHECK_STR(test_slurp(f, false), "Tracing kernel stacks of t:kmem:kmalloc while the command "
+	CHECK_STR(test_stderr_end(&c), "Tracing kernel stacks of t:kmem:kmalloc while the command "
 		  "runs.\nSampling at 49 Hertz of all threads by user + kernel stack for 5 secs.\n",
 		  "the opening line: count -K -c, profile -F 49 5");
-	fclose(f);
 }
 
 int main(void)

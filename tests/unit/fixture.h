@@ -29,6 +29,40 @@ static inline const char *test_slurp(FILE *f, bool empty_after)
 	return buf;
 }
 
+/* Stderr going to a temporary file, between test_stderr_begin (false when
+ * it cannot be redirected) and test_stderr_end, which puts it back and
+ * returns what was written (test_slurp's buffer). */
+struct test_stderr {
+	FILE *f;
+	int saved;
+};
+
+static inline bool test_stderr_begin(struct test_stderr *c)
+{
+	c->f = tmpfile();
+	c->saved = dup(STDERR_FILENO);
+	if (!c->f || c->saved < 0) {
+		if (c->f)
+			fclose(c->f);
+		if (c->saved >= 0)
+			close(c->saved);
+		return false;
+	}
+	fflush(stderr);
+	dup2(fileno(c->f), STDERR_FILENO);
+	return true;
+}
+
+static inline const char *test_stderr_end(struct test_stderr *c)
+{
+	fflush(stderr);
+	dup2(c->saved, STDERR_FILENO);
+	close(c->saved);
+	const char *text = test_slurp(c->f, false);
+	fclose(c->f);
+	return text;
+}
+
 /* PROC/PID/ with an empty maps and COMM as its comm. */
 static inline void test_fake_proc(const char *proc, int pid, const char *comm)
 {
@@ -141,31 +175,15 @@ static inline void test_sample(struct ft_session *s, uint32_t pid, const uint64_
 }
 
 /* What ft_print_result writes on stderr (the summary), its result going
- * to s->output.file; "" when it fails. */
+ * to s->output.file (test_slurp's buffer); "" when it fails. */
 static inline const char *test_summary(struct ft_session *s)
 {
-	static char buf[1024];
-	FILE *f = tmpfile();
-	int saved = dup(STDERR_FILENO);
-	buf[0] = '\0';
-	if (!f || saved < 0) {
-		if (f)
-			fclose(f);
-		if (saved >= 0)
-			close(saved);
-		return buf;
-	}
-	fflush(stderr);
-	dup2(fileno(f), STDERR_FILENO);
+	struct test_stderr c;
+	if (!test_stderr_begin(&c))
+		return "";
 	int ret = ft_print_result(s, s->output.file);
-	fflush(stderr);
-	dup2(saved, STDERR_FILENO);
-	close(saved);
-	rewind(f);
-	size_t n = ret == 0 ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
-	buf[n] = '\0';
-	fclose(f);
-	return buf;
+	const char *text = test_stderr_end(&c);
+	return ret == 0 ? text : "";
 }
 #endif
 
