@@ -103,8 +103,8 @@ void ft_cmd_announce(const struct ft_session *s)
 	if (o->duration > 0)
 		snprintf(until, sizeof(until), " for %g secs.", o->duration);
 	else
-		snprintf(until, sizeof(until), "%s", s->traced.have_child ? " while the command runs." :
-			 "... Hit Ctrl-C to end.");
+		snprintf(until, sizeof(until), "%s",
+			 s->traced.have_child ? " while the command runs." : "... Hit Ctrl-C to end.");
 	ft_note("%s%s", head, until);
 }
 
@@ -204,7 +204,8 @@ static int prepare(struct ft_session *s)
 		ft_error("out of memory");
 		return 1;
 	}
-	if (kallsyms_first && s->plan.through_name && add_through(&s->kernel, s->plan.through_name) < 0)
+	if (kallsyms_first && s->plan.through_name &&
+	    add_through(&s->kernel, s->plan.through_name) < 0)
 		return 2;
 	return 0;
 }

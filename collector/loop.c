@@ -173,7 +173,8 @@ int ft_loop_run(struct ft_session *s, int epfd)
 			else if (c == &tags[TAG_SETTLE])
 				ret = on_timer(s, tfd, false);
 			else if (ft_targets_owns(&s->traced.targets, c))
-				ended = ft_targets_exited(&s->traced.targets, c, epfd) && !s->traced.have_child;
+				ended = ft_targets_exited(&s->traced.targets, c, epfd) &&
+					!s->traced.have_child;
 			else if (ft_perf_source_owns(s, c) && (evs[i].events & EPOLLHUP))
 				ended = ret = ft_perf_source_hangup(s, c, epfd);
 			else if (ft_perf_source_owns(s, c))

@@ -40,7 +40,8 @@ static void name_kfunc_leaf(struct ft_session *s, const struct agg_entry *e, con
 static void name_frames(struct ft_session *s, const struct agg_entry *e, const char **frames)
 {
 	for (uint32_t i = 0; i < e->nkstack; i++)
-		frames[i] = sym_cache_name(s->output.symcache, 0, e->first_time, e->kstack[i], true);
+		frames[i] = sym_cache_name(s->output.symcache, 0, e->first_time, e->kstack[i],
+					   true);
 	name_kfunc_leaf(s, e, frames);
 	for (uint32_t i = 0; i < e->nustack; i++)
 		frames[e->nkstack + i] = sym_cache_name(s->output.symcache, e->pid, e->first_time,

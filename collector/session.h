@@ -50,7 +50,7 @@ struct ft_ustacks {
 	enum ft_ustack_method method;
 	uint32_t copy_size;      /* bytes of stack copied a sample (0: none, no walk here) */
 	uint64_t regs_mask;      /* the user registers each sample takes with the copy */
-	uint16_t max_frames;     /* walked at most (kernel.perf_event_max_stack; 0: AGG_MAX_DEPTH) */
+	uint16_t max_frames;     /* walked at most: kernel.perf_event_max_stack (0: AGG_MAX_DEPTH) */
 	char why[256];           /* why this method (chosen for the host, or asked) */
 	struct sym_unwinder *unwinder; /* CFI of the mapped files */
 	uint64_t cut;            /* stacks cut at the copy's end */
