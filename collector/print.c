@@ -11,13 +11,14 @@
 #include "collector/session.h"
 #include "source/source.h"
 
-static const char *entry_comm(struct ft_session *s, const struct agg_entry *e)
+/* The comm of E's thread (else its process) in PROCS when it was counted. */
+static const char *entry_comm(const struct sym_procs *procs, const struct agg_entry *e)
 {
 	const char *comm = NULL;
-	if (e->tid && e->tid != e->pid && s->procs)
-		comm = sym_procs_comm_at(s->procs, e->tid, e->first_time);
-	if (!comm && e->pid && s->procs)
-		comm = sym_procs_comm_at(s->procs, e->pid, e->first_time);
+	if (e->tid && e->tid != e->pid && procs)
+		comm = sym_procs_comm_at(procs, e->tid, e->first_time);
+	if (!comm && e->pid && procs)
+		comm = sym_procs_comm_at(procs, e->pid, e->first_time);
 	if (!comm)
 		comm = e->pid ? "[unknown]" : "swapper"; /* pid 0 is the idle task */
 	return comm;
@@ -48,14 +49,15 @@ static void name_frames(struct ft_session *s, const struct agg_entry *e, const c
 							  e->ustack[i], i == 0);
 }
 
-/* --per-cgroup: the path of the entry's cgroup (into BUF when the id was
- * never named: a cgroup gone before the run began naming them). */
-static const char *entry_cgroup(const struct ft_session *s, const struct agg_entry *e,
+/* --per-cgroup: the path of the entry's cgroup in NAMES (into BUF when the
+ * id was never named: a cgroup gone before the run began naming them);
+ * NULL without NAMES. */
+static const char *entry_cgroup(const struct host_cgroup_names *names, const struct agg_entry *e,
 				char *buf, size_t len)
 {
-	if (!s->opt->per_cgroup)
+	if (!names)
 		return NULL;
-	const char *p = host_cgroup_names_find(&s->cgroup.names, e->cgroup);
+	const char *p = host_cgroup_names_find(names, e->cgroup);
 	if (p)
 		return p;
 	snprintf(buf, len, "[cgroup %llu]", (unsigned long long)e->cgroup);
@@ -76,8 +78,9 @@ int ft_build_named(struct ft_session *s, struct agg_named *named, bool comm)
 		struct agg_named_stack ns = {
 			.event = e->event,
 			.pid = o->per_process ? e->pid : 0,
-			.comm = comm ? entry_comm(s, e) : NULL,
-			.cgroup = entry_cgroup(s, e, cgbuf, sizeof(cgbuf)),
+			.comm = comm ? entry_comm(s->procs, e) : NULL,
+			.cgroup = entry_cgroup(o->per_cgroup ? &s->cgroup.names : NULL, e, cgbuf,
+					       sizeof(cgbuf)),
 			.frames = frames,
 			.nkframes = e->nkstack,
 			.nuframes = e->nustack,
