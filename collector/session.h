@@ -201,6 +201,7 @@ void ft_procs_know(struct sym_procs *procs, uint32_t pid, uint64_t time);
 /* Waits for the kernel's symbols if they are loading, takes them in (saying
  * once when they cannot be had) and counts the samples that waited. */
 void ft_session_kernel_wait(struct ft_session *s);
+
 /* ---- user stacks (ustack.c) ---- */
 /* Sets U's method, copy size, registers and why from the options O: what
  * --call-graph asked, else the host's cheaper of fp and copy (ftstack
