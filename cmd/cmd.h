@@ -17,6 +17,10 @@ int ft_cmd_report(const struct ft_options *o);
 /* cleanup's work on the tracefs at TRACEFS, with PROC_ROOT saying which
  * ftstack runs are alive; what it removed goes to OUT. Returns the exit status. */
 int ft_cleanup_run(const char *tracefs, const char *proc_root, FILE *out);
+struct ft_session;
+/* count, profile and offcpu's opening line (bcc's: what is traced, whose,
+ * which stacks, until when), on stderr so folded stdout stays clean. */
+void ft_cmd_announce(const struct ft_session *s);
 
 /* ---- the result: stdout or -o FILE (result_file.c) ---- */
 struct ft_dest {

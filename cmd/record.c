@@ -50,76 +50,42 @@ static int choose_mechanism(struct ft_session *s)
 		return 2;
 	}
 	s->plan.offcpu_ctxsw = s->mech.offcpu_ctxsw;
-	s->user_mode_only = !s->mech.kernel;
+	s->keep.user_mode_only = !s->mech.kernel;
 	return 0;
 }
 
-/* kernel.perf_event_max_stack under PROC_ROOT, at most AGG_MAX_DEPTH (127
- * when unreadable, the kernel's default). */
-static uint16_t max_stack(const char *proc_root)
+/* KS's symbols read now, before the plan, which needs their names. */
+static int load_kallsyms(struct ft_kernel_syms *ks)
 {
-	char path[512];
-	snprintf(path, sizeof(path), "%s/sys/kernel/perf_event_max_stack", proc_root);
-	FILE *f = fopen(path, "r");
-	unsigned v = 127;
-	if (f) {
-		if (fscanf(f, "%u", &v) != 1)
-			v = 127;
-		fclose(f);
-	}
-	return (uint16_t)(v > AGG_MAX_DEPTH ? AGG_MAX_DEPTH : v);
-}
-
-void ft_session_configure(struct ft_session *s, const char *proc_root)
-{
-	const struct ft_options *o = s->opt;
-	s->self = getpid();
-	s->want_user = !o->kernel_only;
-	s->want_kernel = !o->user_only;
-	/* the sink's rows carry the comm whatever the format */
-	bool comm = out_needs_comm(o->format, o->per_process) || o->sink;
-	s->need_procs = s->want_user || comm;
-	/* offcpu forgets threads that exit (they are not off CPU, they are gone) */
-	s->track = s->need_procs || o->cmd == FT_OFFCPU;
-	s->key_pid = comm;
-	s->key_tid = comm; /* the comm shown is the thread's, as bcc and perf show it */
-	s->max_stack = max_stack(proc_root);
-	s->plan.track_mmaps = s->track && s->want_user;
-}
-
-static int load_kallsyms(struct ft_session *s)
-{
-	int ret = sym_kernel_load("/proc/kallsyms", &s->ksyms);
+	ks->path = "/proc/kallsyms";
+	int ret = sym_kernel_load(ks->path, &ks->syms);
 	if (ft_kload_warn_hidden(ret)) {
-		s->ksyms = NULL;
+		ks->syms = NULL;
 		ret = 0;
 	} else if (ret < 0) {
-		ft_warn("cannot read /proc/kallsyms: %s", strerror(-ret));
+		ft_warn("cannot read %s: %s", ks->path, strerror(-ret));
 	}
-	s->plan.ksyms = s->ksyms;
+	if (ret == 0)
+		ks->state = FT_KSYMS_READY;
 	return ret;
 }
 
-static int load_kernel_filters(struct ft_session *s)
+/* --through's FUNC (THROUGH) added to KS's filters: one of the symbols
+ * read before the plan. Returns 0 or -errno. */
+static int add_through(struct ft_kernel_syms *ks, const char *through)
 {
-	int ret = ft_kfilter_init(&s->kfilter, s->ksyms, s->plan.track_mmaps);
-	if (ret == 0 && s->plan.through_name) {
-		ret = s->ksyms ? ft_kfilter_add_through(&s->kfilter, s->ksyms, s->plan.through_name)
-			       : -ENOENT;
-		if (ret == -ENOENT)
-			ft_error("--through %s: no such kernel function in "
-				"/proc/kallsyms", s->plan.through_name);
-	}
+	int ret = ks->syms ? ft_kfilter_add_through(&ks->filter, ks->syms, through) : -ENOENT;
+	if (ret == -ENOENT)
+		ft_error("--through %s: no such kernel function in /proc/kallsyms", through);
 	return ret;
 }
 
-/* bcc's opening line, on stderr so folded stdout stays clean. */
-static void announce(const struct ft_session *s)
+void ft_cmd_announce(const struct ft_session *s)
 {
 	const struct ft_options *o = s->opt;
-	const char *what = o->user_only || s->user_mode_only ? "user" :
+	const char *what = o->user_only || s->keep.user_mode_only ? "user" :
 			   o->kernel_only ? "kernel" : "user + kernel";
-	const char *who = s->have_child ? "the command" : o->npids ? "the given processes" :
+	const char *who = s->traced.have_child ? "the command" : o->npids ? "the given processes" :
 			  o->ntids ? "the given threads" : "all threads";
 	char head[320], until[64];
 	if (o->cmd == FT_PROFILE && o->period_ns)
@@ -137,8 +103,8 @@ static void announce(const struct ft_session *s)
 	if (o->duration > 0)
 		snprintf(until, sizeof(until), " for %g secs.", o->duration);
 	else
-		snprintf(until, sizeof(until), "%s", s->have_child ? " while the command runs." :
-			 "... Hit Ctrl-C to end.");
+		snprintf(until, sizeof(until), "%s",
+			 s->traced.have_child ? " while the command runs." : "... Hit Ctrl-C to end.");
 	ft_note("%s%s", head, until);
 }
 
@@ -150,9 +116,8 @@ static int name_cgroup(void *ctx, uint64_t id, const char *path)
 /* --cgroup's folder opened (its fd is every event's pid, as perf -G does)
  * and, for --per-cgroup, the cgroups that exist named: the kernel's CGROUP
  * records name only those made later. Exit status. */
-static int open_cgroups(struct ft_session *s)
+static int open_cgroups(struct ft_cgroup_scope *cg, const struct ft_options *o)
 {
-	const struct ft_options *o = s->opt;
 	char mnt[PATH_MAX], abs[PATH_MAX];
 	int ret;
 	if (!o->cgroup && !o->per_cgroup)
@@ -163,24 +128,31 @@ static int open_cgroups(struct ft_session *s)
 		return 1;
 	}
 	if (o->cgroup) {
-		ret = host_cgroup_resolve(mnt, o->cgroup, abs, sizeof(abs), s->cgroup_path,
-					  sizeof(s->cgroup_path));
+		ret = host_cgroup_resolve(mnt, o->cgroup, abs, sizeof(abs), cg->path,
+					  sizeof(cg->path));
 		if (ret < 0) {
 			ft_error("--cgroup %s: no such cgroup under %s", o->cgroup, mnt);
 			return 2;
 		}
-		if ((s->cgroup_fd = open(abs, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+		if ((cg->fd = open(abs, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
 			ft_error("--cgroup %s: cannot open %s: %s", o->cgroup, abs, strerror(errno));
 			return 1;
 		}
-		s->cgroup_open = true;
+		cg->open = true;
 		ft_debug("--cgroup %s: %s", o->cgroup, abs);
 	}
-	if (o->per_cgroup && (ret = host_cgroup_walk(mnt, name_cgroup, &s->cgroups)) < 0) {
+	if (o->per_cgroup && (ret = host_cgroup_walk(mnt, name_cgroup, &cg->names)) < 0) {
 		ft_error("--per-cgroup: cannot read the cgroups under %s: %s", mnt, strerror(-ret));
 		return 1;
 	}
 	return 0;
+}
+
+static void close_cgroups(struct ft_cgroup_scope *cg)
+{
+	if (cg->open)
+		close(cg->fd);
+	cg->open = false;
 }
 
 /* The -p processes' (and -L threads' processes') maps, read once armed,
@@ -188,9 +160,9 @@ static int open_cgroups(struct ft_session *s)
  * exited (samples wait while kallsyms loads), too late to read them then. */
 static void know_targets(struct ft_session *s)
 {
-	for (int i = 0; i < s->targets.n && s->need_procs; i++) {
-		pid_t pid = s->targets.t[i].id;
-		if (s->targets.t[i].thread && host_tgid("/proc", pid, &pid) < 0)
+	for (int i = 0; i < s->traced.targets.n && s->keep.need_procs; i++) {
+		pid_t pid = s->traced.targets.t[i].id;
+		if (s->traced.targets.t[i].thread && host_tgid("/proc", pid, &pid) < 0)
 			continue;
 		ft_session_know_process(s, (uint32_t)pid, 0);
 	}
@@ -201,22 +173,23 @@ static void know_targets(struct ft_session *s)
  * tables. Returns 0, or the exit status after saying why (2: bad input). */
 static int prepare(struct ft_session *s)
 {
-	if (ft_targets_open(&s->targets, s->opt) < 0)
+	if (ft_targets_open(&s->traced.targets, s->opt) < 0)
 		return 2;
-	int ret = open_cgroups(s);
+	int ret = open_cgroups(&s->cgroup, s->opt);
 	if (ret != 0)
 		return ret;
 	/* first when the plan needs kernel names (kernel functions, --through);
 	 * else they load when a kernel stack is first counted (count.c) */
 	bool kallsyms_first = ft_plan_wants_kallsyms(s->opt);
-	if (kallsyms_first && load_kallsyms(s) < 0)
+	if (kallsyms_first && load_kallsyms(&s->kernel) < 0)
 		return 1;
+	s->plan.ksyms = s->kernel.syms;
 	ret = ft_plan_build(s->opt, &s->plan);
 	if (ret < 0)
 		return ret == -EINVAL ? 2 : 1;
 	ft_session_configure(s, "/proc");
-	if (s->want_user && s->plan.backend != FT_BACKEND_FTRACE)
-		ft_ustack_choose(s, s->plan.tracefs);
+	if (s->keep.want_user && s->plan.backend != FT_BACKEND_FTRACE)
+		ft_ustack_choose(&s->ustacks, s->opt);
 	struct ft_offcpu_config oc = { .opt = s->opt, .self = s->self, .proc_root = "/proc",
 		.any_task = s->opt->command != NULL, .count = ft_session_count_cb, .ctx = s }; /* weight: us */
 	if (s->opt->cmd == FT_OFFCPU &&
@@ -225,35 +198,21 @@ static int prepare(struct ft_session *s)
 			strerror(-ret));
 		return 1;
 	}
-	if (s->opt->cmd == FT_PROFILE) {
-		s->period_ns = s->opt->period_ns ? s->opt->period_ns : 1000000000ull / s->opt->freq;
-		s->title = "ftstack profile";
-	} else {
-		s->title = s->opt->cmd == FT_OFFCPU ? "ftstack offcpu" : "ftstack count";
-	}
 	if (s->opt->through && !s->plan.through_name)
 		s->plan.through_name = s->opt->through;
-	if (kallsyms_first && load_kernel_filters(s) < 0)
-		return 2;
-	s->kstate = kallsyms_first ? FT_KSYMS_READY : FT_KSYMS_NONE;
-	const struct sym_cache_style style = { .offsets = s->opt->offsets,
-		.addresses = s->opt->addresses, .demangle = !s->opt->no_demangle };
-	struct agg_config ac = { .key_pid = s->key_pid, .key_tid = s->key_tid,
-				  .key_cgroup = s->opt->per_cgroup, .max_stacks = s->opt->max_stacks };
-	if (sym_procs_alloc("/proc", "/usr/lib/debug", &s->procs) < 0 ||
-	    agg_table_alloc(&ac, &s->agg) < 0 ||
-	    sym_cache_alloc(s->ksyms, s->procs, &style,
-			       &s->symcache) < 0 ||
-	    (s->ucopy_size && sym_unwinder_alloc(s->procs, &s->unwinder) < 0)) {
+	if (ft_session_alloc(s, "/proc", "/usr/lib/debug") < 0) {
 		ft_error("out of memory");
 		return 1;
 	}
+	if (kallsyms_first && s->plan.through_name &&
+	    add_through(&s->kernel, s->plan.through_name) < 0)
+		return 2;
 	return 0;
 }
 
 int ft_cmd_record(const struct ft_options *o)
 {
-	struct ft_session s = { .opt = o, .epfd = -1 };
+	struct ft_session s;
 	int epfd = -1, status = 1, ret;
 	struct ft_dest res = { 0 };
 	FILE *out = NULL;
@@ -267,9 +226,10 @@ int ft_cmd_record(const struct ft_options *o)
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
+	ft_session_init(&s, o);
 	if ((status = choose_mechanism(&s)) != 0 || (status = prepare(&s)) != 0)
 		goto cleanup;
-	if (ft_sink_open(&s) < 0) {
+	if (ft_sink_open(&s.sink, o) < 0) {
 		status = 2;
 		goto cleanup;
 	}
@@ -277,18 +237,18 @@ int ft_cmd_record(const struct ft_options *o)
 		goto cleanup;
 
 	status = 1;
-	out = s.out = res.f; /* -i prints there before the end */
+	out = s.output.file = res.f; /* -i prints there before the end */
 	if ((epfd = epoll_create1(EPOLL_CLOEXEC)) < 0)
 		goto cleanup;
-	s.epfd = epfd;
+	s.kernel.epfd = epfd;
 	if (ft_plan_create(&s.plan) < 0)
 		goto cleanup;
 	if (o->command) {
-		if ((ret = ft_child_start(o->command, o->keep_root, &s.child)) < 0) {
+		if ((ret = ft_child_start(o->command, o->keep_root, &s.traced.child)) < 0) {
 			status = ret == -EINVAL ? 2 : 1;
 			goto cleanup;
 		}
-		s.have_child = true;
+		s.traced.have_child = true;
 	}
 	/* the run's first line once bad input is ruled out: the mechanism,
 	 * and what this host leaves out */
@@ -300,11 +260,11 @@ int ft_cmd_record(const struct ft_options *o)
 		goto cleanup;
 	/* armed; the command still waits, so its maps are read now, after: valid
 	 * from the start (its exec comes later, in the records) */
-	if (s.have_child)
-		sym_procs_snapshot(s.procs, (uint32_t)s.child.pid, 0);
+	if (s.traced.have_child)
+		sym_procs_snapshot(s.procs, (uint32_t)s.traced.child.pid, 0);
 	know_targets(&s);
-	announce(&s);
-	if (s.have_child && (ret = ft_child_release(&s.child)) < 0) {
+	ft_cmd_announce(&s);
+	if (s.traced.have_child && (ret = ft_child_release(&s.traced.child)) < 0) {
 		ft_error("cannot run %s: %s", o->command[0], strerror(-ret));
 		goto cleanup;
 	}
@@ -333,24 +293,15 @@ cleanup:
 	/* -o FILE is in place before probes are detached, which takes a while */
 	if (ft_dest_close(o, &res, status == 0) != 0)
 		status = 1;
-	if (s.have_child)
-		ft_child_stop(&s.child);
+	if (s.traced.have_child)
+		ft_child_stop(&s.traced.child);
 	ft_sources_close(&s.src);
-	ft_targets_close(&s.targets);
-	ft_sink_close(&s);
+	ft_targets_close(&s.traced.targets);
+	ft_sink_close(&s.sink, o);
 	if (epfd >= 0)
 		close(epfd);
-	ft_offcpu_free(s.offcpu);
-	sym_cache_free(s.symcache);
-	agg_table_free(s.agg);
-	sym_unwinder_free(s.unwinder);
-	sym_procs_free(s.procs);
-	ft_session_kernel_abandon(&s);
-	ft_kfilter_free(&s.kfilter);
-	sym_kernel_free(s.ksyms);
 	ft_plan_destroy(&s.plan);
-	if (s.cgroup_open)
-		close(s.cgroup_fd);
-	host_cgroup_names_free(&s.cgroups);
+	close_cgroups(&s.cgroup);
+	ft_session_free(&s);
 	return status;
 }

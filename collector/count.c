@@ -8,7 +8,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include "mem/mem.h"
 #include "collector/session.h"
 
@@ -16,17 +15,22 @@
 
 /* A process seen for the first time that was not born under tracing: read
  * its maps now, while it most likely still runs. */
+void ft_procs_know(struct sym_procs *procs, uint32_t pid, uint64_t time)
+{
+	if (pid != 0 && !sym_procs_sampled(procs, pid, time))
+		sym_procs_snapshot(procs, pid, time);
+}
+
 void ft_session_know_process(struct ft_session *s, uint32_t pid, uint64_t time)
 {
-	if (!s->need_procs || pid == 0 || sym_procs_sampled(s->procs, pid, time))
-		return;
-	sym_procs_snapshot(s->procs, pid, time);
+	if (s->keep.need_procs)
+		ft_procs_know(s->procs, pid, time);
 }
 
 /* The same for a thread whose comm is shown: one read of its comm. */
 static void know_thread(struct ft_session *s, uint32_t pid, uint32_t tid, uint64_t time)
 {
-	if (s->key_tid && tid != pid && pid != 0 && !sym_procs_thread_known(s->procs, tid))
+	if (s->keep.key_tid && tid != pid && pid != 0 && !sym_procs_thread_known(s->procs, tid))
 		sym_procs_thread_snapshot(s->procs, pid, tid, time);
 }
 
@@ -61,7 +65,7 @@ static void count_now(struct ft_session *s, const struct perfev_sample *smp, uin
 	};
 	uint32_t start = 0;
 	if (smp->nkips) {
-		switch (ft_kfilter_apply(&s->kfilter, smp->kips, smp->nkips, &start)) {
+		switch (ft_kfilter_apply(&s->kernel.filter, smp->kips, smp->nkips, &start)) {
 		case FT_DROP_SELF:
 			s->cnt.self_mmap++;
 			return;
@@ -71,17 +75,17 @@ static void count_now(struct ft_session *s, const struct perfev_sample *smp, uin
 		case FT_KEEP:
 			break;
 		}
-	} else if (s->kfilter.through.n) {
+	} else if (s->kernel.filter.through.n) {
 		s->cnt.through_miss++; /* no kernel stack cannot pass through FUNC */
 		return;
 	}
-	if (s->want_kernel && smp->nkips) { /* a uprobe's sample has none */
+	if (s->keep.want_kernel && smp->nkips) { /* a uprobe's sample has none */
 		r.kstack = smp->kips + start;
 		r.nkstack = smp->nkips - start;
 		if (r.nkstack > AGG_MAX_DEPTH)
 			r.nkstack = AGG_MAX_DEPTH;
 	}
-	if (s->want_user) {
+	if (s->keep.want_user) {
 		r.ustack = smp->uips;
 		r.nustack = smp->nuips > AGG_MAX_DEPTH ? AGG_MAX_DEPTH : smp->nuips;
 		if (s->plan.events[event].entry_fix)
@@ -130,7 +134,7 @@ static int pending_push(struct ft_pending *q, const struct perfev_sample *smp, u
 /* Counts every waiting sample, in the order they came, and empties the queue. */
 static void pending_count(struct ft_session *s)
 {
-	struct ft_pending *q = &s->pending;
+	struct ft_pending *q = &s->kernel.pending;
 	for (size_t off = 0; off < q->len;) {
 		const struct pending *p = (const struct pending *)(q->buf + off);
 		struct perfev_sample smp = {
@@ -146,71 +150,13 @@ static void pending_count(struct ft_session *s)
 	*q = (struct ft_pending){ 0 };
 }
 
-/* Takes in what the load made; says once what it could not. */
-static void kernel_take(struct ft_session *s, int ret, struct sym_kernel *k,
-			const struct ft_kfilter *f)
-{
-	if (!ft_kload_warn_hidden(ret) && ret < 0)
-		ft_warn("cannot read %s: %s; kernel frames print as [unknown]", KALLSYMS,
-			strerror(-ret));
-	s->ksyms = k;
-	s->kfilter = *f;
-	sym_cache_set_kernel(s->symcache, k);
-	s->kstate = FT_KSYMS_READY;
-}
-
-/* The first kernel stack: loading begins, in a thread when one can be made. */
-static void kernel_start(struct ft_session *s)
-{
-	int ret = ft_kload_start(KALLSYMS, s->plan.track_mmaps, &s->kload);
-	if (ret == 0) {
-		struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &s->kload };
-		/* unwatched, it is still waited for before anything is printed */
-		if (s->epfd >= 0)
-			epoll_ctl(s->epfd, EPOLL_CTL_ADD, ft_kload_fd(s->kload), &ev);
-		s->kstate = FT_KSYMS_LOADING;
-		ft_debug("loading %s in a thread; samples wait", KALLSYMS);
-		return;
-	}
-	struct sym_kernel *k = NULL;
-	struct ft_kfilter f;
-	ft_debug("no thread for %s (%s): loading it now", KALLSYMS, strerror(-ret));
-	ret = ft_kload_now(KALLSYMS, s->plan.track_mmaps, &k, &f);
-	kernel_take(s, ret, k, &f);
-}
-
 void ft_session_kernel_wait(struct ft_session *s)
 {
-	if (s->kstate != FT_KSYMS_LOADING)
+	if (!ft_ksyms_wait(&s->kernel, s->output.symcache))
 		return;
-	struct sym_kernel *k = NULL;
-	struct ft_kfilter f;
-	int ret = ft_kload_finish(s->kload, &k, &f);
-	s->kload = NULL;
-	kernel_take(s, ret, k, &f);
-	ft_debug("%s loaded; counting the %zu bytes of samples that waited", KALLSYMS,
-		 s->pending.len);
+	ft_debug("%s loaded; counting the %zu bytes of samples that waited", s->kernel.path,
+		 s->kernel.pending.len);
 	pending_count(s);
-}
-
-bool ft_session_kernel_owns(const struct ft_session *s, const void *cookie)
-{
-	return cookie == &s->kload;
-}
-
-void ft_session_kernel_abandon(struct ft_session *s)
-{
-	if (s->kstate == FT_KSYMS_LOADING) {
-		struct sym_kernel *k = NULL;
-		struct ft_kfilter f;
-		ft_kload_finish(s->kload, &k, &f);
-		s->kload = NULL;
-		sym_kernel_free(k);
-		ft_kfilter_free(&f);
-		s->kstate = FT_KSYMS_NONE;
-	}
-	free(s->pending.buf);
-	s->pending = (struct ft_pending){ 0 };
 }
 
 void ft_session_count(struct ft_session *s, const struct perfev_sample *smp, uint32_t event,
@@ -218,13 +164,13 @@ void ft_session_count(struct ft_session *s, const struct perfev_sample *smp, uin
 {
 	if (smp->time > s->last_time)
 		s->last_time = smp->time;
-	if (s->kstate == FT_KSYMS_NONE && smp->nkips)
-		kernel_start(s);
-	if (s->kstate == FT_KSYMS_LOADING) {
+	if (s->kernel.state == FT_KSYMS_NONE && smp->nkips)
+		ft_ksyms_start(&s->kernel, KALLSYMS, s->plan.track_mmaps, s->output.symcache);
+	if (s->kernel.state == FT_KSYMS_LOADING) {
 		/* its process is read now, while it most likely still runs */
 		ft_session_know_process(s, smp->pid, smp->time);
 		know_thread(s, smp->pid, smp->tid, smp->time);
-		if (pending_push(&s->pending, smp, event, weight) == 0)
+		if (pending_push(&s->kernel.pending, smp, event, weight) == 0)
 			return;
 		ft_session_kernel_wait(s); /* out of memory: wait for them instead */
 	}

@@ -63,8 +63,8 @@ static bool needed(void *ctx, uint32_t id)
 
 void ft_session_drained(struct ft_session *s, uint64_t horizon)
 {
-	if (horizon > s->read_until)
-		s->read_until = horizon;
+	if (horizon > s->forget.read_until)
+		s->forget.read_until = horizon;
 }
 
 void ft_heap_trim(void)
@@ -86,10 +86,10 @@ void ft_heap_trim(void)
 
 void ft_session_forget(struct ft_session *s)
 {
-	if (s->symcache)
-		sym_cache_clear(s->symcache);
+	if (s->output.symcache)
+		sym_cache_clear(s->output.symcache);
 	/* samples waiting for the kernel's symbols are in no table yet */
-	if (!s->procs || !sym_procs_exited(s->procs) || s->kstate == FT_KSYMS_LOADING) {
+	if (!s->procs || !sym_procs_exited(s->procs) || s->kernel.state == FT_KSYMS_LOADING) {
 		ft_heap_trim();
 		return;
 	}
@@ -102,17 +102,17 @@ void ft_session_forget(struct ft_session *s)
 	}
 	if (ids.n)
 		qsort(ids.v, ids.n, sizeof(*ids.v), cmp_id);
-	size_t gone = sym_procs_forget(s->procs, s->read_until, ids.n ? needed : NULL, &ids);
+	size_t gone = sym_procs_forget(s->procs, s->forget.read_until, ids.n ? needed : NULL, &ids);
 	free(ids.v);
-	s->forget_kept = sym_procs_exited(s->procs);
+	s->forget.kept = sym_procs_exited(s->procs);
 	ft_debug("forgot %zu exited tasks; %zu exited kept (stacks of theirs counted, or "
-		 "within %llu ms of their exit)", gone, s->forget_kept,
+		 "within %llu ms of their exit)", gone, s->forget.kept,
 		 (unsigned long long)(SYM_EXIT_GRACE_NS / 1000000));
 	ft_heap_trim();
 }
 
 bool ft_session_forget_due(const struct ft_session *s)
 {
-	return s->procs && s->kstate != FT_KSYMS_LOADING &&
-	       sym_procs_exited(s->procs) >= FORGET_BATCH + 2 * s->forget_kept;
+	return s->procs && s->kernel.state != FT_KSYMS_LOADING &&
+	       sym_procs_exited(s->procs) >= FORGET_BATCH + 2 * s->forget.kept;
 }

@@ -66,4 +66,42 @@ int ft_kload_finish(struct ft_kload *kl, struct sym_kernel **k, struct ft_kfilte
  * returns false. */
 bool ft_kload_warn_hidden(int err);
 
+/* ---- the run's kernel symbols (kload.c) ---- */
+/* Loaded before the plan when it needs them (kernel functions, --through),
+ * else when a kernel stack is first counted, in a thread, while the loop
+ * goes on reading the rings; the samples counted meanwhile wait in a queue
+ * (count.c). */
+enum ft_ksyms_state { FT_KSYMS_NONE, FT_KSYMS_LOADING, FT_KSYMS_READY };
+
+struct ft_pending {
+	unsigned char *buf;
+	size_t len, cap;
+};
+
+struct ft_kernel_syms {
+	struct sym_kernel *syms;   /* NULL until READY, or when they cannot be had */
+	struct ft_kfilter filter;  /* the kernel-stack filters made from them */
+	enum ft_ksyms_state state;
+	const char *path;          /* what is loading (kallsyms' format) */
+	struct ft_kload *load;     /* the thread loading them (FT_KSYMS_LOADING) */
+	struct ft_pending pending; /* samples counted while they load */
+	int epfd;                  /* the loop's, where the thread's fd is watched; -1: none */
+};
+
+struct sym_cache;
+/* Starts loading PATH into KS: in a thread whose fd KS's epfd watches
+ * (LOADING), or now when no thread can be made (READY: NAMES names kernel
+ * addresses with them from then on). */
+void ft_ksyms_start(struct ft_kernel_syms *ks, const char *path, bool track_mmaps,
+		    struct sym_cache *names);
+/* When KS is LOADING: waits for the thread and takes in what it made (NAMES
+ * names with it), saying once when they cannot be had. Returns true when it
+ * was loading: the samples that waited can be counted now. */
+bool ft_ksyms_wait(struct ft_kernel_syms *ks, struct sym_cache *names);
+/* True when COOKIE (from epoll) says KS's loading thread is done: then
+ * ft_ksyms_wait does not block. */
+bool ft_ksyms_owns(const struct ft_kernel_syms *ks, const void *cookie);
+/* Error paths: ends the loading thread and drops what waits, uncounted. */
+void ft_ksyms_abandon(struct ft_kernel_syms *ks);
+
 #endif

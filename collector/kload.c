@@ -7,11 +7,13 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <unistd.h>
 #include "cli/cli.h"
 #include "collector/kfilter.h"
+#include "symbolize/symbolize.h"
 
 /* The load runs while the traced program does, and on a small machine
  * shares a CPU with it: at nice 19 it yields (a 50,000-call getppid run
@@ -115,4 +117,70 @@ bool ft_kload_warn_hidden(int err)
 	ft_warn("kernel addresses are hidden (kernel.kptr_restrict): kernel frames print "
 		"as [unknown]; give CAP_SYSLOG, or set kernel.kptr_restrict=0");
 	return true;
+}
+
+/* Takes in what the load made; says once what it could not. */
+static void take(struct ft_kernel_syms *ks, struct sym_cache *names, int ret,
+		 struct sym_kernel *k, const struct ft_kfilter *f)
+{
+	if (!ft_kload_warn_hidden(ret) && ret < 0)
+		ft_warn("cannot read %s: %s; kernel frames print as [unknown]", ks->path,
+			strerror(-ret));
+	ks->syms = k;
+	ks->filter = *f;
+	sym_cache_set_kernel(names, k);
+	ks->state = FT_KSYMS_READY;
+}
+
+void ft_ksyms_start(struct ft_kernel_syms *ks, const char *path, bool track_mmaps,
+		    struct sym_cache *names)
+{
+	ks->path = path;
+	int ret = ft_kload_start(path, track_mmaps, &ks->load);
+	if (ret == 0) {
+		struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &ks->load };
+		/* unwatched, it is still waited for before anything is printed */
+		if (ks->epfd >= 0)
+			epoll_ctl(ks->epfd, EPOLL_CTL_ADD, ft_kload_fd(ks->load), &ev);
+		ks->state = FT_KSYMS_LOADING;
+		ft_debug("loading %s in a thread; samples wait", path);
+		return;
+	}
+	struct sym_kernel *k = NULL;
+	struct ft_kfilter f;
+	ft_debug("no thread for %s (%s): loading it now", path, strerror(-ret));
+	ret = ft_kload_now(path, track_mmaps, &k, &f);
+	take(ks, names, ret, k, &f);
+}
+
+bool ft_ksyms_wait(struct ft_kernel_syms *ks, struct sym_cache *names)
+{
+	if (ks->state != FT_KSYMS_LOADING)
+		return false;
+	struct sym_kernel *k = NULL;
+	struct ft_kfilter f;
+	int ret = ft_kload_finish(ks->load, &k, &f);
+	ks->load = NULL;
+	take(ks, names, ret, k, &f);
+	return true;
+}
+
+bool ft_ksyms_owns(const struct ft_kernel_syms *ks, const void *cookie)
+{
+	return cookie == &ks->load;
+}
+
+void ft_ksyms_abandon(struct ft_kernel_syms *ks)
+{
+	if (ks->state == FT_KSYMS_LOADING) {
+		struct sym_kernel *k = NULL;
+		struct ft_kfilter f;
+		ft_kload_finish(ks->load, &k, &f);
+		ks->load = NULL;
+		sym_kernel_free(k);
+		ft_kfilter_free(&f);
+		ks->state = FT_KSYMS_NONE;
+	}
+	free(ks->pending.buf);
+	ks->pending = (struct ft_pending){ 0 };
 }

@@ -48,14 +48,15 @@ static int timer_open(double secs, bool repeat)
 	return fd;
 }
 
-/* Returns true when the run should end. */
-static bool on_signal(struct ft_session *s, int sfd)
+/* Returns true when the run should end: a signal to end, or T's command
+ * exited. */
+static bool on_signal(struct ft_traced *t, int sfd)
 {
 	struct signalfd_siginfo si;
 	bool end = false;
 	while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 		if (si.ssi_signo == SIGCHLD) {
-			if (s->have_child && ft_child_reap(&s->child)) {
+			if (t->have_child && ft_child_reap(&t->child)) {
 				ft_debug("command exited");
 				end = true;
 			}
@@ -154,13 +155,13 @@ int ft_loop_run(struct ft_session *s, int epfd)
 	/* the targets' pidfds say when they exit; where the kernel has none
 	 * (threads before 6.9), and with no perf ring to hang up (--backend
 	 * ftrace -K), look on a timeout too */
-	if ((ret = ft_targets_watch(&s->targets, epfd)) < 0)
+	if ((ret = ft_targets_watch(&s->traced.targets, epfd)) < 0)
 		goto cleanup;
-	for (int i = 0; i < s->targets.n; i++)
-		if (s->targets.t[i].fd < 0 || !s->src.perf)
+	for (int i = 0; i < s->traced.targets.n; i++)
+		if (s->traced.targets.t[i].fd < 0 || !s->src.perf)
 			s->poll_rings = true;
 	/* the command may have exited before the signalfd existed */
-	bool end = s->have_child && ft_child_reap(&s->child);
+	bool end = s->traced.have_child && ft_child_reap(&s->traced.child);
 	while (!end) {
 		struct epoll_event evs[64];
 		int ended = 0;
@@ -178,22 +179,23 @@ int ft_loop_run(struct ft_session *s, int epfd)
 		for (int i = 0; i < n && ret == 0; i++) {
 			void *c = evs[i].data.ptr;
 			if (c == &tags[TAG_SIGNAL])
-				end |= on_signal(s, sfd);
+				end |= on_signal(&s->traced, sfd);
 			else if (c == &tags[TAG_DURATION])
 				end = true;
 			else if (c == &tags[TAG_INTERVAL])
 				ret = on_timer(s, ifd, true);
 			else if (c == &tags[TAG_SETTLE])
 				ret = on_timer(s, tfd, false);
-			else if (ft_targets_owns(&s->targets, c))
-				ended = ft_targets_exited(&s->targets, c, epfd) && !s->have_child;
+			else if (ft_targets_owns(&s->traced.targets, c))
+				ended = ft_targets_exited(&s->traced.targets, c, epfd) &&
+					!s->traced.have_child;
 			else if (ft_perf_source_owns(s->src.perf, c) && (evs[i].events & EPOLLHUP))
 				ended = ret = ring_hangup(s, c, epfd);
 			else if (ft_perf_source_owns(s->src.perf, c))
 				ret = ft_perf_source_ready(s->src.perf, c);
 			else if (ft_ftrace_source_owns(s->src.ftrace, c))
 				ret = ft_ftrace_source_ready(s->src.ftrace, c);
-			else if (ft_session_kernel_owns(s, c))
+			else if (ft_ksyms_owns(&s->kernel, c))
 				ft_session_kernel_wait(s); /* done: counts what waited */
 		}
 		if (ret == 0 && !end && ft_session_forget_due(s))

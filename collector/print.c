@@ -11,13 +11,14 @@
 #include "collector/session.h"
 #include "source/source.h"
 
-static const char *entry_comm(struct ft_session *s, const struct agg_entry *e)
+/* The comm of E's thread (else its process) in PROCS when it was counted. */
+static const char *entry_comm(const struct sym_procs *procs, const struct agg_entry *e)
 {
 	const char *comm = NULL;
-	if (e->tid && e->tid != e->pid && s->procs)
-		comm = sym_procs_comm_at(s->procs, e->tid, e->first_time);
-	if (!comm && e->pid && s->procs)
-		comm = sym_procs_comm_at(s->procs, e->pid, e->first_time);
+	if (e->tid && e->tid != e->pid && procs)
+		comm = sym_procs_comm_at(procs, e->tid, e->first_time);
+	if (!comm && e->pid && procs)
+		comm = sym_procs_comm_at(procs, e->pid, e->first_time);
 	if (!comm)
 		comm = e->pid ? "[unknown]" : "swapper"; /* pid 0 is the idle task */
 	return comm;
@@ -30,8 +31,8 @@ static void name_kfunc_leaf(struct ft_session *s, const struct agg_entry *e, con
 {
 	const struct ft_event *ev = &s->plan.events[e->event];
 	uint64_t start, end;
-	if (ev->kfunc && e->nkstack && !s->opt->offsets && !s->opt->addresses && s->ksyms &&
-	    sym_kernel_range(s->ksyms, ev->name, &start, &end) == 0 &&
+	if (ev->kfunc && e->nkstack && !s->opt->offsets && !s->opt->addresses && s->kernel.syms &&
+	    sym_kernel_range(s->kernel.syms, ev->name, &start, &end) == 0 &&
 	    e->kstack[0] >= start && e->kstack[0] < end)
 		frames[0] = ev->name;
 }
@@ -40,21 +41,23 @@ static void name_kfunc_leaf(struct ft_session *s, const struct agg_entry *e, con
 static void name_frames(struct ft_session *s, const struct agg_entry *e, const char **frames)
 {
 	for (uint32_t i = 0; i < e->nkstack; i++)
-		frames[i] = sym_cache_name(s->symcache, 0, e->first_time, e->kstack[i], true);
+		frames[i] = sym_cache_name(s->output.symcache, 0, e->first_time, e->kstack[i],
+					   true);
 	name_kfunc_leaf(s, e, frames);
 	for (uint32_t i = 0; i < e->nustack; i++)
-		frames[e->nkstack + i] = sym_cache_name(s->symcache, e->pid, e->first_time,
+		frames[e->nkstack + i] = sym_cache_name(s->output.symcache, e->pid, e->first_time,
 							  e->ustack[i], i == 0);
 }
 
-/* --per-cgroup: the path of the entry's cgroup (into BUF when the id was
- * never named: a cgroup gone before the run began naming them). */
-static const char *entry_cgroup(const struct ft_session *s, const struct agg_entry *e,
+/* --per-cgroup: the path of the entry's cgroup in NAMES (into BUF when the
+ * id was never named: a cgroup gone before the run began naming them);
+ * NULL without NAMES. */
+static const char *entry_cgroup(const struct host_cgroup_names *names, const struct agg_entry *e,
 				char *buf, size_t len)
 {
-	if (!s->opt->per_cgroup)
+	if (!names)
 		return NULL;
-	const char *p = host_cgroup_names_find(&s->cgroups, e->cgroup);
+	const char *p = host_cgroup_names_find(names, e->cgroup);
 	if (p)
 		return p;
 	snprintf(buf, len, "[cgroup %llu]", (unsigned long long)e->cgroup);
@@ -75,8 +78,9 @@ int ft_build_named(struct ft_session *s, struct agg_named *named, bool comm)
 		struct agg_named_stack ns = {
 			.event = e->event,
 			.pid = o->per_process ? e->pid : 0,
-			.comm = comm ? entry_comm(s, e) : NULL,
-			.cgroup = entry_cgroup(s, e, cgbuf, sizeof(cgbuf)),
+			.comm = comm ? entry_comm(s->procs, e) : NULL,
+			.cgroup = entry_cgroup(o->per_cgroup ? &s->cgroup.names : NULL, e, cgbuf,
+					       sizeof(cgbuf)),
 			.frames = frames,
 			.nkframes = e->nkstack,
 			.nuframes = e->nustack,
@@ -110,8 +114,8 @@ static void out_options_for(const struct ft_session *s, struct out_options *oo,
 		.nevents = (uint32_t)s->plan.nevents,
 		.event_frame = s->plan.nevents > 1,
 		.event_in_stack = in_stack,
-		.period_ns = s->period_ns,
-		.title = s->title,
+		.period_ns = s->output.period_ns,
+		.title = s->output.title,
 	};
 }
 
@@ -129,7 +133,7 @@ static int write_result(struct ft_session *s, struct agg_named_stats *st)
 		out_options_for(s, &oo, names, in_stack);
 		ret = ft_result_write(named, s->opt, &oo, s->opt->cmd == FT_OFFCPU,
 				      s->plan.nevents == 1 ? s->plan.events[0].label : "event",
-				      s->out, st);
+				      s->output.file, st);
 	}
 	agg_named_free(named);
 	free(names);
@@ -140,13 +144,42 @@ static int write_result(struct ft_session *s, struct agg_named_stats *st)
 int ft_print_result(struct ft_session *s, FILE *out)
 {
 	struct agg_named_stats st = { 0 };
-	s->out = out;
+	s->output.file = out;
 	ft_session_kernel_wait(s); /* samples may wait for the kernel's symbols */
 	int ret = write_result(s, &st);
 	if (ret == 0 && fflush(out) != 0)
 		ret = -errno;
 	ft_print_summary(s, &st);
 	return ret;
+}
+
+/* An interval was printed: its DROPPED and STACKS join IV's totals; COUNTED
+ * is the run's count at its end. */
+static void interval_printed(struct ft_interval_stats *iv, uint64_t dropped, size_t stacks,
+			     uint64_t counted)
+{
+	iv->printed++;
+	iv->dropped += dropped;
+	if (stacks > iv->most_stacks)
+		iv->most_stacks = stacks;
+	iv->counted_at_reset = counted;
+}
+
+/* The intervals of IV the summary tells and the most stacks one had: with
+ * -i (ON), what this print had is the last interval, unless it is empty
+ * (the run ended right after an interval was printed); COUNTED and STACKS
+ * are the run's count and this print's stacks. */
+static uint32_t interval_totals(const struct ft_interval_stats *iv, bool on, uint64_t counted,
+				size_t stacks, size_t *most)
+{
+	uint32_t n = iv->printed;
+	*most = iv->most_stacks;
+	if (on && (counted > iv->counted_at_reset || !n)) {
+		n++;
+		if (stacks > *most)
+			*most = stacks;
+	}
+	return n;
 }
 
 int ft_print_interval(struct ft_session *s)
@@ -157,22 +190,18 @@ int ft_print_interval(struct ft_session *s)
 		struct tm tm;
 		char buf[32];
 		strftime(buf, sizeof(buf), "%H:%M:%S", localtime_r(&now, &tm));
-		fprintf(s->out, "%s\n", buf);
+		fprintf(s->output.file, "%s\n", buf);
 	}
 	struct agg_named_stats st = { 0 };
 	struct agg_stats as;
 	int ret = write_result(s, &st);
 	if (ret == 0)
-		ret = fflush(s->out) == 0 ? 0 : -errno;
+		ret = fflush(s->output.file) == 0 ? 0 : -errno;
 	if (ret == 0 && s->opt->format == OUT_TEXT)
-		fputc('\n', s->out);
+		fputc('\n', s->output.file);
 	/* the summary at the end tells the run's totals: kept before the reset */
 	agg_table_stats(s->agg, &as);
-	s->intervals++;
-	s->interval_dropped += as.dropped;
-	if (st.stacks_before > s->interval_stacks)
-		s->interval_stacks = st.stacks_before;
-	s->counted_at_reset = s->cnt.counted;
+	interval_printed(&s->intervals, as.dropped, st.stacks_before, s->cnt.counted);
 	agg_table_reset(s->agg);
 	return ret;
 }
@@ -199,18 +228,12 @@ void ft_print_summary(struct ft_session *s, const struct agg_named_stats *ns)
 	struct agg_stats as;
 	ft_offcpu_stats(s->offcpu, &os);
 	agg_table_stats(s->agg, &as);
-	/* with -i, what this print had is the last interval, unless it is empty
-	 * (the run ended right after an interval was printed) */
-	uint32_t intervals = s->intervals;
-	size_t most = s->interval_stacks;
-	if (o->interval > 0 && (c->counted > s->counted_at_reset || !intervals)) {
-		intervals++;
-		if (ns->stacks_before > most)
-			most = ns->stacks_before;
-	}
+	size_t most;
+	uint32_t intervals = interval_totals(&s->intervals, o->interval > 0, c->counted,
+					     ns->stacks_before, &most);
 	struct ft_summary sm = {
 		.live = true, .counted = c->counted, .lost = c->lost, .throttled = c->throttled,
-		.dropped = s->interval_dropped + as.dropped, .max_stacks = o->max_stacks,
+		.dropped = s->intervals.dropped + as.dropped, .max_stacks = o->max_stacks,
 		.intervals = intervals, .interval_stacks = most,
 		.self_mmap = c->self_mmap, .self_events = c->self_events,
 		.through_miss = c->through_miss, .through = s->plan.through_name,
@@ -219,7 +242,7 @@ void ft_print_summary(struct ft_session *s, const struct agg_named_stats *ns)
 		.bad_records = ft_perf_source_bad_records(s->src.perf),
 		.ring_kb = ft_perf_source_ring_kb(s->src.perf),
 	};
-	ft_ustack_summary(s, &sm);
+	ft_ustack_summary(&s->ustacks, &sm);
 	sm.full_cpu = ft_perf_source_fullest(s->src.perf, &sm.full_pct);
 	ft_result_summary(&sm, ns);
 	debug_entry_callers(s);

@@ -1,16 +1,108 @@
-/* What happens to each decoded perf record: side band goes to the process
- * history (and to offcpu), samples get their copied user stack walked and
- * go to offcpu or to counting (count.c). */
+/* The session: built in three steps (ft_session_init, _configure once the
+ * plan is known, _alloc for the tables), freed in one; and what happens to
+ * each decoded perf record: side band goes to the process history (and to
+ * offcpu), samples get their copied user stack walked and go to offcpu or
+ * to counting (count.c). */
+#include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 #include "collector/session.h"
 #include "host/host.h"
 
+void ft_session_init(struct ft_session *s, const struct ft_options *o)
+{
+	memset(s, 0, sizeof(*s));
+	s->opt = o;
+	s->self = getpid();
+	s->kernel.epfd = -1;
+	s->cgroup.fd = -1;
+	if (o->cmd == FT_PROFILE) {
+		s->output.period_ns = o->period_ns ? o->period_ns : 1000000000ull / o->freq;
+		s->output.title = "ftstack profile";
+	} else {
+		s->output.title = o->cmd == FT_OFFCPU ? "ftstack offcpu" : "ftstack count";
+	}
+}
+
+/* kernel.perf_event_max_stack under PROC_ROOT, at most AGG_MAX_DEPTH (127
+ * when unreadable, the kernel's default). */
+static uint16_t max_stack(const char *proc_root)
+{
+	char path[512];
+	snprintf(path, sizeof(path), "%s/sys/kernel/perf_event_max_stack", proc_root);
+	FILE *f = fopen(path, "r");
+	unsigned v = 127;
+	if (f) {
+		if (fscanf(f, "%u", &v) != 1)
+			v = 127;
+		fclose(f);
+	}
+	return (uint16_t)(v > AGG_MAX_DEPTH ? AGG_MAX_DEPTH : v);
+}
+
+void ft_session_configure(struct ft_session *s, const char *proc_root)
+{
+	const struct ft_options *o = s->opt;
+	s->keep.want_user = !o->kernel_only;
+	s->keep.want_kernel = !o->user_only;
+	/* the sink's rows carry the comm whatever the format */
+	bool comm = out_needs_comm(o->format, o->per_process) || o->sink;
+	s->keep.need_procs = s->keep.want_user || comm;
+	/* offcpu forgets threads that exit (they are not off CPU, they are gone) */
+	s->keep.track = s->keep.need_procs || o->cmd == FT_OFFCPU;
+	s->keep.key_pid = comm;
+	s->keep.key_tid = comm; /* the comm shown is the thread's, as bcc and perf show it */
+	s->keep.max_stack = max_stack(proc_root);
+	s->ustacks.max_frames = s->keep.max_stack;
+	s->plan.track_mmaps = s->keep.track && s->keep.want_user;
+}
+
+
+int ft_session_alloc(struct ft_session *s, const char *proc_root, const char *debug_root)
+{
+	const struct ft_options *o = s->opt;
+	const struct sym_cache_style style = { .offsets = o->offsets, .addresses = o->addresses,
+					       .demangle = !o->no_demangle };
+	struct agg_config ac = { .key_pid = s->keep.key_pid, .key_tid = s->keep.key_tid,
+				 .key_cgroup = o->per_cgroup, .max_stacks = o->max_stacks };
+	if (s->kernel.state == FT_KSYMS_READY &&
+	    ft_kfilter_init(&s->kernel.filter, s->kernel.syms, s->plan.track_mmaps) < 0)
+		return -ENOMEM;
+	if (sym_procs_alloc(proc_root, debug_root, &s->procs) < 0 ||
+	    agg_table_alloc(&ac, &s->agg) < 0 ||
+	    sym_cache_alloc(s->kernel.syms, s->procs, &style, &s->output.symcache) < 0 ||
+	    (s->ustacks.copy_size && sym_unwinder_alloc(s->procs, &s->ustacks.unwinder) < 0))
+		return -ENOMEM;
+	return 0;
+}
+
+void ft_session_free(struct ft_session *s)
+{
+	ft_offcpu_free(s->offcpu);
+	sym_cache_free(s->output.symcache);
+	agg_table_free(s->agg);
+	sym_unwinder_free(s->ustacks.unwinder);
+	sym_procs_free(s->procs);
+	ft_ksyms_abandon(&s->kernel);
+	ft_kfilter_free(&s->kernel.filter);
+	sym_kernel_free(s->kernel.syms);
+	host_cgroup_names_free(&s->cgroup.names);
+	s->offcpu = NULL;
+	s->output.symcache = NULL;
+	s->agg = NULL;
+	s->ustacks.unwinder = NULL;
+	s->procs = NULL;
+	s->kernel.syms = NULL;
+}
+
 static void on_sample(struct ft_session *s, const struct perfev_record *rec, int ev)
 {
 	struct perfev_sample walked;
-	const struct perfev_sample *smp = ft_ustack_walk(s, &rec->sample, &walked);
+	const struct perfev_sample *smp = &rec->sample;
+	if (smp->pid != (uint32_t)s->self) /* ftstack's own samples are dropped unwalked */
+		smp = ft_ustack_walk(&s->ustacks, s->procs, smp, &walked);
 	if (s->offcpu) {
 		/* every switch matters: it may switch a traced thread back in */
 		if (ev >= 0)
@@ -39,26 +131,26 @@ int ft_session_record(struct ft_session *s, const struct perfev_record *rec, int
 		on_sample(s, rec, event);
 		break;
 	case PERFEV_MMAP2:
-		if (s->need_procs && (rec->mmap2.prot & PROT_EXEC))
+		if (s->keep.need_procs && (rec->mmap2.prot & PROT_EXEC))
 			sym_procs_mmap(s->procs, rec->pid, rec->time, rec->mmap2.start,
 				       rec->mmap2.len, rec->mmap2.pgoff, true, rec->mmap2.filename);
 		break;
 	case PERFEV_COMM:
-		if (s->need_procs && (rec->pid == rec->tid || s->key_tid))
+		if (s->keep.need_procs && (rec->pid == rec->tid || s->keep.key_tid))
 			sym_procs_comm(s->procs, rec->tid, rec->time, rec->comm.comm,
 				       rec->comm.exec && rec->pid == rec->tid);
 		break;
 	case PERFEV_FORK:
-		if (rec->pid != rec->task.ppid && s->need_procs) /* a process */
+		if (rec->pid != rec->task.ppid && s->keep.need_procs) /* a process */
 			sym_procs_fork(s->procs, rec->pid, rec->task.ppid, rec->task.ptid, rec->time);
-		else if (rec->pid == rec->task.ppid && s->key_tid) /* a thread */
+		else if (rec->pid == rec->task.ppid && s->keep.key_tid) /* a thread */
 			sym_procs_thread(s->procs, rec->pid, rec->tid, rec->task.ptid, rec->time);
 		break;
 	case PERFEV_EXIT:
 		/* marked only: its samples may still be unread (forget.c) */
-		if (s->need_procs)
+		if (s->keep.need_procs)
 			sym_procs_exit(s->procs, rec->pid, rec->tid, rec->time);
-		if (s->need_procs && s->key_tid && rec->tid != rec->pid)
+		if (s->keep.need_procs && s->keep.key_tid && rec->tid != rec->pid)
 			sym_procs_thread_exit(s->procs, rec->tid, rec->time);
 		if (s->offcpu)
 			ft_offcpu_exit(s->offcpu, rec->tid, rec->time);
@@ -76,7 +168,7 @@ int ft_session_record(struct ft_session *s, const struct perfev_record *rec, int
 		break;
 	case PERFEV_CGROUP: /* made while tracing (--per-cgroup) */
 		if (s->opt->per_cgroup && rec->cgroup.path)
-			host_cgroup_names_add(&s->cgroups, rec->cgroup.id, rec->cgroup.path);
+			host_cgroup_names_add(&s->cgroup.names, rec->cgroup.id, rec->cgroup.path);
 		break;
 	default:
 		break;

@@ -1,5 +1,6 @@
 /* One tracing run (count, profile, offcpu): what every part of collector/
- * shares while the loop runs. Internal to collector/. */
+ * shares while the loop runs, in named parts (struct ft_session below).
+ * Internal to collector/ (and cmd/record.c, which builds it). */
 #ifndef FTSTACK_SESSION_H
 #define FTSTACK_SESSION_H
 
@@ -12,8 +13,8 @@
 #include "collector/offcpu.h"
 #include "perfev/perfev.h"
 #include "host/host.h"
-#include "source/source.h"
 #include "symbolize/symbolize.h"
+#include "source/source.h"
 
 struct fleet;
 struct ft_summary;
@@ -29,8 +30,6 @@ struct ft_counters {
 	uint64_t idle;           /* profile: idle task samples left out */
 	uint64_t empty_stacks;   /* no frame could be walked */
 	uint64_t entry_callers;  /* uprobe entry: callers added from [sp] */
-	uint64_t stack_cut;      /* user stacks cut at the copy's end */
-	uint64_t stack_stopped;  /* dwarf: user stacks that stopped short of their start otherwise */
 };
 
 /* The files where cut user stacks ended (their last frame's), for the
@@ -41,39 +40,31 @@ struct ft_cut_file {
 	uint64_t at_end, stopped; /* cut at the copy's end; stopped otherwise */
 };
 
-/* Samples counted while the kernel's symbols load wait here (count.c). */
-struct ft_pending {
-	unsigned char *buf;
-	size_t len, cap;
-};
-
-/* The kernel's symbols and filters: loaded before the plan when it needs
- * them (kernel functions, --through), else when a kernel stack is first
- * counted, in a thread, while the loop goes on reading the rings. */
-enum ft_ksyms_state { FT_KSYMS_NONE, FT_KSYMS_LOADING, FT_KSYMS_READY };
-
+struct sym_unwinder;
 enum ft_ustack_method { FT_USTACK_FP, FT_USTACK_COPY, FT_USTACK_DWARF };
 
-struct sym_cache;
-struct sym_unwinder;
+/* How user stacks are taken and walked (ustack.c): the kernel's walk (fp)
+ * or ftstack's of a copy (copy), both repaired with CFI, or CFI alone
+ * (dwarf); chosen by ft_ustack_choose, read by the perf source when it
+ * opens events, and what the walks left short, for the summary. */
+struct ft_ustacks {
+	enum ft_ustack_method method;
+	uint32_t copy_size;      /* bytes of stack copied a sample (0: none, no walk here) */
+	uint64_t regs_mask;      /* the user registers each sample takes with the copy */
+	uint16_t max_frames;     /* walked at most: kernel.perf_event_max_stack (0: AGG_MAX_DEPTH) */
+	char why[256];           /* why this method (chosen for the host, or asked) */
+	struct sym_unwinder *unwinder; /* CFI of the mapped files */
+	uint64_t cut;            /* stacks cut at the copy's end */
+	uint64_t stopped;        /* dwarf: stacks that stopped short of their start otherwise */
+	struct ft_cut_file cut_files[FT_CUT_FILES]; /* where they ended */
+	uint64_t walk[AGG_MAX_DEPTH];  /* the user frames walked here */
+	uint64_t chain[AGG_MAX_DEPTH]; /* copy: the frame-pointer walk of the copy */
+};
 
-struct ft_session {
-	const struct ft_options *opt;
-	struct ft_plan plan;
-	struct ft_mech mech;      /* what this host lets the run use (plan/mech.c) */
-	struct agg_table *agg;
-	struct sym_kernel *ksyms;
-	struct sym_procs *procs;
-	struct ft_kfilter kfilter;
-	enum ft_ksyms_state kstate;
-	struct ft_kload *kload;  /* the thread loading them (FT_KSYMS_LOADING) */
-	struct ft_pending pending;
-	int epfd;                /* the loop's, where kload's fd is watched */
-	struct ft_sources src;   /* the perf or ftrace source (collector/sources.c opens it) */
-	struct ft_offcpu *offcpu;
-	struct ft_child child;
-	bool have_child;
-	struct ft_targets targets; /* -p, -L */
+/* What the run wants from the kernel and keeps of each record: set by
+ * ft_session_configure from the options (user_mode_only by the mechanism
+ * chosen), read by the sources when they open events and by counting. */
+struct ft_keep {
 	bool want_user, want_kernel;
 	/* perf_event_paranoid 2 without CAP_PERFMON: events exclude kernel
 	 * mode, so samples carry user stacks only (plan/mech.c) */
@@ -83,49 +74,111 @@ struct ft_session {
 	bool key_pid;            /* the aggregator keeps processes apart */
 	bool key_tid;            /* and threads: their comm is shown */
 	uint16_t max_stack;      /* kernel.perf_event_max_stack */
-	bool poll_rings;         /* a ring left epoll, or -p with no perf ring:
-				  * drain and look for the targets on a timeout too */
-	pid_t self;
-	struct ft_counters cnt;
-	uint64_t last_time;      /* newest record time seen (perf/ftrace clock): the end */
-	uint64_t read_until;     /* every ring was read up to this time (the last full drain) */
-	size_t forget_kept;      /* exited tasks the table still needed at the last sweep */
-	uint32_t intervals;      /* -i: intervals printed so far */
-	size_t interval_stacks;  /* -i: the most distinct stacks one interval had */
-	uint64_t interval_dropped; /* -i: --max-stacks drops of the intervals printed */
-	uint64_t counted_at_reset; /* -i: cnt.counted when the last interval was printed */
-	uint64_t period_ns;      /* profile: ns per sample */
-	const char *title;       /* svg/speedscope title */
-	FILE *out;               /* stdout or -o FILE */
-	uint64_t scratch_u[AGG_MAX_DEPTH + 1];
-	struct sym_cache *symcache; /* names of addresses, kept across -i intervals */
-	struct fleet *fleet;     /* --sink */
-	uint64_t sink_since;     /* ms (monotonic) the current batch began */
-	char sink_host[256];     /* the host column */
-	bool sink_lost;          /* a batch could not be built (memory) */
-
-	uint64_t walk_u[AGG_MAX_DEPTH];  /* the user frames walked here */
-	uint64_t chain_u[AGG_MAX_DEPTH]; /* copy: the frame-pointer walk of the copy */
-	/* how user stacks are taken (ustack.c): the kernel's walk (fp) or
-	 * ftstack's of a copy (copy), both repaired with CFI, or CFI alone
-	 * (dwarf); ucopy_size bytes of stack copied per sample (0: none) */
-	enum ft_ustack_method ustack;
-	uint32_t ucopy_size;
-	uint64_t uregs_mask;     /* the user registers each sample takes with the copy */
-	char ustack_why[256];    /* why this method (chosen for the host, or asked) */
-	struct ft_cut_file cut_files[FT_CUT_FILES];
-	struct sym_unwinder *unwinder; /* CFI of the mapped files, for user stacks */
-	/* --cgroup: the folder's fd, the pid of every event (PERF_FLAG_PID_CGROUP) */
-	int cgroup_fd;
-	bool cgroup_open;
-	char cgroup_path[512];   /* --cgroup's path from the cgroup root ("/a/b") */
-	struct host_cgroup_names cgroups; /* --per-cgroup: ids to paths */
 };
 
-/* record.c: what this run wants from the kernel and keeps per record
- * (want_user/kernel, need_procs, track, key_pid/tid, max_stack, the plan's
- * track_mmaps), from s->opt and PROC_ROOT's kernel.perf_event_max_stack. */
+/* Bounded memory (forget.c): how far the rings were read, and what the
+ * last sweep had to keep, which sets when the next one is due. */
+struct ft_forgetting {
+	uint64_t read_until;     /* every ring was read up to this time (the last full drain) */
+	size_t kept;             /* exited tasks the table still needed at the last sweep */
+};
+
+/* -i (print.c): what the intervals printed so far had, for the summary's
+ * run totals (each interval's table is reset after it is printed). */
+struct ft_interval_stats {
+	uint32_t printed;        /* intervals printed so far */
+	size_t most_stacks;      /* the most distinct stacks one interval had */
+	uint64_t dropped;        /* --max-stacks drops of the intervals printed */
+	uint64_t counted_at_reset; /* cnt.counted when the last interval was printed */
+};
+
+/* --sink (sink.c): the connection to ClickHouse and its batches. */
+struct ft_sink_state {
+	struct fleet *fleet;     /* NULL without --sink */
+	uint64_t since;          /* ms (monotonic) the current batch began */
+	char host[256];          /* the host column */
+	bool lost;               /* a batch could not be built (memory) */
+};
+
+/* Whose events are traced: -c's command, the -p/-L targets. */
+struct ft_traced {
+	struct ft_child child;
+	bool have_child;
+	struct ft_targets targets; /* -p, -L */
+};
+
+/* --cgroup and --per-cgroup. */
+struct ft_cgroup_scope {
+	/* --cgroup: the folder's fd, the pid of every event (PERF_FLAG_PID_CGROUP) */
+	int fd;
+	bool open;
+	char path[512];          /* --cgroup's path from the cgroup root ("/a/b") */
+	struct host_cgroup_names names; /* --per-cgroup: ids to paths */
+};
+
+struct sym_cache;
+/* Where and how the result is written (print.c). */
+struct ft_output {
+	FILE *file;              /* stdout or -o FILE */
+	const char *title;       /* svg/speedscope title */
+	uint64_t period_ns;      /* profile: ns per sample */
+	struct sym_cache *symcache; /* names of addresses, kept across -i intervals */
+};
+
+
+/* The run: what it was asked (opt) and may use (mech, plan), its parts,
+ * each a struct above that the functions working on it alone take, and
+ * what counting shares. Built by ft_session_init/_configure/_alloc, freed
+ * by ft_session_free. */
+struct ft_session {
+	const struct ft_options *opt;
+	struct ft_plan plan;
+	struct ft_mech mech;      /* what this host lets the run use (plan/mech.c) */
+	pid_t self;               /* ftstack's pid: its own samples are left out */
+	struct ft_keep keep;
+	struct ft_traced traced;
+	struct ft_cgroup_scope cgroup;
+	/* the sources (source/; collector/sources.c opens them) and offcpu's
+	 * pairing, which records go to */
+	struct ft_sources src;
+	struct ft_offcpu *offcpu;
+	bool poll_rings;         /* a ring left epoll, or -p with no perf ring:
+				  * drain and look for the targets on a timeout too */
+	/* what counting adds to */
+	struct agg_table *agg;
+	struct sym_procs *procs; /* the process history: maps and comms over time */
+	struct ft_kernel_syms kernel;
+	struct ft_ustacks ustacks;
+	struct ft_counters cnt;
+	uint64_t last_time;      /* newest record time seen (perf/ftrace clock): the end */
+	uint64_t scratch_u[AGG_MAX_DEPTH + 1]; /* a uprobe entry's stack with its caller put back */
+	/* what is done with it */
+	struct ft_forgetting forget;
+	struct ft_interval_stats intervals;
+	struct ft_output output;
+	struct ft_sink_state sink;
+};
+
+/* ---- building it (session.c) ---- */
+/* S empty for the options O (kept by address): nothing allocated, no fd
+ * (-1), its own pid, the output's title and profile's period. Then the
+ * caller fills the plan and the mechanism, ft_session_configure, and
+ * ft_session_alloc. */
+void ft_session_init(struct ft_session *s, const struct ft_options *o);
+/* What this run wants from the kernel and keeps per record (s->keep, the
+ * walk's frame bound, the plan's track_mmaps), from s->opt and PROC_ROOT's
+ * kernel.perf_event_max_stack. */
 void ft_session_configure(struct ft_session *s, const char *proc_root);
+/* The tables every run needs, once configured: the process history (maps
+ * under PROC_ROOT, debug files under DEBUG_ROOT), the aggregator keyed as
+ * s->keep says, the name cache, the unwinder when user stacks are copied,
+ * and the kernel filters when the symbols are in (s->kernel READY).
+ * Returns 0 or -ENOMEM (ft_session_free frees what was made). */
+int ft_session_alloc(struct ft_session *s, const char *proc_root, const char *debug_root);
+/* Frees what the session holds in memory; the kernel objects (plan,
+ * sources) and the fds (targets, --cgroup's folder, the sink's connection)
+ * are their owners' to close or destroy first. S may be half built. */
+void ft_session_free(struct ft_session *s);
 
 /* Handles one decoded perf record (sample or side band); EVENT is the plan
  * index of a sample's event, -1 when it is none of the plan's. Returns 0. */
@@ -142,21 +195,17 @@ void ft_session_count_cb(void *ctx, const struct perfev_sample *smp, uint32_t ev
 /* A process seen for the first time that was not born under tracing: its
  * maps are read now, while it most likely still runs. */
 void ft_session_know_process(struct ft_session *s, uint32_t pid, uint64_t time);
+/* The same in PROCS, whatever the session follows. */
+void ft_procs_know(struct sym_procs *procs, uint32_t pid, uint64_t time);
 /* Waits for the kernel's symbols if they are loading, takes them in (saying
  * once when they cannot be had) and counts the samples that waited. */
 void ft_session_kernel_wait(struct ft_session *s);
-/* True when COOKIE (from epoll) says the loading thread is done: then
- * ft_session_kernel_wait does not block. */
-bool ft_session_kernel_owns(const struct ft_session *s, const void *cookie);
-/* Error paths: ends the loading thread and drops what waits, uncounted. */
-void ft_session_kernel_abandon(struct ft_session *s);
-
 
 /* ---- user stacks (ustack.c) ---- */
-/* Sets s->ustack, ucopy_size and ustack_why: what --call-graph asked, else
- * the host's cheaper of fp and copy (ftstack check's saved answer; copy
- * before check has run on this boot). TRACEFS is unused. */
-void ft_ustack_choose(struct ft_session *s, const char *tracefs);
+/* Sets U's method, copy size, registers and why from the options O: what
+ * --call-graph asked, else the host's cheaper of fp and copy (ftstack
+ * check's saved answer; copy before check has run on this boot). */
+void ft_ustack_choose(struct ft_ustacks *u, const struct ft_options *o);
 /* The copy size and method the default takes where --call-graph is not
  * given, from the mode alone: profile, whose samples come at the rate the
  * run sets (-F), copies the most the kernel takes and walks it all with CFI
@@ -167,9 +216,9 @@ void ft_ustack_choose(struct ft_session *s, const char *tracefs);
  * the bytes of stack copied a sample. */
 enum ft_ustack_method ft_ustack_default(enum ft_cmd cmd, enum ft_ustack_method host_method,
 					uint32_t *size);
-/* The summary's cut-stack figures of S into SM: the counts, and the file
+/* The summary's cut-stack figures of U into SM: the counts, and the file
  * where most of each kind ended with its frame-pointer verdict. */
-void ft_ustack_summary(const struct ft_session *s, struct ft_summary *sm);
+void ft_ustack_summary(const struct ft_ustacks *u, struct ft_summary *sm);
 /* The rule on perfev_ustack_cost's measurement (its verdict: fp only when
  * it measurably costs less than copy, else copy); WHY gets the figures and
  * reason. */
@@ -181,9 +230,11 @@ struct tfs_check_item;
 /* ftstack check's line: the method C's measurement chooses here and why,
  * saved for later runs. Returns 0. */
 int ft_ustack_check(const struct perfev_ustack_cost *c, struct tfs_check_item *it);
-/* SMP with its user frames walked here (into s->walk_u, in TMP), or SMP
- * itself when the kernel's frames stand. */
-const struct perfev_sample *ft_ustack_walk(struct ft_session *s, const struct perfev_sample *smp,
+/* SMP with its user frames walked here (into u->walk, in TMP), or SMP
+ * itself when the kernel's frames stand; PROCS has the mappings (a process
+ * seen for the first time is read now). */
+const struct perfev_sample *ft_ustack_walk(struct ft_ustacks *u, struct sym_procs *procs,
+					   const struct perfev_sample *smp,
 					   struct perfev_sample *tmp);
 
 /* ---- the sources (sources.c) ---- */
@@ -209,13 +260,15 @@ void ft_print_summary(struct ft_session *s, const struct agg_named_stats *ns);
 int ft_build_named(struct ft_session *s, struct agg_named *named, bool comm);
 
 /* ---- --sink (sink.c) ---- */
-/* Connects and creates the table. Returns 0, or -EINVAL after printing one
- * line (exit 2: an unreachable sink is bad usage). */
-int ft_sink_open(struct ft_session *s);
+/* Connects K to O's --sink and creates the table; nothing without --sink.
+ * Returns 0, or -EINVAL after printing one line (exit 2: an unreachable
+ * sink is bad usage). */
+int ft_sink_open(struct ft_sink_state *k, const struct ft_options *o);
 /* Queues what was counted since the last call as one batch. */
 void ft_sink_interval(struct ft_session *s);
-/* Flushes (bounded), stops the sender, prints the sink's summary line. */
-void ft_sink_close(struct ft_session *s);
+/* Flushes K (bounded), stops the sender, prints the sink's summary line
+ * (O: the --sink-buffer it names). */
+void ft_sink_close(struct ft_sink_state *k, const struct ft_options *o);
 
 /* -i: prints what was counted since the last interval and starts afresh.
  * Returns 0 or -errno. */

@@ -18,23 +18,22 @@ static uint64_t now_ms(void)
 	return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
 }
 
-int ft_sink_open(struct ft_session *s)
+int ft_sink_open(struct ft_sink_state *k, const struct ft_options *o)
 {
-	const struct ft_options *o = s->opt;
 	char err[512];
 	if (!o->sink)
 		return 0;
 	if (o->host_name)
-		snprintf(s->sink_host, sizeof(s->sink_host), "%s", o->host_name);
-	else if (gethostname(s->sink_host, sizeof(s->sink_host) - 1) < 0)
-		strcpy(s->sink_host, "unknown");
+		snprintf(k->host, sizeof(k->host), "%s", o->host_name);
+	else if (gethostname(k->host, sizeof(k->host) - 1) < 0)
+		strcpy(k->host, "unknown");
 	struct fleet_url u;
 	char shown[600];
 	if (fleet_url_parse(o->sink, NULL, &u, err, sizeof(err)) == 0)
 		ft_debug("sink: %s, host %s, buffer %zu bytes", fleet_url_show(&u, shown, sizeof(shown)),
-			 s->sink_host, o->sink_buffer);
+			 k->host, o->sink_buffer);
 	explicit_bzero(u.password, sizeof(u.password));
-	int ret = fleet_open(o->sink, getenv(FLEET_PASSWORD_ENV), o->sink_buffer, &s->fleet, err,
+	int ret = fleet_open(o->sink, getenv(FLEET_PASSWORD_ENV), o->sink_buffer, &k->fleet, err,
 			     sizeof(err));
 	if (ret < 0) {
 		ft_error("--sink %s: %s%s",
@@ -46,7 +45,7 @@ int ft_sink_open(struct ft_session *s)
 		explicit_bzero(u.password, sizeof(u.password));
 		return -EINVAL;
 	}
-	s->sink_since = now_ms();
+	k->since = now_ms();
 	return 0;
 }
 
@@ -57,7 +56,7 @@ static const char *mode_name(enum ft_cmd cmd)
 
 void ft_sink_interval(struct ft_session *s)
 {
-	if (!s->fleet)
+	if (!s->sink.fleet)
 		return;
 	ft_session_kernel_wait(s); /* samples may wait for the kernel's symbols */
 	struct agg_named *named = NULL;
@@ -73,30 +72,30 @@ void ft_sink_interval(struct ft_session *s)
 		uint64_t now = now_ms();
 		struct fleet_rows_meta m = {
 			.ts = (uint32_t)time(NULL),
-			.duration_ms = (uint32_t)(now - s->sink_since),
-			.host = s->sink_host,
+			.duration_ms = (uint32_t)(now - s->sink.since),
+			.host = s->sink.host,
 			.mode = mode_name(s->opt->cmd),
 			.events = names,
 			.nevents = (uint32_t)s->plan.nevents,
 			.by_weight = s->opt->cmd == FT_OFFCPU,
-			.cgroup = s->cgroup_open ? s->cgroup_path : NULL,
+			.cgroup = s->cgroup.open ? s->cgroup.path : NULL,
 		};
-		s->sink_since = now;
-		ret = fleet_send(s->fleet, &m, stacks, n);
+		s->sink.since = now;
+		ret = fleet_send(s->sink.fleet, &m, stacks, n);
 	}
 	if (ret < 0)
-		s->sink_lost = true;
+		s->sink.lost = true;
 	agg_named_free(named);
 	free(names);
 }
 
-void ft_sink_close(struct ft_session *s)
+void ft_sink_close(struct ft_sink_state *k, const struct ft_options *o)
 {
-	if (!s->fleet)
+	if (!k->fleet)
 		return;
 	struct fleet_sink_stats st;
-	fleet_close(s->fleet, &st);
-	s->fleet = NULL;
+	fleet_close(k->fleet, &st);
+	k->fleet = NULL;
 	char line[1024];
 	size_t n = 0;
 #define ADD(...) (n += (size_t)snprintf(line + n, n < sizeof(line) ? sizeof(line) - n : 0, __VA_ARGS__))
@@ -106,7 +105,7 @@ void ft_sink_close(struct ft_session *s)
 	if (st.rows_dropped_full)
 		ADD("; %" PRIu64 " rows (weight %" PRIu64 ") dropped: --sink-buffer of %zu bytes full "
 		    "while the server was unreachable", st.rows_dropped_full, st.weight_dropped_full,
-		    s->opt->sink_buffer);
+		    o->sink_buffer);
 	if (st.rows_rejected)
 		ADD("; %" PRIu64 " rows (weight %" PRIu64 ") rejected by the server",
 		    st.rows_rejected, st.weight_rejected);
@@ -116,7 +115,7 @@ void ft_sink_close(struct ft_session *s)
 	if (st.rows_unsure)
 		ADD(" (%" PRIu64 " of them in an insert whose answer never came: they may be in "
 		    "the table)", st.rows_unsure);
-	if (s->sink_lost)
+	if (k->lost)
 		ADD("; out of memory building a batch");
 	if ((st.retries || st.rows_rejected) && st.last_error[0])
 		ADD(" (%" PRIu64 " retries; last error: %s)", st.retries, st.last_error);

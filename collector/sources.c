@@ -12,14 +12,15 @@ static int on_perf_record(void *ctx, const struct perfev_record *rec, int event)
 static struct ft_perf_config perf_config(struct ft_session *s)
 {
 	return (struct ft_perf_config){
-		.plan = &s->plan, .opt = s->opt, .want_user = s->want_user,
-		.user_chain = s->want_user && s->ustack == FT_USTACK_FP,
+		.plan = &s->plan, .opt = s->opt, .want_user = s->keep.want_user,
+		.user_chain = s->keep.want_user && s->ustacks.method == FT_USTACK_FP,
 		/* --through reads the kernel stack even when only user stacks are shown */
-		.kernel_chain = s->want_kernel || s->kfilter.through.n,
-		.user_mode_only = s->user_mode_only, .ucopy_size = s->ucopy_size,
-		.uregs_mask = s->uregs_mask, .max_stack = s->max_stack, .track = s->track,
-		.child = s->have_child ? s->child.pid : 0,
-		.cgroup_fd = s->cgroup_open ? s->cgroup_fd : -1, .cgroup_path = s->cgroup_path,
+		.kernel_chain = s->keep.want_kernel || s->kernel.filter.through.n,
+		.user_mode_only = s->keep.user_mode_only, .ucopy_size = s->ustacks.copy_size,
+		.uregs_mask = s->ustacks.regs_mask, .max_stack = s->keep.max_stack,
+		.track = s->keep.track,
+		.child = s->traced.have_child ? s->traced.child.pid : 0,
+		.cgroup_fd = s->cgroup.open ? s->cgroup.fd : -1, .cgroup_path = s->cgroup.path,
 		.lost = &s->cnt.lost, .record = on_perf_record, .ctx = s,
 	};
 }
@@ -27,8 +28,8 @@ static struct ft_perf_config perf_config(struct ft_session *s)
 static struct ft_ftrace_config ftrace_config(struct ft_session *s)
 {
 	return (struct ft_ftrace_config){
-		.plan = &s->plan, .opt = s->opt, .child = s->have_child ? s->child.pid : 0,
-		.want_kernel = s->want_kernel, .want_user = s->want_user, .self = s->self,
+		.plan = &s->plan, .opt = s->opt, .child = s->traced.have_child ? s->traced.child.pid : 0,
+		.want_kernel = s->keep.want_kernel, .want_user = s->keep.want_user, .self = s->self,
 		.lost = &s->cnt.lost, .self_events = &s->cnt.self_events,
 		.count = ft_session_count_cb, .ctx = s,
 	};
@@ -44,5 +45,6 @@ int ft_session_open_sources(struct ft_session *s, int epfd)
 bool ft_session_targets_gone(const struct ft_session *s)
 {
 	const struct ft_options *o = s->opt;
-	return !s->have_child && (o->npids || o->ntids) && !ft_targets_alive(&s->targets);
+	return !s->traced.have_child && (o->npids || o->ntids) &&
+	       !ft_targets_alive(&s->traced.targets);
 }

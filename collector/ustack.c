@@ -101,30 +101,28 @@ enum ft_ustack_method ft_ustack_default(enum ft_cmd cmd, enum ft_ustack_method h
 	return host_method;
 }
 
-void ft_ustack_choose(struct ft_session *s, const char *tracefs)
+void ft_ustack_choose(struct ft_ustacks *u, const struct ft_options *o)
 {
-	const struct ft_options *o = s->opt;
 	uint32_t dflt_size = 0;
 	if (o->call_graph_set) {
-		s->ustack = o->call_graph_dwarf ? FT_USTACK_DWARF :
+		u->method = o->call_graph_dwarf ? FT_USTACK_DWARF :
 			    o->call_graph_copy ? FT_USTACK_COPY : FT_USTACK_FP;
-		snprintf(s->ustack_why, sizeof(s->ustack_why), "--call-graph %s",
-			 ft_ustack_name(s->ustack));
-	} else if (saved_answer(&s->ustack, s->ustack_why, sizeof(s->ustack_why)) < 0) {
+		snprintf(u->why, sizeof(u->why), "--call-graph %s",
+			 ft_ustack_name(u->method));
+	} else if (saved_answer(&u->method, u->why, sizeof(u->why)) < 0) {
 		/* timing both takes about a second here (closing each timed
 		 * event waits for an RCU grace period): that is ftstack check's
 		 * job; until it has run, the copy, which never costs much more
 		 * than the walk and far less where reads of user memory are slow */
-		(void)tracefs;
-		s->ustack = FT_USTACK_COPY;
-		snprintf(s->ustack_why, sizeof(s->ustack_why),
+		u->method = FT_USTACK_COPY;
+		snprintf(u->why, sizeof(u->why),
 			 "not timed on this boot yet (ftstack check times both and saves its choice)");
 	}
 	if (!o->call_graph_set) {
-		enum ft_ustack_method host = s->ustack;
-		s->ustack = ft_ustack_default(o->cmd, host, &dflt_size);
-		if (s->ustack != host)
-			snprintf(s->ustack_why, sizeof(s->ustack_why),
+		enum ft_ustack_method host = u->method;
+		u->method = ft_ustack_default(o->cmd, host, &dflt_size);
+		if (u->method != host)
+			snprintf(u->why, sizeof(u->why),
 				 "%s's default: CFI all the way in a %u-byte copy",
 				 o->cmd == FT_PROFILE ? "profile" : "offcpu", dflt_size);
 	}
@@ -132,51 +130,52 @@ void ft_ustack_choose(struct ft_session *s, const char *tracefs)
 	 * start from ip, sp and bp (r10 and r11 for gcc's odd CFA rules), and
 	 * each register asked for costs the kernel a call a sample
 	 * (perfev_user_frame_regs_mask) */
-	s->uregs_mask = s->ustack == FT_USTACK_DWARF ? perfev_user_regs_mask() :
+	u->regs_mask = u->method == FT_USTACK_DWARF ? perfev_user_regs_mask() :
 			perfev_user_frame_regs_mask();
-	s->ucopy_size = !o->call_graph_set ? dflt_size :
-			s->ustack == FT_USTACK_FP ? FT_FIX_SIZE_DEFAULT : o->copy_size;
-	ft_debug("user stacks: %s (%s), %u bytes of stack a sample", ft_ustack_name(s->ustack),
-		 s->ustack_why, s->ucopy_size);
+	u->copy_size = !o->call_graph_set ? dflt_size :
+			u->method == FT_USTACK_FP ? FT_FIX_SIZE_DEFAULT : o->copy_size;
+	ft_debug("user stacks: %s (%s), %u bytes of stack a sample", ft_ustack_name(u->method),
+		 u->why, u->copy_size);
 }
 
 /* SMP's user stack: walked in its copy and repaired or unwound with CFI,
- * into s->walk_u. Returns the number of frames, or -1 to keep the kernel's
+ * into u->walk. Returns the number of frames, or -1 to keep the kernel's
  * (no registers: a kernel thread, or no copy taken). */
-static int walk(struct ft_session *s, const struct perfev_sample *smp, uint32_t max, bool *cut)
+static int walk(struct ft_ustacks *u, struct sym_procs *procs, const struct perfev_sample *smp,
+		uint32_t max, bool *cut)
 {
 	struct sym_ustack us = { .pid = smp->pid, .tid = smp->tid, .time = smp->time,
 				 .stack = smp->ustack, .size = smp->ustack ? smp->ustack_size : 0 };
 	bool chain_cut = false;
-	if (!smp->pid || perfev_ustack_dwarf_regs(smp, s->uregs_mask, us.regs, &us.regs_known) < 0)
-		return s->ustack == FT_USTACK_COPY ?
-		       (int)perfev_ustack_walk(smp, s->uregs_mask, s->walk_u, max, cut) : -1;
-	ft_session_know_process(s, smp->pid, smp->time); /* its mappings, before the walk */
-	if (s->ustack == FT_USTACK_DWARF)
-		return (int)sym_unwind(s->unwinder, &us, s->walk_u, max, cut);
+	if (!smp->pid || perfev_ustack_dwarf_regs(smp, u->regs_mask, us.regs, &us.regs_known) < 0)
+		return u->method == FT_USTACK_COPY ?
+		       (int)perfev_ustack_walk(smp, u->regs_mask, u->walk, max, cut) : -1;
+	ft_procs_know(procs, smp->pid, smp->time); /* its mappings, before the walk */
+	if (u->method == FT_USTACK_DWARF)
+		return (int)sym_unwind(u->unwinder, &us, u->walk, max, cut);
 	const uint64_t *chain = smp->uips;
 	uint32_t nchain = smp->nuips;
-	if (s->ustack == FT_USTACK_COPY) {
-		nchain = perfev_ustack_walk(smp, s->uregs_mask, s->chain_u, max, &chain_cut);
-		chain = s->chain_u;
+	if (u->method == FT_USTACK_COPY) {
+		nchain = perfev_ustack_walk(smp, u->regs_mask, u->chain, max, &chain_cut);
+		chain = u->chain;
 	}
 	if (nchain == 0)
 		return -1;
-	uint32_t n = sym_unwind_splice(s->unwinder, &us, chain, nchain, s->walk_u, max, cut);
+	uint32_t n = sym_unwind_splice(u->unwinder, &us, chain, nchain, u->walk, max, cut);
 	*cut |= chain_cut;
 	return (int)n;
 }
 
 /* A cut stack whose last frame is at ADDR: counted under its file. */
-static void note_cut(struct ft_session *s, const struct perfev_sample *smp, uint64_t addr,
-		     bool at_end)
+static void note_cut(struct ft_ustacks *u, struct sym_procs *procs,
+		     const struct perfev_sample *smp, uint64_t addr, bool at_end)
 {
 	const char *path = "";
 	uint64_t bias;
-	if (sym_procs_module(s->procs, smp->pid, smp->time, addr, &path, &bias) < 0)
+	if (sym_procs_module(procs, smp->pid, smp->time, addr, &path, &bias) < 0)
 		path = "";
 	for (int i = 0; i < FT_CUT_FILES; i++) {
-		struct ft_cut_file *f = &s->cut_files[i];
+		struct ft_cut_file *f = &u->cut_files[i];
 		if (f->at_end + f->stopped == 0)
 			snprintf(f->path, sizeof(f->path), "%s", path);
 		else if (strcmp(f->path, path) != 0)
@@ -199,44 +198,46 @@ static const struct ft_cut_file *most_cut(const struct ft_cut_file *files, bool 
 	return best;
 }
 
-void ft_ustack_summary(const struct ft_session *s, struct ft_summary *sm)
+void ft_ustack_summary(const struct ft_ustacks *u, struct ft_summary *sm)
 {
-	const struct ft_cut_file *e = most_cut(s->cut_files, true);
-	const struct ft_cut_file *t = most_cut(s->cut_files, false);
-	sm->stack_cut = s->cnt.stack_cut;
-	sm->stack_stopped = s->cnt.stack_stopped;
-	sm->copy_size = s->ucopy_size;
-	sm->ustack = ft_ustack_name(s->ustack);
+	const struct ft_cut_file *e = most_cut(u->cut_files, true);
+	const struct ft_cut_file *t = most_cut(u->cut_files, false);
+	sm->stack_cut = u->cut;
+	sm->stack_stopped = u->stopped;
+	sm->copy_size = u->copy_size;
+	sm->ustack = ft_ustack_name(u->method);
 	sm->cut_file = e && e->path[0] ? basename(e->path) : NULL;
 	sm->cut_fp = e && e->path[0] ? sym_elf_fp_share(e->path) : -1;
 	sm->stop_file = t && t->path[0] ? basename(t->path) : NULL;
 	sm->stop_fp = t && t->path[0] ? sym_elf_fp_share(t->path) : -1;
 	uint64_t ruled = 0, full = 0;
-	if (s->unwinder)
-		sym_unwinder_counts(s->unwinder, &ruled, &full);
+	if (u->unwinder)
+		sym_unwinder_counts(u->unwinder, &ruled, &full);
 	ft_debug("user stacks: %" PRIu64 " walked by the CFA rules learnt, %" PRIu64 " full CFI walks",
 		 ruled, full);
 }
 
-const struct perfev_sample *ft_ustack_walk(struct ft_session *s, const struct perfev_sample *smp,
+const struct perfev_sample *ft_ustack_walk(struct ft_ustacks *u, struct sym_procs *procs,
+					   const struct perfev_sample *smp,
 					   struct perfev_sample *tmp)
 {
-	if (!s->ucopy_size || !s->unwinder || smp->pid == (uint32_t)s->self)
-		return smp; /* ftstack's own samples are dropped unwalked */
+	if (!u->copy_size || !u->unwinder)
+		return smp;
 	bool cut = false;
-	uint32_t max = s->max_stack && s->max_stack < AGG_MAX_DEPTH ? s->max_stack : AGG_MAX_DEPTH;
-	int n = walk(s, smp, max, &cut);
+	uint32_t max = u->max_frames && u->max_frames < AGG_MAX_DEPTH ? u->max_frames :
+		       AGG_MAX_DEPTH;
+	int n = walk(u, procs, smp, max, &cut);
 	if (n < 0)
 		return smp;
 	/* CFI all the way knows where a stack ends (_start's CFI says it has
 	 * no caller): one that stops anywhere else is not whole either */
-	bool stopped = !cut && s->ustack == FT_USTACK_DWARF && !sym_unwind_ended(s->unwinder);
+	bool stopped = !cut && u->method == FT_USTACK_DWARF && !sym_unwind_ended(u->unwinder);
 	if ((cut || stopped) && n > 0)
-		note_cut(s, smp, s->walk_u[n - 1], cut);
-	s->cnt.stack_stopped += stopped;
+		note_cut(u, procs, smp, u->walk[n - 1], cut);
+	u->stopped += stopped;
 	*tmp = *smp;
-	tmp->uips = s->walk_u;
+	tmp->uips = u->walk;
 	tmp->nuips = (uint32_t)n;
-	s->cnt.stack_cut += cut;
+	u->cut += cut;
 	return tmp;
 }

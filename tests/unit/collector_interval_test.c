@@ -46,7 +46,7 @@ static const char *interval(struct ft_session *s, uint64_t horizon)
 	ft_session_drained(s, horizon);
 	int ret = ft_print_interval(s);
 	ft_session_forget(s);
-	return ret == 0 ? test_slurp(s->out, true) : NULL;
+	return ret == 0 ? test_slurp(s->output.file, true) : NULL;
 }
 
 static void test_intervals(const char *proc)
@@ -65,7 +65,7 @@ static void test_intervals(const char *proc)
 	CHECK_STR(interval(&s, 4000 + 10),
 		  "worker;do_syscall_64;__kmalloc_noprof 1\nchild;do_syscall_64;__kmalloc_noprof 2\n",
 		  "interval 1: the exited process's stacks named, the late sample's too");
-	uint64_t resolved = sym_cache_resolved(s.symcache);
+	uint64_t resolved = sym_cache_resolved(s.output.symcache);
 	CHECK_STR(sym_procs_comm_at(s.procs, 5000, 3000), "child",
 		  "exited within the grace before the horizon: kept");
 	test_sample(&s, 4242, a, 2, 4000 + G + 100);
@@ -73,7 +73,7 @@ static void test_intervals(const char *proc)
 		  "interval 2");
 	CHECK(!sym_procs_comm_at(s.procs, 5000, 3000) && sym_procs_exited(s.procs) == 0,
 	      "after it, the process that exited is forgotten");
-	CHECK_EQ_U64(sym_cache_resolved(s.symcache), resolved + 2,
+	CHECK_EQ_U64(sym_cache_resolved(s.output.symcache), resolved + 2,
 		     "the name cache started afresh: the same 2 addresses named again");
 	test_sample(&s, 4242, b, 2, 4000 + G + 300);
 	test_sample(&s, 4242, b, 2, 4000 + G + 400);
@@ -124,7 +124,7 @@ static void test_no_interval(const char *proc)
 	CHECK_EQ_U64(sym_procs_exited(s.procs), 1, "the one a counted stack needs is kept");
 	CHECK(!ft_session_forget_due(&s), "and no sweep is due until more exit");
 	test_summary(&s);
-	CHECK_STR(test_slurp(s.out, true),
+	CHECK_STR(test_slurp(s.output.file, true),
 		  "child;do_syscall_64;__kmalloc_noprof 1\nworker;do_syscall_64;__kmalloc_noprof 1\n",
 		  "the end names it");
 	test_session_free(&s);

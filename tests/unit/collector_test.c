@@ -114,7 +114,7 @@ static void test_session_print(const char *proc_root)
 	const char *sum = test_summary(&s);
 	CHECK(strstr(sum, ", 5 lost (ring buffer full: raise --buffer-size)\n") != NULL,
 	      "the summary: the lost events and what to do (%s)", sum);
-	CHECK_STR(test_slurp(s.out, true),
+	CHECK_STR(test_slurp(s.output.file, true),
 		  "worker;do_syscall_64;kmalloc_trace 1\n"
 		  "worker;entry_SYSCALL_64;do_syscall_64;__kmalloc_noprof 3\n",
 		  "folded: machinery cut, comm from the process, least frequent first");
@@ -122,23 +122,23 @@ static void test_session_print(const char *proc_root)
 	/* --through: only stacks through do_syscall_64's caller, cut there */
 	agg_table_reset(s.agg);
 	s.cnt = (struct ft_counters){ 0 };
-	ft_kfilter_add_through(&s.kfilter, k, "entry_SYSCALL_64");
+	ft_kfilter_add_through(&s.kernel.filter, k, "entry_SYSCALL_64");
 	s.plan.through_name = "entry_SYSCALL_64";
 	for (int i = 0; i < 3; i++)
 		test_sample(&s, 4242, a, 4, 4000 + i);
 	test_sample(&s, 4242, b, 2, 5000);
 	CHECK(s.cnt.counted == 3 && s.cnt.through_miss == 1, "--through: 3 kept, 1 left out");
 	opt.top = 1;
-	CHECK(ft_print_result(&s, s.out) == 0, "written again");
-	CHECK_STR(test_slurp(s.out, true), "worker;entry_SYSCALL_64 3\n", "cut at the --through function");
+	CHECK(ft_print_result(&s, s.output.file) == 0, "written again");
+	CHECK_STR(test_slurp(s.output.file, true), "worker;entry_SYSCALL_64 3\n", "cut at the --through function");
 	test_session_free(&s);
 }
 
 static void test_loop(void)
 {
-	struct ft_session s = { 0 };
+	struct ft_session s;
 	struct ft_options o = { .duration = 0.2, .state = -1 };
-	s.opt = &o;
+	ft_session_init(&s, &o);
 	int epfd = epoll_create1(EPOLL_CLOEXEC);
 	struct timespec a, b;
 	clock_gettime(CLOCK_MONOTONIC, &a);
@@ -161,25 +161,25 @@ static void test_loop(void)
 	close(go[0]);
 	struct ft_options p = { .npids = 1, .state = -1 };
 	p.pids[0] = child;
-	s = (struct ft_session){ .opt = &p };
-	CHECK(ft_targets_open(&s.targets, &p) == 0, "-p of a child: opened");
+	ft_session_init(&s, &p);
+	CHECK(ft_targets_open(&s.traced.targets, &p) == 0, "-p of a child: opened");
 	CHECK(!ft_session_targets_gone(&s), "-p of a running child: still there");
 	close(go[1]);
 	epfd = epoll_create1(EPOLL_CLOEXEC);
 	CHECK(ft_loop_run(&s, epfd) == 0, "the loop ends when the -p process exits");
 	CHECK(ft_session_targets_gone(&s), "-p of an exited child: the targets are gone");
 	close(epfd);
-	ft_targets_close(&s.targets);
+	ft_targets_close(&s.traced.targets);
 	waitpid(child, NULL, 0);
 
 	/* no pidfd (a thread before Linux 6.9): found by /proc on a poll timeout */
-	s = (struct ft_session){ .opt = &p };
-	s.targets.n = 1;
-	s.targets.t[0] = (struct ft_target){ .id = child, .fd = -1 };
+	ft_session_init(&s, &p);
+	s.traced.targets.n = 1;
+	s.traced.targets.t[0] = (struct ft_target){ .id = child, .fd = -1 };
 	CHECK(ft_session_targets_gone(&s), "-p of a reaped process, no pidfd: gone");
-	s.targets.t[0].id = getpid();
+	s.traced.targets.t[0].id = getpid();
 	CHECK(!ft_session_targets_gone(&s), "-p of this process, no pidfd: still there");
-	s.targets.t[0].id = child;
+	s.traced.targets.t[0].id = child;
 	epfd = epoll_create1(EPOLL_CLOEXEC);
 	CHECK(ft_loop_run(&s, epfd) == 0, "the loop ends when the -p process is gone (no pidfd)");
 	close(epfd);
@@ -225,27 +225,27 @@ static void test_child(void)
 
 static void test_configure(const char *proc_root)
 {
-	struct ft_session s = { 0 };
+	struct ft_session s;
 	struct ft_options o = { .cmd = FT_COUNT, .format = OUT_TEXT, .kernel_only = true, .state = -1 };
 	char path[160];
-	s.opt = &o;
+	ft_session_init(&s, &o);
 	ft_session_configure(&s, "/nonexistent");
-	CHECK(!s.want_user && s.want_kernel && !s.need_procs && !s.track && !s.key_tid &&
+	CHECK(!s.keep.want_user && s.keep.want_kernel && !s.keep.need_procs && !s.keep.track && !s.keep.key_tid &&
 	      !s.plan.track_mmaps, "-K, text: kernel stacks only, no processes followed");
-	CHECK_EQ_U64(s.max_stack, 127, "kernel.perf_event_max_stack unreadable: the default 127");
+	CHECK_EQ_U64(s.keep.max_stack, 127, "kernel.perf_event_max_stack unreadable: the default 127");
 	o.format = OUT_FOLDED;
 	ft_session_configure(&s, "/nonexistent");
-	CHECK(s.need_procs && s.track && s.key_pid && s.key_tid && !s.plan.track_mmaps,
+	CHECK(s.keep.need_procs && s.keep.track && s.keep.key_pid && s.keep.key_tid && !s.plan.track_mmaps,
 	      "-K -f: comm shown, so processes (not their mmaps) are followed");
 	o.kernel_only = false;
 	o.format = OUT_TEXT;
 	ft_session_configure(&s, "/nonexistent");
-	CHECK(s.want_user && s.need_procs && s.track && !s.key_pid && s.plan.track_mmaps,
+	CHECK(s.keep.want_user && s.keep.need_procs && s.keep.track && !s.keep.key_pid && s.plan.track_mmaps,
 	      "user stacks, text: mmaps followed, processes merged by name");
 	o.cmd = FT_OFFCPU;
 	o.kernel_only = true;
 	ft_session_configure(&s, "/nonexistent");
-	CHECK(s.track && !s.need_procs, "offcpu -K: the side band for exits only");
+	CHECK(s.keep.track && !s.keep.need_procs, "offcpu -K: the side band for exits only");
 	snprintf(path, sizeof(path), "%s/sys", proc_root);
 	mkdir(path, 0755);
 	snprintf(path, sizeof(path), "%s/sys/kernel", proc_root);
@@ -257,7 +257,7 @@ static void test_configure(const char *proc_root)
 		fclose(f);
 	}
 	ft_session_configure(&s, proc_root);
-	CHECK_EQ_U64(s.max_stack, 64, "kernel.perf_event_max_stack read under the proc root");
+	CHECK_EQ_U64(s.keep.max_stack, 64, "kernel.perf_event_max_stack read under the proc root");
 	unlink(path);
 	snprintf(path, sizeof(path), "%s/sys/kernel", proc_root);
 	rmdir(path);
@@ -311,12 +311,9 @@ static void test_cleanup(const char *proc_root)
 /* What the messages module writes: stderr redirected to a file. */
 static void test_messages(void)
 {
-	FILE *f = tmpfile();
-	int saved = dup(STDERR_FILENO);
-	if (!f || saved < 0)
+	struct test_stderr c;
+	if (!test_stderr_begin(&c))
 		return;
-	fflush(stderr);
-	dup2(fileno(f), STDERR_FILENO);
 	ft_warn("%d stacks", 3);
 	ft_error("cannot %s", "write");
 	ft_debug("not shown");
@@ -331,13 +328,31 @@ static void test_messages(void)
 	ft_progress_end(&p);
 	ft_progress_start(&p, "attaching", "probes", 5); /* too few for progress */
 	ft_progress_end(&p);
-	fflush(stderr);
-	dup2(saved, STDERR_FILENO);
-	close(saved);
-	CHECK_STR(test_slurp(f, false), "ftstack: 3 stacks\nftstack: cannot write\nftstack: debug: shown now\n"
+	CHECK_STR(test_stderr_end(&c), "ftstack: 3 stacks\nftstack: cannot write\nftstack: debug: shown now\n"
 		  "Tracing x.\nftstack: attaching 100 probes...\n",
 		  "warn, error, debug only with --debug, the opening line, progress");
-	fclose(f);
+}
+
+/* The opening line, as record.c says it once armed. */
+static void test_announce(void)
+{
+	struct ft_event ev = { .kind = FT_EV_TRACEPOINT, .name = "t:kmem:kmalloc" };
+	struct ft_options o = { .cmd = FT_COUNT, .kernel_only = true, .state = -1 };
+	struct ft_session s;
+	struct test_stderr c;
+	if (!test_stderr_begin(&c))
+		return;
+	ft_session_init(&s, &o);
+	s.plan.events = &ev;
+	s.plan.nevents = 1;
+	s.traced.have_child = true;
+	ft_cmd_announce(&s);
+	o = (struct ft_options){ .cmd = FT_PROFILE, .freq = 49, .duration = 5, .state = -1 };
+	ft_session_init(&s, &o);
+	ft_cmd_announce(&s);
+	CHECK_STR(test_stderr_end(&c), "Tracing kernel stacks of t:kmem:kmalloc while the command "
+		  "runs.\nSampling at 49 Hertz of all threads by user + kernel stack for 5 secs.\n",
+		  "the opening line: count -K -c, profile -F 49 5");
 }
 
 int main(void)
@@ -353,6 +368,7 @@ int main(void)
 	test_loop();
 	test_child();
 	test_messages();
+	test_announce();
 	test_configure(proc);
 	test_cleanup(proc);
 	sym_kernel_free(k);

@@ -29,6 +29,40 @@ static inline const char *test_slurp(FILE *f, bool empty_after)
 	return buf;
 }
 
+/* Stderr going to a temporary file, between test_stderr_begin (false when
+ * it cannot be redirected) and test_stderr_end, which puts it back and
+ * returns what was written (test_slurp's buffer). */
+struct test_stderr {
+	FILE *f;
+	int saved;
+};
+
+static inline bool test_stderr_begin(struct test_stderr *c)
+{
+	c->f = tmpfile();
+	c->saved = dup(STDERR_FILENO);
+	if (!c->f || c->saved < 0) {
+		if (c->f)
+			fclose(c->f);
+		if (c->saved >= 0)
+			close(c->saved);
+		return false;
+	}
+	fflush(stderr);
+	dup2(fileno(c->f), STDERR_FILENO);
+	return true;
+}
+
+static inline const char *test_stderr_end(struct test_stderr *c)
+{
+	fflush(stderr);
+	dup2(c->saved, STDERR_FILENO);
+	close(c->saved);
+	const char *text = test_slurp(c->f, false);
+	fclose(c->f);
+	return text;
+}
+
 /* PROC/PID/ with an empty maps and COMM as its comm. */
 static inline void test_fake_proc(const char *proc, int pid, const char *comm)
 {
@@ -101,41 +135,33 @@ static inline int test_session(struct ft_session *s, struct ft_options *o, struc
 {
 	static struct ft_event ev = { .kind = FT_EV_TRACEPOINT, .name = "t:kmem:kmalloc",
 				      .label = "kmalloc" };
-	memset(s, 0, sizeof(*s));
 	memset(o, 0, sizeof(*o));
 	o->cmd = FT_COUNT;
-	o->format = OUT_FOLDED;
+	o->format = OUT_FOLDED; /* shows the comm: processes and threads kept apart */
 	o->kernel_only = true;
 	o->state = -1;
 	o->interval = interval;
 	o->max_stacks = max;
-	s->opt = o;
+	ft_session_init(s, o);
 	s->plan.events = &ev;
 	s->plan.nevents = 1;
-	s->ksyms = k;
-	s->kstate = FT_KSYMS_READY; /* given, not loaded on first need */
+	s->kernel.syms = k;
+	s->kernel.state = FT_KSYMS_READY; /* given, not loaded on first need */
 	s->self = 777;
-	s->want_kernel = true;
-	s->need_procs = s->key_pid = s->key_tid = true;
-	struct agg_config ac = { .key_pid = true, .key_tid = true, .max_stacks = max };
-	struct sym_cache_style st = { .demangle = true };
-	s->out = tmpfile();
-	if (!s->out || ft_kfilter_init(&s->kfilter, k, false) < 0 ||
-	    agg_table_alloc(&ac, &s->agg) < 0 ||
-	    sym_procs_alloc(proc_root, "/nonexistent", &s->procs) < 0 ||
-	    sym_cache_alloc(k, s->procs, &st, &s->symcache) < 0)
+	ft_session_configure(s, proc_root);
+	s->output.file = tmpfile();
+	if (!s->output.file || ft_session_alloc(s, proc_root, "/nonexistent") < 0)
 		return -1;
 	return 0;
 }
 
+/* Frees what test_session made; K stays the caller's. */
 static inline void test_session_free(struct ft_session *s)
 {
-	ft_kfilter_free(&s->kfilter);
-	agg_table_free(s->agg);
-	sym_cache_free(s->symcache);
-	sym_procs_free(s->procs);
-	if (s->out)
-		fclose(s->out);
+	s->kernel.syms = NULL;
+	ft_session_free(s);
+	if (s->output.file)
+		fclose(s->output.file);
 }
 
 /* A sample of process PID (its main thread) at T with kernel stack IPS[N]. */
@@ -149,31 +175,15 @@ static inline void test_sample(struct ft_session *s, uint32_t pid, const uint64_
 }
 
 /* What ft_print_result writes on stderr (the summary), its result going
- * to s->out; "" when it fails. */
+ * to s->output.file (test_slurp's buffer); "" when it fails. */
 static inline const char *test_summary(struct ft_session *s)
 {
-	static char buf[1024];
-	FILE *f = tmpfile();
-	int saved = dup(STDERR_FILENO);
-	buf[0] = '\0';
-	if (!f || saved < 0) {
-		if (f)
-			fclose(f);
-		if (saved >= 0)
-			close(saved);
-		return buf;
-	}
-	fflush(stderr);
-	dup2(fileno(f), STDERR_FILENO);
-	int ret = ft_print_result(s, s->out);
-	fflush(stderr);
-	dup2(saved, STDERR_FILENO);
-	close(saved);
-	rewind(f);
-	size_t n = ret == 0 ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
-	buf[n] = '\0';
-	fclose(f);
-	return buf;
+	struct test_stderr c;
+	if (!test_stderr_begin(&c))
+		return "";
+	int ret = ft_print_result(s, s->output.file);
+	const char *text = test_stderr_end(&c);
+	return ret == 0 ? text : "";
 }
 #endif
 

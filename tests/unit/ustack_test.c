@@ -61,17 +61,17 @@ static void test_asked(void)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct ft_options o = { .call_graph_set = true, .call_graph_copy = cases[i].copy,
 					.call_graph_dwarf = cases[i].dwarf, .copy_size = cases[i].size };
-		struct ft_session s = { .opt = &o };
-		ft_ustack_choose(&s, "/nonexistent");
-		CHECK(s.ustack == cases[i].m && s.ucopy_size == cases[i].want &&
-		      strncmp(s.ustack_why, "--call-graph ", 13) == 0,
+		struct ft_ustacks u = { 0 };
+		ft_ustack_choose(&u, &o);
+		CHECK(u.method == cases[i].m && u.copy_size == cases[i].want &&
+		      strncmp(u.why, "--call-graph ", 13) == 0,
 		      "--call-graph %s: %s, %u bytes copied (%s)", cases[i].arg,
-		      ft_ustack_name(s.ustack), s.ucopy_size, s.ustack_why);
+		      ft_ustack_name(u.method), u.copy_size, u.why);
 		/* the frame walks take bp, sp, ip, r10, r11; CFI for every frame
 		 * all 17 (x86-64 perf register numbers) */
-		CHECK(s.uregs_mask == (cases[i].dwarf ? 0xff01ffULL : 0xc01c0ULL),
+		CHECK(u.regs_mask == (cases[i].dwarf ? 0xff01ffULL : 0xc01c0ULL),
 		      "--call-graph %s: the user registers taken (%#llx)", cases[i].arg,
-		      (unsigned long long)s.uregs_mask);
+		      (unsigned long long)u.regs_mask);
 	}
 }
 
@@ -158,15 +158,15 @@ static void test_default(void)
 	}
 	/* through ft_ustack_choose: profile's whatever the host's answer */
 	struct ft_options o = { .cmd = FT_PROFILE };
-	struct ft_session s = { .opt = &o };
-	ft_ustack_choose(&s, "/nonexistent");
-	CHECK(s.ustack == FT_USTACK_DWARF && s.ucopy_size == 65528 && s.uregs_mask == 0xff01ffULL &&
-	      strstr(s.ustack_why, "profile's default"), "profile: dwarf, 65528 bytes, 17 registers (%s)",
-	      s.ustack_why);
+	struct ft_ustacks u = { 0 };
+	ft_ustack_choose(&u, &o);
+	CHECK(u.method == FT_USTACK_DWARF && u.copy_size == 65528 && u.regs_mask == 0xff01ffULL &&
+	      strstr(u.why, "profile's default"), "profile: dwarf, 65528 bytes, 17 registers (%s)",
+	      u.why);
 	o.cmd = FT_COUNT;
-	ft_ustack_choose(&s, "/nonexistent");
-	CHECK(s.ustack != FT_USTACK_DWARF && s.ucopy_size <= 2048, "count: the host's method, "
-	      "%u bytes (%s)", s.ucopy_size, s.ustack_why);
+	ft_ustack_choose(&u, &o);
+	CHECK(u.method != FT_USTACK_DWARF && u.copy_size <= 2048, "count: the host's method, "
+	      "%u bytes (%s)", u.copy_size, u.why);
 }
 
 /* The frame-pointer verdict the advice rests on, on this build's workloads:
