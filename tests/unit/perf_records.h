@@ -1,6 +1,7 @@
 /* Perf records and rings built by hand, for the tests that decode or drain
- * them (perfev_test, perf_source_test): records laid out as the kernel
- * writes them for PERFEV_SAMPLE_TYPE, and 4 KB rings in plain memory. */
+ * them (perfev_decode_test, perfev_ring_test, perf_source_test): records
+ * laid out as the kernel writes them for PERFEV_SAMPLE_TYPE, and 4 KB rings
+ * in plain memory. */
 #ifndef FTSTACK_TEST_PERF_RECORDS_H
 #define FTSTACK_TEST_PERF_RECORDS_H
 
@@ -56,6 +57,23 @@ static inline void trailer(struct bld *b, uint32_t pid, uint32_t tid, uint64_t t
 	p64(b, time);
 	p32x2(b, cpu, 0);
 	p64(b, id);
+}
+
+/* A PERF_RECORD_SAMPLE body for PERFEV_SAMPLE_TYPE: identifier 77, pid/tid
+ * 10/11, time 123456789, cpu 1, period 3, then the N-entry CHAIN. Returns
+ * the size so far; the caller may append more, then finish(). */
+static inline size_t build_sample(struct bld *b, const uint64_t *chain, size_t n)
+{
+	begin(b);
+	p64(b, 77);          /* identifier */
+	p32x2(b, 10, 11);    /* pid, tid */
+	p64(b, 123456789);   /* time */
+	p32x2(b, 1, 0);      /* cpu, res */
+	p64(b, 3);           /* period */
+	p64(b, n);
+	for (size_t i = 0; i < n; i++)
+		p64(b, chain[i]);
+	return b->n;
 }
 
 /* ---- rings in memory ---- */

@@ -1,7 +1,7 @@
 /* collector/ustack.c: the per-host rule that picks the default's user-stack
  * method, what --call-graph asks for, and the summary's line for stacks cut
  * at the copy's end. Pure: nothing is timed here (the measurement itself:
- * perfev_test). */
+ * perfev_cost_test). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,7 +15,7 @@
 static void test_rule(void)
 {
 	char why[160];
-	/* the verdict is perfev_ustack_judge's (perfev_test tests it); the
+	/* the verdict is perfev_ustack_judge's (perfev_cost_test tests it); the
 	 * rule follows it and says the figures, never a negative one */
 	struct perfev_ustack_cost slow = { .fp_ns = 1370, .copy_ns = 550, .fp_measured = true,
 					   .copy_measured = true, .verdict = PERFEV_USTACK_COPY,

@@ -1,0 +1,274 @@
+/* perfev's rings (perfev/ring.c, perfev/open.c): the drain loop on a ring we
+ * fill ourselves, and (as root) live rings fed by raw_syscalls:sys_enter
+ * and by cpu-clock with every option ftstack uses. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "perfev/perfev.h"
+#include "tests/unit/check.h"
+#include "tests/unit/perf_live.h"
+#include "tests/unit/perf_records.h"
+
+struct tally {
+	long samples, lost, other, in_scratch, stop_after;
+	uint64_t lost_sum;
+	const struct perfev_ring *ring;
+	uint32_t pid;
+	long bad_pid, no_kips, no_uips, raw_ok;
+	uint64_t t0, t1, id; /* with t1: sample times never go back, ids match */
+	long bad_time, dwarf, mmap2, comm;
+};
+
+static int count_cb(void *ctx, const struct perfev_record *rec)
+{
+	struct tally *t = ctx;
+	if (rec->kind == PERFEV_SAMPLE) {
+		t->samples++;
+		const uint8_t *k = (const uint8_t *)rec->sample.uips;
+		if (t->ring && k >= t->ring->scratch && k < t->ring->scratch + 65536)
+			t->in_scratch++;
+		t->bad_pid += rec->pid != t->pid;
+		t->no_kips += rec->sample.nkips == 0;
+		t->no_uips += rec->sample.nuips == 0;
+		/* sys_enter's raw payload: 8 bytes of common fields, then the id */
+		int64_t nr = -1;
+		if (rec->sample.raw && rec->sample.raw_size >= 16)
+			memcpy(&nr, (const uint8_t *)rec->sample.raw + 8, 8);
+		t->raw_ok += nr == SYS_getppid;
+		/* perf's own clock: only its order is comparable here */
+		t->bad_time += t->t1 && (rec->time < t->t0 || rec->id != t->id);
+		t->t0 = rec->time;
+		t->dwarf += rec->sample.uregs_abi == PERF_SAMPLE_REGS_ABI_64 && rec->sample.uregs &&
+			    rec->sample.ustack_size > 0 && rec->sample.ustack_size <= 8192;
+	} else if (rec->kind == PERFEV_LOST) {
+		t->lost++;
+		t->lost_sum += rec->lost.lost;
+	} else {
+		t->other++;
+		if (rec->kind == PERFEV_MMAP2)
+			t->mmap2 += rec->mmap2.filename && strstr(rec->mmap2.filename, "/true") != NULL;
+		else if (rec->kind == PERFEV_COMM)
+			t->comm += !rec->comm.exec && strcmp(rec->comm.comm, "pevtest") == 0;
+	}
+	return t->stop_after && t->samples + t->lost + t->other >= t->stop_after;
+}
+
+/* ---- the drain loop on a ring we fill ourselves ---- */
+static void test_fake_ring(void)
+{
+	struct perfev_ring r;
+	struct perf_event_mmap_page *meta = fake_ring(&r);
+	const uint64_t chain[] = { PERF_CONTEXT_KERNEL, 1, 2, PERF_CONTEXT_USER, 3 };
+	struct bld smp, bad, lost;
+	size_t slen = build_sample(&smp, chain, 5);
+	finish(&smp, PERF_RECORD_SAMPLE, 0);
+	bad = smp;
+	bad.w[6] = 99; /* callchain longer than the record */
+	begin(&lost);
+	P64S(&lost, 66, 5);
+	trailer(&lost, 0, 0, 1, 0, 66);
+	size_t llen = finish(&lost, PERF_RECORD_LOST, 0);
+	/* start near the end so the second sample wraps */
+	uint64_t start = 3 * 4096 + 4096 - slen - 16, pos = start;
+	ring_put(&r, &pos, smp.w, slen);
+	ring_put(&r, &pos, smp.w, slen);
+	ring_put(&r, &pos, bad.w, slen);
+	ring_put(&r, &pos, lost.w, llen);
+	ring_put(&r, &pos, smp.w, slen);
+	meta->data_head = pos;
+	meta->data_tail = start;
+
+	struct tally t = { .ring = &r, .pid = 10, .stop_after = 2 };
+	CHECK_EQ_U64(perfev_ring_drain(&r, PERFEV_SAMPLE_TYPE, 0, count_cb, &t), 2, "stops after 2");
+	CHECK_EQ_U64(meta->data_tail, start + 2 * slen, "tail released up to the stop");
+	CHECK_EQ_U64(t.in_scratch, 1, "wrapping sample read from scratch");
+	t.stop_after = 0;
+	CHECK_EQ_U64(perfev_ring_drain(&r, PERFEV_SAMPLE_TYPE, 0, count_cb, &t), 2, "2 more records");
+	CHECK(t.samples == 3 && t.lost == 1 && t.lost_sum == 5 && t.bad_pid == 0, "3 samples, lost 5");
+	CHECK_EQ_U64(r.bad_records, 1, "undecodable record skipped and counted");
+	CHECK_EQ_U64(meta->data_tail, pos, "tail == head");
+	CHECK_EQ_U64(perfev_ring_drain(&r, PERFEV_SAMPLE_TYPE, 0, count_cb, &t), 0, "empty ring");
+
+	/* corruption: a zero size, then a size beyond head */
+	uint64_t zero = 0, before = pos;
+	ring_put(&r, &pos, smp.w, slen);
+	ring_put(&r, &pos, &zero, 8);
+	meta->data_head = pos;
+	CHECK_EQ_U64(perfev_ring_drain(&r, PERFEV_SAMPLE_TYPE, 0, count_cb, &t), -EINVAL, "size 0: -EINVAL");
+	CHECK_EQ_U64(meta->data_tail, before + slen, "tail kept at the good record");
+	pos = meta->data_tail;
+	ring_put(&r, &pos, smp.w, 8);
+	meta->data_head = pos;
+	CHECK_EQ_U64(perfev_ring_drain(&r, PERFEV_SAMPLE_TYPE, 0, count_cb, &t), -EINVAL,
+		     "size beyond head: -EINVAL");
+	fake_ring_free(&r);
+}
+
+/* perfev_ring_drain_until: the step of the merge of several rings */
+static void test_drain_until(void)
+{
+	struct perfev_ring r;
+	struct perf_event_mmap_page *meta = fake_ring(&r);
+	const uint64_t chain[] = { PERF_CONTEXT_USER, 3 };
+	struct bld smp;
+	size_t slen = build_sample(&smp, chain, 2);
+	finish(&smp, PERF_RECORD_SAMPLE, 0);
+	uint64_t pos = 0, next = 0;
+	for (uint64_t t = 10; t <= 30; t += 10) {
+		smp.w[3] = t; /* the sample's time */
+		ring_put(&r, &pos, smp.w, slen);
+	}
+	meta->data_head = pos;
+	struct tally t = { .ring = &r, .pid = 10 };
+	CHECK_EQ_U64(perfev_ring_drain_until(&r, PERFEV_SAMPLE_TYPE, 0, 15, count_cb, &t, &next), 1,
+		     "until 15: the record at 10");
+	CHECK_EQ_U64(next, 20, "the next one's time");
+	CHECK_EQ_U64(meta->data_tail, slen, "its space released, no more");
+	CHECK_EQ_U64(perfev_ring_drain_until(&r, PERFEV_SAMPLE_TYPE, 0, 19, count_cb, &t, &next), 0,
+		     "until 19: none");
+	CHECK_EQ_U64(perfev_ring_drain_until(&r, PERFEV_SAMPLE_TYPE, 0, 20, count_cb, &t, &next), 1,
+		     "until 20: the record at 20 (inclusive)");
+	CHECK_EQ_U64(perfev_ring_drain_until(&r, PERFEV_SAMPLE_TYPE, 0, UINT64_MAX, count_cb, &t, &next),
+		     1, "the rest");
+	CHECK_EQ_U64(next, UINT64_MAX, "none left: UINT64_MAX");
+	CHECK_EQ_U64(t.samples, 3, "3 samples in all");
+	fake_ring_free(&r);
+}
+
+/* ---- live rings (root): raw_syscalls:sys_enter filtered to getppid ---- */
+static void getppids(int fd, long n)
+{
+	perfev_enable(fd);
+	for (long i = 0; i < n; i++)
+		syscall(SYS_getppid);
+	perfev_disable(fd);
+}
+
+/* cpu-clock with every option ftstack uses: real MMAP2, COMM and dwarf
+ * samples decode (the bytes come from this kernel, not from us). */
+static void test_live_side_band(void)
+{
+	struct perfev_opts o = { .type = PERF_TYPE_SOFTWARE, .config = PERF_COUNT_SW_CPU_CLOCK,
+		.freq = true, .sample_freq = 999, .regs_user = perfev_user_regs_mask(), .stack_dump = 8192,
+		.track = true, .track_mmap = true, .disabled = true,
+		.max_stack = 32, .wakeup_bytes = 4096 };
+	struct perfev_ring r;
+	int fd = perfev_open(&o, 0, -1, -1), ret = fd < 0 ? fd : perfev_ring_map(&r, fd, 1 << 20);
+	CHECK(ret == 0, "cpu-clock dwarf+track event (%d)", ret);
+	if (ret < 0) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	struct timespec cpu_start;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu_start);
+	uint64_t cpu0 = (uint64_t)cpu_start.tv_sec * 1000000000u + (uint64_t)cpu_start.tv_nsec;
+	perfev_enable(fd);
+	int bin = open("/bin/true", O_RDONLY);
+	void *m = bin >= 0 ? mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, bin, 0) : MAP_FAILED;
+	char old[16] = "";
+	prctl(PR_GET_NAME, old);
+	prctl(PR_SET_NAME, "pevtest");
+	/* 100 ms of this thread's CPU time (about 100 samples at 999 Hz),
+	 * however long a busy host takes to give it; 10 s at most */
+	struct timespec cpu;
+	uint64_t give_up = mono_ns() + 10000000000ull;
+	do
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu);
+	while ((uint64_t)cpu.tv_sec * 1000000000u + (uint64_t)cpu.tv_nsec < cpu0 + 100000000 &&
+	       mono_ns() < give_up);
+	perfev_disable(fd);
+	prctl(PR_SET_NAME, old);
+	struct tally sd = { .pid = 0 };
+	uint64_t type = PERFEV_SAMPLE_TYPE | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+	long n = perfev_ring_drain(&r, type, perfev_user_regs_mask(), count_cb, &sd);
+	CHECK(n > 0 && r.bad_records == 0 && sd.dwarf >= 20 && sd.mmap2 == 1 && sd.comm == 1,
+	      "%ld records: %ld dwarf samples, mmap2 of /bin/true, comm pevtest", n, sd.dwarf);
+	if (m != MAP_FAILED)
+		munmap(m, 4096);
+	if (bin >= 0)
+		close(bin);
+	perfev_ring_unmap(&r);
+	close(fd);
+}
+
+static void test_live(void)
+{
+	if (geteuid() != 0) {
+		SKIP("not root", "live ring test");
+		return;
+	}
+	int tp = sys_enter_id();
+	CHECK(tp > 0, "raw_syscalls:sys_enter id %d", tp);
+	struct perfev_ring r;
+	int fd = open_getppid(tp, 1 << 20, false, 0, &r);
+	CHECK(fd >= 0 && r.data_size == 1 << 20, "1 MiB ring (%d)", fd);
+	if (fd < 0)
+		return;
+	struct tally t = { .pid = (uint32_t)getpid(), .t0 = 0 };
+	getppids(fd, 1000);
+	t.t1 = 1;
+	CHECK(perfev_id(fd, &t.id) == 0, "event id");
+	CHECK_EQ_U64(perfev_ring_drain(&r, PERFEV_SAMPLE_TYPE, 0, count_cb, &t), 1000, "1000 records");
+	CHECK(t.samples == 1000 && t.lost == 0 && t.bad_pid == 0 && t.no_kips == 0 && t.no_uips == 0,
+	      "1000 samples of this pid with kernel and user stacks");
+	CHECK_EQ_U64(t.bad_time, 0, "sample times in order, ids match");
+	perfev_ring_unmap(&r);
+	close(fd);
+
+	/* a 1-page ring, never drained while 100000 events come: the kernel
+	 * counts what did not fit and reports it in a LOST record before the
+	 * next record that fits, so one more event after the drain flushes it */
+	fd = open_getppid(tp, 4096, false, 0, &r);
+	CHECK(fd >= 0 && r.data_size == 4096, "1-page ring");
+	if (fd < 0)
+		return;
+	memset(&t, 0, sizeof(t));
+	t.pid = (uint32_t)getpid();
+	getppids(fd, 100000);
+	perfev_ring_drain(&r, PERFEV_SAMPLE_TYPE, 0, count_cb, &t);
+	/* ... which no record has told yet, but the event's own count has */
+	uint64_t klost = 0;
+	CHECK(perfev_lost(fd, &klost) == 0 && t.lost == 0 && klost + (uint64_t)t.samples == 100000,
+	      "before the flush: no LOST record, the event counts %" PRIu64 " lost + %ld samples == 100000",
+	      klost, t.samples);
+	getppids(fd, 1);
+	perfev_ring_drain(&r, PERFEV_SAMPLE_TYPE, 0, count_cb, &t);
+	CHECK(t.lost > 0 && t.lost_sum + (uint64_t)t.samples == 100001,
+	      "lost %" PRIu64 " + samples %ld == 100001", t.lost_sum, t.samples);
+	perfev_ring_unmap(&r);
+	close(fd);
+
+	/* the same ring drained often: nothing lost, records wrap the end (the
+	 * raw payload makes samples a size that does not divide the ring) */
+	fd = open_getppid(tp, 4096, true, 0, &r);
+	memset(&t, 0, sizeof(t));
+	t.pid = (uint32_t)getpid();
+	t.ring = &r;
+	long got = 0;
+	for (int i = 0; fd >= 0 && i < 5000; i++) {
+		getppids(fd, 4);
+		got += perfev_ring_drain(&r, PERFEV_SAMPLE_TYPE | PERF_SAMPLE_RAW, 0, count_cb, &t);
+	}
+	CHECK(got == 20000 && t.samples == 20000 && t.lost == 0 && t.in_scratch > 0 && r.bad_records == 0,
+	      "20000 samples drained 4 at a time, %ld wrapped", t.in_scratch);
+	CHECK_EQ_U64(t.raw_ok, 20000, "raw payloads carry id == getppid");
+	perfev_ring_unmap(&r);
+	if (fd >= 0)
+		close(fd);
+	test_live_side_band();
+}
+
+int main(void)
+{
+	test_fake_ring();
+	test_drain_until();
+	test_live();
+	CHECK_DONE();
+}
