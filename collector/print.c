@@ -241,6 +241,9 @@ void ft_print_summary(struct ft_session *s, const struct agg_named_stats *ns)
 		.filtered = os.filtered, .open_at_end = os.open_at_end,
 		.bad_records = ft_perf_source_bad_records(s->src.perf),
 		.ring_kb = ft_perf_source_ring_kb(s->src.perf),
+		/* the perf backend's samples carry it (the ftrace backend's never) */
+		.sample_copy = s->plan.backend == FT_BACKEND_PERF && s->keep.want_user ?
+			       s->ustacks.copy_size : 0,
 	};
 	ft_ustack_summary(&s->ustacks, &sm);
 	sm.full_cpu = ft_perf_source_fullest(s->src.perf, &sm.full_pct);

@@ -43,23 +43,37 @@ const char *ft_result_cut_advice(const struct ft_summary *c, char *buf, size_t l
 	return buf;
 }
 
-/* What lost events mean and what to do, the same in both live summaries */
-static const char *lost_why(uint64_t lost)
+/* The copy size below which a smaller copy would not help much: a sample's
+ * other fields are a few hundred bytes */
+#define FT_LOST_COPY_HINT 4096
+
+/* What lost events mean and what to do, the same in both live summaries,
+ * into BUF: a large stack copy per sample fills the ring first (offcpu's
+ * default copies 16 KB a switch), so a smaller one is named too. */
+static const char *lost_why(const struct ft_summary *c, char *buf, size_t len)
 {
-	return lost ? " (ring buffer full: raise --buffer-size)" : "";
+	if (!c->lost)
+		return "";
+	if (c->sample_copy <= FT_LOST_COPY_HINT)
+		return " (ring buffer full: raise --buffer-size)";
+	snprintf(buf, len, " (ring buffer full: raise --buffer-size, or copy less stack: each "
+		 "sample reserves its %u bytes, --call-graph dwarf,%u)", c->sample_copy,
+		 FT_LOST_COPY_HINT);
+	return buf;
 }
 
 void ft_result_summary(const struct ft_summary *c, const struct agg_named_stats *ns)
 {
+	char why[160];
 	if (c->live && c->intervals) /* each interval's table was reset: the run's totals */
 		ft_warn("%" PRIu64 " events counted in %" PRIu32 " interval%s (at most %zu distinct "
 			"stacks in one), %" PRIu64 " lost%s", c->counted, c->intervals,
 			c->intervals == 1 ? "" : "s", c->interval_stacks, c->lost,
-			lost_why(c->lost));
+			lost_why(c, why, sizeof(why)));
 	else if (c->live)
 		ft_warn("%" PRIu64 " events counted in %zu distinct stacks (%zu printed), %" PRIu64
 			" lost%s", c->counted, ns->stacks_before, ns->stacks_after, c->lost,
-			lost_why(c->lost));
+			lost_why(c, why, sizeof(why)));
 	else
 		ft_warn("%" PRIu64 " events in %zu distinct stacks (%zu printed)",
 			ns->count_before, ns->stacks_before, ns->stacks_after);

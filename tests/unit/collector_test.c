@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "cli/progress.h"
+#include "collector/result.h"
 #include "collector/session.h"
 #include "source/source.h"
 #include "cmd/cmd.h"
@@ -333,6 +334,31 @@ static void test_messages(void)
 		  "warn, error, debug only with --debug, the opening line, progress");
 }
 
+/* The lost events' advice: --buffer-size, and a smaller copy when each
+ * sample reserves a large one (offcpu's 16 KB, profile's 64 KB) */
+static void test_lost_advice(void)
+{
+	struct agg_named_stats ns = { .stacks_before = 2, .stacks_after = 2 };
+	struct ft_summary sm = { .live = true, .counted = 4, .lost = 5, .sample_copy = 16384 };
+	struct test_stderr c;
+	if (!test_stderr_begin(&c))
+		return;
+	ft_result_summary(&sm, &ns);
+	sm.sample_copy = 2048; /* count's copy: not worth naming */
+	ft_result_summary(&sm, &ns);
+	sm.sample_copy = 0;    /* -K, or the ftrace backend */
+	ft_result_summary(&sm, &ns);
+	CHECK_STR(test_stderr_end(&c),
+		  "ftstack: 4 events counted in 2 distinct stacks (2 printed), 5 lost (ring buffer "
+		  "full: raise --buffer-size, or copy less stack: each sample reserves its 16384 "
+		  "bytes, --call-graph dwarf,4096)\n"
+		  "ftstack: 4 events counted in 2 distinct stacks (2 printed), 5 lost (ring buffer "
+		  "full: raise --buffer-size)\n"
+		  "ftstack: 4 events counted in 2 distinct stacks (2 printed), 5 lost (ring buffer "
+		  "full: raise --buffer-size)\n",
+		  "lost: a 16 KB copy a sample names a smaller one; 2 KB or none, --buffer-size alone");
+}
+
 /* The opening line, as record.c says it once armed. */
 static void test_announce(void)
 {
@@ -368,6 +394,7 @@ int main(void)
 	test_loop();
 	test_child();
 	test_messages();
+	test_lost_advice();
 	test_announce();
 	test_configure(proc);
 	test_cleanup(proc);
