@@ -1,4 +1,4 @@
-/* cmd: the subcommands (count/profile/offcpu through record.c, check,
+/* cmd: the subcommands (count/profile/offcpu through run.c, check,
  * cleanup, report and its diff and fleet parts) and the result writer
  * (stdout or -o FILE). */
 #ifndef FTSTACK_CMD_H
@@ -10,7 +10,7 @@
 #include "output/output.h"
 
 /* ---- subcommands ---- */
-int ft_cmd_record(const struct ft_options *o);  /* count, profile, offcpu */
+int ft_cmd_run(const struct ft_options *o);  /* count, profile, offcpu */
 int ft_cmd_check(const struct ft_options *o);
 int ft_cmd_cleanup(const struct ft_options *o);
 int ft_cmd_report(const struct ft_options *o);

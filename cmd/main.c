@@ -41,7 +41,7 @@ int main(int argc, char **argv)
 		ret = ft_cmd_report(&o);
 		break;
 	default:
-		ret = ft_cmd_record(&o);
+		ret = ft_cmd_run(&o);
 	}
 	ft_options_free(&o);
 	return ret;

@@ -1,6 +1,6 @@
 /* One tracing run (count, profile, offcpu): what every part of collector/
  * shares while the loop runs, in named parts (struct ft_session below).
- * Internal to collector/ (and cmd/record.c, which builds it). */
+ * Internal to collector/ (and cmd/run.c, which builds it). */
 #ifndef FTSTACK_SESSION_H
 #define FTSTACK_SESSION_H
 

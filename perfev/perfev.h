@@ -1,6 +1,6 @@
 /* perfev: perf_event_open, mmap'd ring buffers read in place, and decoding
  * of the records they carry. Decoding works on bytes, so captured rings are
- * test input (tests/unit/perfev_test.c). Nothing here prints.
+ * test input (tests/unit/perfev_decode_test.c). Nothing here prints.
  */
 #ifndef FTSTACK_PERFEV_H
 #define FTSTACK_PERFEV_H

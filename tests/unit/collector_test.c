@@ -359,7 +359,7 @@ static void test_lost_advice(void)
 		  "lost: a 16 KB copy a sample names a smaller one; 2 KB or none, --buffer-size alone");
 }
 
-/* The opening line, as record.c says it once armed. */
+/* The opening line, as run.c says it once armed. */
 static void test_announce(void)
 {
 	struct ft_event ev = { .kind = FT_EV_TRACEPOINT, .name = "t:kmem:kmalloc" };

@@ -210,7 +210,7 @@ static int prepare(struct ft_session *s)
 	return 0;
 }
 
-int ft_cmd_record(const struct ft_options *o)
+int ft_cmd_run(const struct ft_options *o)
 {
 	struct ft_session s;
 	int epfd = -1, status = 1, ret;
