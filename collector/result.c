@@ -45,7 +45,7 @@ const char *ft_result_cut_advice(const struct ft_summary *c, char *buf, size_t l
 
 /* The copy size below which a smaller copy would not help much: a sample's
  * other fields are a few hundred bytes */
-#define FT_LOST_COPY_HINT 4096
+#define FT_LOST_COPY_HINT 4096u
 
 /* What lost events mean and what to do, the same in both live summaries,
  * into BUF: a large stack copy per sample fills the ring first (offcpu's
