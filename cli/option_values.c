@@ -47,6 +47,23 @@ static int parse_u64_in(const char *opt, const char *s, uint64_t min, uint64_t m
 	return 0;
 }
 
+/* Which of WORDS (NULL-ended) ARG is, into *OUT; else says "OPT takes a,
+ * b or c, got 'ARG'". */
+static int parse_word(const char *opt, const char *arg, const char *const *words, int *out)
+{
+	char list[160] = "";
+	size_t n = 0;
+	for (int i = 0; words[i]; i++) {
+		if (strcmp(arg, words[i]) == 0) {
+			*out = i;
+			return 0;
+		}
+		n += (size_t)snprintf(list + n, n < sizeof(list) ? sizeof(list) - n : 0, "%s%s",
+				      i == 0 ? "" : words[i + 1] ? ", " : " or ", words[i]);
+	}
+	return bad("%s takes %s, got '%s'", opt, list, arg);
+}
+
 /* Parses seconds (fractions allowed), > 0. */
 static int parse_secs(const char *opt, const char *s, double *out)
 {
@@ -288,14 +305,14 @@ int ft_option_apply(int c, const char *arg, struct ft_options *o)
 			return bad("--state: '%s' is not a task state mask (0 running, 1 interruptible, 2 uninterruptible, ...)", arg);
 		o->state = (long)v;
 		return 0;
-	case OPT_BACKEND:
-		if (strcmp(arg, "perf") == 0)
-			o->backend = FT_BACKEND_PERF;
-		else if (strcmp(arg, "ftrace") == 0)
-			o->backend = FT_BACKEND_FTRACE;
-		else
-			return bad("--backend takes perf or ftrace, got '%s'", arg);
+	case OPT_BACKEND: {
+		static const char *const backends[] = { "perf", "ftrace", NULL };
+		int b;
+		if (parse_word("--backend", arg, backends, &b) < 0)
+			return -EINVAL;
+		o->backend = b == 0 ? FT_BACKEND_PERF : FT_BACKEND_FTRACE;
 		return 0;
+	}
 	case OPT_CALL_GRAPH: return parse_call_graph(arg, o);
 	case OPT_BUFFER_SIZE:
 		if (parse_u64_in("--buffer-size", arg, 8, 1024 * 1024, " KB per CPU", &v) < 0)
@@ -330,20 +347,23 @@ int ft_option_apply(int c, const char *arg, struct ft_options *o)
 		o->input_format = arg;
 		return 0;
 	case OPT_DIFF: o->diff = true; return 0;
-	case OPT_WEIGHT:
-		if (strcmp(arg, "samples") == 0)
-			o->weight = FT_WEIGHT_SAMPLES;
-		else if (strcmp(arg, "period") == 0)
-			o->weight = FT_WEIGHT_PERIOD;
-		else
-			return bad("--weight takes samples or period, got '%s'", arg);
+	case OPT_WEIGHT: {
+		static const char *const weights[] = { "samples", "period", NULL };
+		int w;
+		if (parse_word("--weight", arg, weights, &w) < 0)
+			return -EINVAL;
+		o->weight = w == 0 ? FT_WEIGHT_SAMPLES : FT_WEIGHT_PERIOD;
 		return 0;
-	case OPT_MECHANISM:
-		if (strcmp(arg, "kprobe-pmu") != 0 && strcmp(arg, "kprobe-events") != 0 &&
-		    strcmp(arg, "function") != 0 && strcmp(arg, "tracepoint") != 0)
-			return bad("--mechanism takes kprobe-pmu, kprobe-events, function or tracepoint, got '%s'", arg);
+	}
+	case OPT_MECHANISM: {
+		static const char *const mechs[] = { "kprobe-pmu", "kprobe-events", "function",
+						     "tracepoint", NULL };
+		int m;
+		if (parse_word("--mechanism", arg, mechs, &m) < 0)
+			return -EINVAL;
 		o->mechanism = arg;
 		return 0;
+	}
 	default:
 		return apply_fleet_option(c, arg, o);
 	}
