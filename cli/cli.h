@@ -32,6 +32,13 @@
  * ring holds ~4000 of 16 KB, ~1000 of 64 KB; a python3 script sleeping in
  * nested functions is whole at 16 KB (realprog_test) */
 #define FT_OFFCPU_COPY_SIZE 16384
+/* The ring a CPU gets by default when samples carry a stack copy (perf
+ * source, KB), and so what one second of profile's samples may fill: at
+ * -F 10000 a 64 KB copy a sample would fill it ten times a second, and a
+ * reader that loses its CPU to busy neighbours for a moment loses samples
+ * (7306 of 100000 in bench/run's -F 10000 row, 2026-11-26), so profile's
+ * default copy shrinks with the rate (ft_ustack_default) */
+#define FT_COPY_RING_KB 65536
 #define FT_ENTRY_RA "ftstack_ra" /* uprobe_events field: the return address at entry */
 #define FT_MAX_CPUS 1024
 

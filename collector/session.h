@@ -207,15 +207,20 @@ void ft_session_kernel_wait(struct ft_session *s);
  * check's saved answer; copy before check has run on this boot). */
 void ft_ustack_choose(struct ft_ustacks *u, const struct ft_options *o);
 /* The copy size and method the default takes where --call-graph is not
- * given, from the mode alone: profile, whose samples come at the rate the
- * run sets (-F), copies the most the kernel takes and walks it all with CFI
- * (dwarf); offcpu, whose switches may come at 100k a second, the same with
+ * given, from the mode and its rate: profile, whose samples come at the
+ * RATE the run sets (-F, a second / --period: ft_profile_rate), copies the
+ * most the kernel takes while a second of samples fits the default ring
+ * (FT_COPY_RING_KB: 65528 bytes up to -F 1024, then 32, 16 and at least
+ * 8 KB) and walks it all with CFI (dwarf); offcpu, whose switches may come at 100k a second, the same with
  * a 16 KB copy (a 64 MB ring then holds 4000 of them); count, whose events may
  * come at hundreds of thousands a second, keeps the host's frame-pointer
  * method and its small copy (HOST_METHOD). Returns the method; *SIZE gets
  * the bytes of stack copied a sample. */
 enum ft_ustack_method ft_ustack_default(enum ft_cmd cmd, enum ft_ustack_method host_method,
-					uint32_t *size);
+					uint64_t rate, uint32_t *size);
+/* Profile's samples a second on each CPU: -F, or a second over --period
+ * (0 for the other modes). */
+uint64_t ft_profile_rate(const struct ft_options *o);
 /* The summary's cut-stack figures of U into SM: the counts, and the file
  * where most of each kind ended with its frame-pointer verdict. */
 void ft_ustack_summary(const struct ft_ustacks *u, struct ft_summary *sm);

@@ -1,6 +1,6 @@
 /* User stacks, whole by default. profile and offcpu walk every frame with
- * CFI in the largest copy their rates allow (ft_ustack_default: 65528 and
- * 16384 bytes), and count every stack that stops short of its start; count,
+ * CFI in the largest copy their rates allow (ft_ustack_default: 65528
+ * bytes for profile up to -F 1024, less above, and 16384 for offcpu), and count every stack that stops short of its start; count,
  * whose events may come at hundreds of thousands a second, works as follows.
  * Each sample carries the user registers
  * and a copy of the top of the stack; the frames of the functions at the
@@ -90,11 +90,27 @@ static int saved_answer(enum ft_ustack_method *m, char *why, size_t len)
 	return 0;
 }
 
-enum ft_ustack_method ft_ustack_default(enum ft_cmd cmd, enum ft_ustack_method host_method,
-					uint32_t *size)
+uint64_t ft_profile_rate(const struct ft_options *o)
 {
-	if (cmd == FT_PROFILE || cmd == FT_OFFCPU) {
-		*size = cmd == FT_PROFILE ? FT_COPY_SIZE_MAX : FT_OFFCPU_COPY_SIZE;
+	if (o->cmd != FT_PROFILE)
+		return 0;
+	return o->freq ? o->freq : o->period_ns ? 1000000000ull / o->period_ns : 49;
+}
+
+enum ft_ustack_method ft_ustack_default(enum ft_cmd cmd, enum ft_ustack_method host_method,
+					uint64_t rate, uint32_t *size)
+{
+	if (cmd == FT_PROFILE) {
+		/* the most the kernel copies while a second of samples fits the
+		 * default ring, halving (32 KB, 16 KB) down to dwarf's 8 KB */
+		uint64_t budget = (uint64_t)FT_COPY_RING_KB * 1024;
+		*size = FT_COPY_SIZE_MAX;
+		while (*size > FT_DWARF_SIZE_DEFAULT && *size * rate > budget)
+			*size = *size == FT_COPY_SIZE_MAX ? 32768 : *size / 2;
+		return FT_USTACK_DWARF;
+	}
+	if (cmd == FT_OFFCPU) {
+		*size = FT_OFFCPU_COPY_SIZE;
 		return FT_USTACK_DWARF;
 	}
 	*size = host_method == FT_USTACK_FP ? FT_FIX_SIZE_DEFAULT : FT_COPY_SIZE_DEFAULT;
@@ -120,7 +136,7 @@ void ft_ustack_choose(struct ft_ustacks *u, const struct ft_options *o)
 	}
 	if (!o->call_graph_set) {
 		enum ft_ustack_method host = u->method;
-		u->method = ft_ustack_default(o->cmd, host, &dflt_size);
+		u->method = ft_ustack_default(o->cmd, host, ft_profile_rate(o), &dflt_size);
 		if (u->method != host)
 			snprintf(u->why, sizeof(u->why),
 				 "%s's default: CFI all the way in a %u-byte copy",

@@ -247,7 +247,7 @@ static size_t default_ring_kb(const bool *online, int top, uint32_t copy_bytes)
 	int n = 0;
 	for (int c = 0; c < top; c++)
 		n += online[c];
-	size_t kb = copy_bytes ? 65536 : 4096;
+	size_t kb = copy_bytes ? FT_COPY_RING_KB : 4096;
 	while (n > 0 && kb > 512 && kb * (size_t)n > 256 * 1024)
 		kb /= 2;
 	return kb;

@@ -143,19 +143,37 @@ static void test_cut_summary(void)
  * take CFI for every frame; count keeps the host's method and small copy */
 static void test_default(void)
 {
-	static const struct { enum ft_cmd cmd; enum ft_ustack_method host, m; uint32_t size; } cases[] = {
-		{ FT_PROFILE, FT_USTACK_COPY, FT_USTACK_DWARF, 65528 },
-		{ FT_PROFILE, FT_USTACK_FP, FT_USTACK_DWARF, 65528 },
-		{ FT_OFFCPU, FT_USTACK_COPY, FT_USTACK_DWARF, 16384 },
-		{ FT_COUNT, FT_USTACK_COPY, FT_USTACK_COPY, 2048 },
-		{ FT_COUNT, FT_USTACK_FP, FT_USTACK_FP, 1024 },
+	/* profile's copy: a second of samples fits the 64 MB default ring */
+	static const struct {
+		enum ft_cmd cmd; enum ft_ustack_method host, m; uint64_t rate; uint32_t size;
+	} cases[] = {
+		{ FT_PROFILE, FT_USTACK_COPY, FT_USTACK_DWARF, 49, 65528 },
+		{ FT_PROFILE, FT_USTACK_FP, FT_USTACK_DWARF, 999, 65528 },
+		{ FT_PROFILE, FT_USTACK_COPY, FT_USTACK_DWARF, 1024, 65528 },
+		{ FT_PROFILE, FT_USTACK_COPY, FT_USTACK_DWARF, 1025, 32768 },
+		{ FT_PROFILE, FT_USTACK_COPY, FT_USTACK_DWARF, 2048, 32768 },
+		{ FT_PROFILE, FT_USTACK_COPY, FT_USTACK_DWARF, 2049, 16384 },
+		{ FT_PROFILE, FT_USTACK_COPY, FT_USTACK_DWARF, 4096, 16384 },
+		{ FT_PROFILE, FT_USTACK_COPY, FT_USTACK_DWARF, 10000, 8192 },
+		{ FT_PROFILE, FT_USTACK_COPY, FT_USTACK_DWARF, 100000, 8192 },
+		{ FT_OFFCPU, FT_USTACK_COPY, FT_USTACK_DWARF, 0, 16384 },
+		{ FT_COUNT, FT_USTACK_COPY, FT_USTACK_COPY, 0, 2048 },
+		{ FT_COUNT, FT_USTACK_FP, FT_USTACK_FP, 0, 1024 },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		uint32_t size = 0;
-		enum ft_ustack_method m = ft_ustack_default(cases[i].cmd, cases[i].host, &size);
-		CHECK(m == cases[i].m && size == cases[i].size, "default, case %zu: %s, %u bytes", i,
-		      ft_ustack_name(m), size);
+		enum ft_ustack_method m = ft_ustack_default(cases[i].cmd, cases[i].host, cases[i].rate,
+							    &size);
+		CHECK(m == cases[i].m && size == cases[i].size, "default, case %zu (rate %llu): %s, "
+		      "%u bytes", i, (unsigned long long)cases[i].rate, ft_ustack_name(m), size);
 	}
+	/* the rate from the options: -F, a second over --period, -F 49 unset */
+	struct ft_options r = { .cmd = FT_PROFILE, .freq = 10000 };
+	CHECK_EQ_U64(ft_profile_rate(&r), 10000, "rate: -F 10000");
+	r = (struct ft_options){ .cmd = FT_PROFILE, .period_ns = 250000 };
+	CHECK_EQ_U64(ft_profile_rate(&r), 4000, "rate: --period 250 us");
+	r = (struct ft_options){ .cmd = FT_COUNT, .freq = 10000 };
+	CHECK_EQ_U64(ft_profile_rate(&r), 0, "rate: count has none");
 	/* through ft_ustack_choose: profile's whatever the host's answer */
 	struct ft_options o = { .cmd = FT_PROFILE };
 	struct ft_ustacks u = { 0 };
@@ -163,6 +181,10 @@ static void test_default(void)
 	CHECK(u.method == FT_USTACK_DWARF && u.copy_size == 65528 && u.regs_mask == 0xff01ffULL &&
 	      strstr(u.why, "profile's default"), "profile: dwarf, 65528 bytes, 17 registers (%s)",
 	      u.why);
+	o.freq = 10000;
+	ft_ustack_choose(&u, &o);
+	CHECK(u.method == FT_USTACK_DWARF && u.copy_size == 8192 && strstr(u.why, "8192-byte"),
+	      "profile -F 10000: dwarf, 8192 bytes (%s)", u.why);
 	o.cmd = FT_COUNT;
 	ft_ustack_choose(&u, &o);
 	CHECK(u.method != FT_USTACK_DWARF && u.copy_size <= 2048, "count: the host's method, "
