@@ -16,6 +16,8 @@
  * that runs past the top of the stack's mapping faults, which costs more
  * than the walk it replaces (doc/PERFORMANCE.md). */
 #define FT_COPY_SIZE_DEFAULT 2048
+/* profile's -F when neither -F nor --period is given (bcc's profile's too) */
+#define FT_PROFILE_FREQ_DEFAULT 49
 /* --call-graph dwarf: perf's default; code without frame pointers keeps
  * its frames deeper in the stack */
 #define FT_DWARF_SIZE_DEFAULT 8192

@@ -157,7 +157,7 @@ static int check_combinations(struct ft_options *o)
 	if (o->cgroup && (o->npids || o->ntids || o->command))
 		return bad("--cgroup traces every task of the cgroup; -p/-L/-c exclude it");
 	if (o->cmd == FT_PROFILE && !o->freq && !o->period_ns)
-		o->freq = 49;
+		o->freq = FT_PROFILE_FREQ_DEFAULT;
 	if (o->cmd == FT_PROFILE || o->cmd == FT_OFFCPU)
 		o->per_process = true;
 	return 0;

@@ -218,8 +218,8 @@ void ft_ustack_choose(struct ft_ustacks *u, const struct ft_options *o);
  * the bytes of stack copied a sample. */
 enum ft_ustack_method ft_ustack_default(enum ft_cmd cmd, enum ft_ustack_method host_method,
 					uint64_t rate, uint32_t *size);
-/* Profile's samples a second on each CPU: -F, or a second over --period
- * (0 for the other modes). */
+/* Profile's samples a second on each CPU: -F, or a second over --period,
+ * else FT_PROFILE_FREQ_DEFAULT (0 for the other modes). */
 uint64_t ft_profile_rate(const struct ft_options *o);
 /* The summary's cut-stack figures of U into SM: the counts, and the file
  * where most of each kind ended with its frame-pointer verdict. */

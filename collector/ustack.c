@@ -94,7 +94,8 @@ uint64_t ft_profile_rate(const struct ft_options *o)
 {
 	if (o->cmd != FT_PROFILE)
 		return 0;
-	return o->freq ? o->freq : o->period_ns ? 1000000000ull / o->period_ns : 49;
+	return o->freq ? o->freq : o->period_ns ? 1000000000ull / o->period_ns :
+	       FT_PROFILE_FREQ_DEFAULT;
 }
 
 enum ft_ustack_method ft_ustack_default(enum ft_cmd cmd, enum ft_ustack_method host_method,
