@@ -30,15 +30,11 @@ void ft_session_init(struct ft_session *s, const struct ft_options *o)
  * when unreadable, the kernel's default). */
 static uint16_t max_stack(const char *proc_root)
 {
-	char path[512];
-	snprintf(path, sizeof(path), "%s/sys/kernel/perf_event_max_stack", proc_root);
-	FILE *f = fopen(path, "r");
-	unsigned v = 127;
-	if (f) {
-		if (fscanf(f, "%u", &v) != 1)
-			v = 127;
-		fclose(f);
-	}
+	char line[32];
+	unsigned v;
+	if (host_read_line(proc_root, "sys/kernel/perf_event_max_stack", line, sizeof(line)) < 0 ||
+	    sscanf(line, "%u", &v) != 1)
+		v = 127;
 	return (uint16_t)(v > AGG_MAX_DEPTH ? AGG_MAX_DEPTH : v);
 }
 
