@@ -43,6 +43,7 @@ struct sym_elf {
 	struct seg segs[MAX_SEGS];
 	int nsegs;
 	bool dyn;
+	uint64_t entry; /* e_entry; 0 in a shared library */
 };
 
 static const char *arena_dup(struct sym_elf *e, const char *s)
@@ -298,8 +299,10 @@ static void read_segments(struct sym_elf *e, Elf *elf)
 {
 	size_t n;
 	GElf_Ehdr eh;
-	if (gelf_getehdr(elf, &eh))
+	if (gelf_getehdr(elf, &eh)) {
 		e->dyn = eh.e_type == ET_DYN;
+		e->entry = eh.e_entry;
+	}
 	if (elf_getphdrnum(elf, &n) != 0)
 		return;
 	for (size_t i = 0; i < n && i <= INT32_MAX && e->nsegs < MAX_SEGS; i++) {
@@ -307,6 +310,24 @@ static void read_segments(struct sym_elf *e, Elf *elf)
 		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD)
 			e->segs[e->nsegs++] = (struct seg){ ph.p_offset, ph.p_vaddr, ph.p_filesz };
 	}
+}
+
+/* Names the entry code "_start" where no symbol does (a stripped program,
+ * Debian's ld.so), up to SYM_ENTRY_SPAN bytes or the next symbol: the
+ * frame the unwinder takes as the outermost then has the name every
+ * other program's outermost frame has. After sort_dedup. */
+static int name_entry(struct sym_elf *e)
+{
+	if (!e->entry || sym_elf_lookup(e, e->entry, NULL))
+		return 0;
+	size_t next = sym_addr_upper_bound(e->syms, e->n, sizeof(*e->syms), e->entry);
+	uint64_t span = SYM_ENTRY_SPAN;
+	if (next < e->n && e->syms[next].addr - e->entry < span)
+		span = e->syms[next].addr - e->entry;
+	int ret = add_sym(e, "_start", e->entry, span);
+	if (ret == 0)
+		qsort(e->syms, e->n, sizeof(*e->syms), esym_cmp);
+	return ret;
 }
 
 int sym_elf_open(const char *path, const char *debug_root, struct sym_elf **out)
@@ -333,6 +354,11 @@ int sym_elf_open(const char *path, const char *debug_root, struct sym_elf **out)
 		return ret;
 	}
 	sort_dedup(e);
+	ret = name_entry(e);
+	if (ret < 0) {
+		sym_elf_free(e);
+		return ret;
+	}
 	*out = e;
 	return 0;
 }

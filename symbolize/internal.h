@@ -2,6 +2,13 @@
 #ifndef FTSTACK_SYMBOLIZE_INTERNAL_H
 #define FTSTACK_SYMBOLIZE_INTERNAL_H
 
+/* The bytes from a file's entry point within which its first call is made
+ * (_start's call of __libc_start_main, ~37 bytes in; ld.so's of _dl_start,
+ * ~43): the unwinder takes a frame there as the outermost, and a file with
+ * no symbol there (a stripped program; Debian's ld.so) has them named
+ * _start, so a stack the unwinder calls whole has a named root. */
+#define SYM_ENTRY_SPAN 64
+
 #include <libelf.h>
 #include <stdbool.h>
 #include <stddef.h>

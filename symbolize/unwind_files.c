@@ -156,13 +156,9 @@ struct ufile *sym_uw_file_at(struct sym_unwinder *u, uint64_t addr, uint64_t *bi
 	return f;
 }
 
-/* The bytes from a file's entry point within which its first call is made:
- * _start's call of __libc_start_main (~37 bytes in), ld.so's of _dl_start */
-#define ENTRY_CALL_SPAN 64
-
 bool sym_uw_at_entry(struct sym_unwinder *u, uint64_t ip)
 {
 	uint64_t bias;
 	const struct ufile *f = sym_uw_file_at(u, ip, &bias);
-	return f && f->entry && ip - bias >= f->entry && ip - bias < f->entry + ENTRY_CALL_SPAN;
+	return f && f->entry && ip - bias >= f->entry && ip - bias < f->entry + SYM_ENTRY_SPAN;
 }

@@ -3,14 +3,18 @@
 # user stack is.
 #
 # Whole: the stack reaches _start or __libc_start_call_main, a thread's or
-# a spawned child's clone, or the dynamic loader's entry (Debian's ld.so
-# has no symbol for its _start: a process sampled before its main program
-# runs has [ld-linux-x86-64.so.2] at its root; gcc's driver and as are
-# stripped too: their _start is the program's file at the root, right
-# under __libc_start_main, which only _start calls; posix_spawn's child, before
-# its exec, starts in libc's clone3, which libc does not export: its root is
-# [libc.so.6];__spawni_child). Folded: comm;root;...;leaf N
-REALPROG_WHOLE='(;(_start|__libc_start_call_main|__clone3|__clone)[; ]|^[^;]*;\[ld-linux-x86-64\.so\.2\][; ]|^[^;]*;\[[^];]*\];__libc_start_main[; ]|^[^;]*;\[libc\.so\.6\];__spawni_child[; ])'
+# a spawned child's clone. A file with no symbol at its entry point (gcc's
+# driver and as are stripped; Debian's ld.so has no _start symbol) has its
+# entry code named _start, so a process sampled before its main program
+# runs is _start;_dl_start;... and a stripped program's is
+# _start;__libc_start_main;... posix_spawn's child, before its exec, starts
+# in libc's clone3, which libc does not export: its root is
+# [libc.so.6];__spawni_child. Folded: comm;root;...;leaf N
+REALPROG_WHOLE='(;(_start|__libc_start_call_main|__clone3|__clone)[; ]|^[^;]*;\[libc\.so\.6\];__spawni_child[; ])'
+# The same for perf, which names no entry code without a symbol there: an
+# unnamed root in ld.so, or a stripped program's file right under
+# __libc_start_main (which only _start calls), is its _start
+REALPROG_WHOLE_PERF="${REALPROG_WHOLE%)}|^[^;]*;\\[ld-linux-x86-64\\.so\\.2\\][; ]|^[^;]*;\\[[^];]*\\];__libc_start_main[; ])"
 
 # realprog_share FOLDED: "WHOLE TOTAL" (summed counts, or offcpu's microseconds)
 realprog_share() {

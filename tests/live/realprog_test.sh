@@ -36,7 +36,10 @@ profile_whole() {
 	local cut nw; cut=$(cut_count $TMP/e) nw=$((t - w))
 	expect_eq "$name, default: the summary counts the stacks that are not whole (cut, not whole)" \
 		"$cut" "$nw"
-	[ "$cut" = "$nw" ] || awk -v re="$WHOLE" '$0 !~ re { c = $NF; sub(/ [0-9]+$/, ""); n = split($0, f, ";"); print "# not whole: " f[1] ";" f[2] ";" f[3] " ... " f[n] " " c }' $TMP/o | head -5
+	[ "$cut" = "$nw" ] || {
+		awk -v re="$WHOLE" '$0 !~ re { c = $NF; sub(/ [0-9]+$/, ""); n = split($0, f, ";"); print "# not whole: " f[1] ";" f[2] ";" f[3] " ... " f[n] " " c }' $TMP/o | head -40
+		sed -n 's/^ftstack: .*user stacks/# &/p' $TMP/e
+	}
 	check "$name, default: no advice to use --call-graph fp" bash -c "! grep -Eq 'call-graph fp (walks|follows)' $TMP/e"
 	def_pct=$(pct $w $t)
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "symbolize/internal.h"
 #include "symbolize/symbolize.h"
 #include "tests/unit/check.h"
 #include "tests/unit/fixture.h"
@@ -185,6 +186,19 @@ static const char *name_in(const char *path, const char *debug_root, uint64_t va
 	return buf;
 }
 
+/* PATH's ELF entry point, as readelf says: 0 when it cannot be read */
+static uint64_t entry_of(const char *path)
+{
+	char cmd[4400], line[64] = "";
+	snprintf(cmd, sizeof(cmd), "readelf -h '%s' | awk '/Entry point/ { print $4 }'", path);
+	FILE *p = popen(cmd, "r");
+	if (p && !fgets(line, sizeof(line), p))
+		line[0] = 0;
+	if (p)
+		pclose(p);
+	return strtoull(line, NULL, 16);
+}
+
 static int sh(const char *fmt, const char *dir, const char *arg)
 {
 	char cmd[8192];
@@ -205,6 +219,18 @@ static void test_debuginfo(void)
 		 "objcopy --strip-all %5$s/bin %5$s/stripped", dir, file) == 0, "objcopy strip");
 	snprintf(path, sizeof(path), "%s/stripped", dir);
 	CHECK_STR(name_in(path, "/nonexistent", vaddr, nm, sizeof(nm)), "(none)", "stripped: unnamed");
+	/* the entry code: _start by its own symbol, or named so when stripped,
+	 * as far as the unwinder takes it for the outermost frame */
+	uint64_t entry = entry_of(path);
+	CHECK(entry != 0, "the program has an entry point");
+	snprintf(dbg, sizeof(dbg), "%s/bin", dir);
+	CHECK_STR(name_in(dbg, "/nonexistent", entry, nm, sizeof(nm)), "_start", "entry: its own _start");
+	CHECK_STR(name_in(path, "/nonexistent", entry, nm, sizeof(nm)), "_start",
+		  "stripped: the entry point named _start");
+	CHECK_STR(name_in(path, "/nonexistent", entry + 0x21, nm, sizeof(nm)), "_start",
+		  "stripped: _start's call of __libc_start_main named _start");
+	CHECK(strcmp(name_in(path, "/nonexistent", entry + SYM_ENTRY_SPAN, nm, sizeof(nm)), "_start") != 0,
+	      "stripped: beyond the entry code, not _start (%s)", nm);
 	CHECK(sh("id=$(readelf -n %1$s/bin | awk '/Build ID/ {print $3}') && [ -n \"$id\" ] && "
 		 "mkdir -p %3$s/debug/.build-id/$(echo $id | cut -c1-2) && cp %4$s/bin.debug "
 		 "%5$s/debug/.build-id/$(echo $id | cut -c1-2)/$(echo $id | cut -c3-).debug%2$s",
