@@ -4,8 +4,12 @@
  * samples of three events, one of an id no event has, a LOST record, and
  * comm/mmap2 side band. What reaches the record callback: every record
  * once, in time order across the CPUs, each sample with the plan event its
- * id maps to. */
+ * id maps to. And, on real perf fds of this thread (skipped where
+ * perf_event_open is refused), the kernel's lost counts summed. */
 #include <errno.h>
+#include <inttypes.h>
+#include <time.h>
+#include <unistd.h>
 #include <string.h>
 #include "source/perf_source_int.h"
 #include "tests/unit/check.h"
@@ -223,9 +227,68 @@ static void test_single_event(void)
 	source_free(ps);
 }
 
+/* Spins for about MS milliseconds of this thread's CPU time */
+static void spin_cpu(long ms)
+{
+	struct timespec a, b;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
+	do {
+		for (volatile int i = 0; i < 10000; i++)
+			;
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
+	} while ((b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000 < ms);
+}
+
+/* The kernel's lost counts (PERF_FORMAT_LOST) of every fd, summed into the
+ * run's count when higher: two task-clock events on this thread, each
+ * sampling every 20 us into a one-page ring nobody drains. */
+static void test_kernel_lost(void)
+{
+	struct ft_event events[1] = { { .kind = FT_EV_CPU_CLOCK } };
+	struct got g = { 0 };
+	struct wring w[2];
+	struct perfev_ring ring[2] = { 0 };
+	struct perfev_opts po = { .type = PERF_TYPE_SOFTWARE, .config = PERF_COUNT_SW_TASK_CLOCK,
+				  .sample_period = 20000, .exclude_kernel = true };
+	struct ft_perf_source *ps = source_of(events, 1, &g, w);
+	int fd[2] = { perfev_open(&po, 0, -1, -1), perfev_open(&po, 0, -1, -1) };
+	if (fd[0] < 0 || fd[1] < 0 || !ps) {
+		SKIP("perf_event_open of a task clock on this thread refused here",
+		     "the kernel's lost counts summed");
+		close(fd[0]), close(fd[1]);
+		if (ps)
+			source_free(ps);
+		return;
+	}
+	uint64_t k[2] = { 0, 0 }, run_lost = 0;
+	for (int i = 0; i < 2; i++)
+		CHECK(perfev_ring_map(&ring[i], fd[i], 4096) == 0 &&
+		      ft_perf_source_add_fd(ps, fd[i], 0) == 0, "event %d: a one-page ring", i);
+	spin_cpu(100); /* ~5000 samples each: a page holds about 100 */
+	for (int i = 0; i < 2; i++)
+		perfev_disable(fd[i]);
+	int r0 = perfev_lost(fd[0], &k[0]), r1 = perfev_lost(fd[1], &k[1]);
+	if (r0 == -EOPNOTSUPP) {
+		SKIP("no PERF_FORMAT_LOST before Linux 6.0", "the kernel's lost counts summed");
+	} else {
+		CHECK(r0 == 0 && r1 == 0 && k[0] > 1000 && k[1] > 1000,
+		      "each full ring lost samples (%" PRIu64 ", %" PRIu64 ")", k[0], k[1]);
+		ps->cfg.lost = &run_lost;
+		ft_perf_source_count_lost(ps);
+		CHECK_EQ_U64(run_lost, k[0] + k[1], "the run's lost count: the sum over the fds");
+		run_lost = k[0] + k[1] + 7;
+		ft_perf_source_count_lost(ps);
+		CHECK_EQ_U64(run_lost, k[0] + k[1] + 7, "a higher count (LOST records) kept");
+	}
+	for (int i = 0; i < 2; i++)
+		perfev_ring_unmap(&ring[i]);
+	source_free(ps); /* closes the fds */
+}
+
 int main(void)
 {
 	test_merge();
 	test_single_event();
+	test_kernel_lost();
 	return check_failures != 0;
 }
