@@ -1,39 +1,10 @@
-/* RowBinary, ClickHouse's binary row format: strings are a LEB128 length
- * and the bytes, arrays a LEB128 count and the elements, numbers little
- * endian. Names go in and come back as the same bytes, with no escaping. */
+/* The sample rows in RowBinary (fleet/rowbinary.c), in fleet_columns'
+ * order. Names go in and come back as the same bytes, with no escaping. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include "mem/mem.h"
 #include "fleet/fleet.h"
-
-void fleet_put_varint(struct fleet_buf *b, uint64_t v)
-{
-	unsigned char tmp[10];
-	size_t n = 0;
-	do {
-		tmp[n++] = (unsigned char)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
-		v >>= 7;
-	} while (v);
-	fleet_buf_put(b, tmp, n);
-}
-
-void fleet_put_le(struct fleet_buf *b, uint64_t v, size_t bytes)
-{
-	unsigned char tmp[8];
-	for (size_t i = 0; i < bytes; i++)
-		tmp[i] = (unsigned char)(v >> (8 * i));
-	fleet_buf_put(b, tmp, bytes);
-}
-
-void fleet_put_str(struct fleet_buf *b, const char *s)
-{
-	if (!s)
-		s = ""; /* memcpy from NULL, even of 0 bytes, is undefined */
-	size_t n = strlen(s);
-	fleet_put_varint(b, n);
-	fleet_buf_put(b, s, n);
-}
 
 uint64_t fleet_rows_weight(const struct fleet_rows_meta *m, const struct agg_named_stack *s)
 {

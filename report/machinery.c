@@ -5,6 +5,7 @@
  * live collector through report_is_machinery(). */
 #include "report/internal.h"
 
+#include <ctype.h>
 #include <string.h>
 
 /* Exact names. */
@@ -58,6 +59,16 @@ static const char *const machinery_prefixes[] = {
 	"ftrace_trampoline",
 };
 
+bool report_is_hexaddr(const char *p, size_t n)
+{
+	if (n < 3 || p[0] != '0' || (p[1] != 'x' && p[1] != 'X'))
+		return false;
+	for (size_t i = 2; i < n; i++)
+		if (!isxdigit((unsigned char)p[i]))
+			return false;
+	return true;
+}
+
 bool report_is_machinery(const char *name)
 {
 	if (!name)
@@ -72,7 +83,7 @@ bool report_is_machinery(const char *name)
 		if (name[0] == machinery_names[i][0] && strcmp(name, machinery_names[i]) == 0)
 			return true;
 	for (size_t i = 0; i < sizeof(machinery_prefixes) / sizeof(*machinery_prefixes); i++)
-		if (name[0] == machinery_prefixes[i][0] && report_starts(name, n, machinery_prefixes[i]))
+		if (name[0] == machinery_prefixes[i][0] && strncmp(name, machinery_prefixes[i], strlen(machinery_prefixes[i])) == 0)
 			return true;
 	return false;
 }

@@ -2,6 +2,7 @@
 #include "mem/mem.h"
 #include "report/internal.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -149,21 +150,6 @@ bool report_starts(const char *p, size_t n, const char *prefix)
 	return n >= k && memcmp(p, prefix, k) == 0;
 }
 
-static bool ishex(char c)
-{
-	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-}
-
-bool report_is_hexaddr(const char *p, size_t n)
-{
-	if (n < 3 || p[0] != '0' || (p[1] != 'x' && p[1] != 'X'))
-		return false;
-	for (size_t i = 2; i < n; i++)
-		if (!ishex(p[i]))
-			return false;
-	return true;
-}
-
 /* Cuts a trailing " <...>" or " [...]" group when something precedes it. */
 static void cut_group(const char *p, size_t *n, char open, char close)
 {
@@ -216,7 +202,7 @@ bool report_parse_hex(const char *p, size_t n, uint64_t *out)
 		return false;
 	for (size_t i = 0; i < n; i++) {
 		char c = p[i];
-		if (!ishex(c))
+		if (!isxdigit((unsigned char)c))
 			return false;
 		v = v * 16 + (uint64_t)(c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10);
 	}
