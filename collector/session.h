@@ -37,6 +37,7 @@ struct ft_counters {
 #define FT_CUT_FILES 8
 struct ft_cut_file {
 	char path[256];
+	char prog[256]; /* the program of the first stack cut here */
 	uint64_t at_end, stopped; /* cut at the copy's end; stopped otherwise */
 };
 

@@ -108,6 +108,21 @@ int sym_procs_module(struct sym_procs *p, uint32_t pid, uint64_t time, uint64_t 
 	return 0;
 }
 
+int sym_procs_program(struct sym_procs *p, uint32_t pid, uint64_t time, const char **path)
+{
+	const struct gen *g = sym_gen_at(sym_proc_find(p, pid), time);
+	const struct map *low = NULL;
+	for (size_t i = 0; g && i < g->n; i++) {
+		const struct map *m = &g->maps[i];
+		if (p->files[m->file].path[0] == '/' && (!low || m->start < low->start))
+			low = m;
+	}
+	if (!low)
+		return -ENOENT;
+	*path = p->files[low->file].path;
+	return 0;
+}
+
 int sym_procs_lookup(struct sym_procs *p, uint32_t pid, uint64_t time, uint64_t addr,
 		     struct sym_frame *out)
 {

@@ -324,6 +324,16 @@ static void test_procs_history(void)
 	CHECK(fr.dso && strcmp(fr.dso, file) == 0, "dso is the mapped path");
 	CHECK_EQ_U64(fr.dso_offset, a - start + pgoff, "dso offset");
 	CHECK(sym_procs_lookup(p, 42, 1500, 0x7f0000000010, &fr) == -ENOENT, "non-exec mapping skipped");
+	/* pid 44: a [vdso] lowest, the program, then a library above it */
+	fake_file(root, "44/maps", "1000-2000 r-xp 00000000 00:00 0 [vdso]\n"
+		  "7f2000000000-7f2000100000 r-xp 00000000 00:00 0 /lib/libfake.so\n"
+		  "555555554000-555555654000 r-xp 00000000 00:00 0 /usr/bin/fakeprog\n");
+	fake_file(root, "44/comm", "fakeprog\n");
+	const char *prog = NULL;
+	CHECK(sym_procs_snapshot(p, 44, 1000) == 0 && sym_procs_program(p, 44, 1500, &prog) == 0 &&
+	      prog && strcmp(prog, "/usr/bin/fakeprog") == 0,
+	      "the program: the lowest file mapped, not [vdso] nor a library (%s)", prog ? prog : "null");
+	CHECK(sym_procs_program(p, 50, 1500, &prog) == -ENOENT, "no program of an unknown pid");
 	CHECK(sym_procs_lookup(p, 42, 1500, 0x7fff00000010, &fr) == 0 && fr.name == NULL &&
 	      fr.dso && strcmp(fr.dso, "[vdso]") == 0, "[vdso] kept, unnamed");
 	sym_procs_fork(p, 42, 42, 42, 1800); /* a thread: nothing changes */

@@ -209,6 +209,24 @@ static void test_fp_verdict(void)
 	      "frame pointers: getppid_paths %d per mille (keeps them), nofp_paths %d (does not)", fp,
 	      nofp);
 	CHECK(sym_elf_fp_share("/nonexistent") == -ENOENT, "no file: -ENOENT");
+
+	/* the summary's verdict for a walk stopped in a file that keeps frame
+	 * pointers: fp is named only if the program it ran in keeps them too */
+	struct ft_ustacks u = { .method = FT_USTACK_DWARF, .copy_size = FT_COPY_SIZE_MAX,
+				.stopped = 3 };
+	struct ft_summary sm = { .live = true, .counted = 10, .full_cpu = -1 };
+	snprintf(u.cut_files[0].path, sizeof(u.cut_files[0].path), "%s/getppid_paths", dir);
+	snprintf(u.cut_files[0].prog, sizeof(u.cut_files[0].prog), "%s", path); /* nofp_paths */
+	u.cut_files[0].stopped = 3;
+	ft_ustack_summary(&u, &sm);
+	CHECK(sm.stop_fp == nofp && strstr(cut_line(&sm), "getppid_paths (user stacks: dwarf; "
+					   "no CFI there to go on with)"),
+	      "stopped in a file with frame pointers, in a program without: fp not named (%d)",
+	      sm.stop_fp);
+	snprintf(u.cut_files[0].prog, sizeof(u.cut_files[0].prog), "%s", u.cut_files[0].path);
+	ft_ustack_summary(&u, &sm);
+	CHECK(sm.stop_fp == fp && strstr(cut_line(&sm), "--call-graph fp follows them"),
+	      "stopped in the program itself, which keeps frame pointers: fp named (%d)", sm.stop_fp);
 }
 
 int main(void)
