@@ -16,6 +16,8 @@
 
 /* A record's size is a u16, so no record is larger than this. */
 #define PERFEV_MAX_RECORD 65536
+/* The bytes of the next record fetched ahead: header to registers */
+#define RING_PREFETCH 512u
 
 int perfev_ring_map(struct perfev_ring *r, int fd, size_t data_bytes)
 {
@@ -77,6 +79,15 @@ static const void *record_at(const struct perfev_ring *r, uint64_t tail, size_t 
 	return r->scratch;
 }
 
+/* The kernel wrote the ring on other CPUs, long before a drain reads it:
+ * the next record's first lines (header, ids, callchain, registers) are
+ * asked for while this one is handled, not waited for when it comes. */
+static void prefetch_next(const struct perfev_ring *r, uint64_t pos, uint64_t head)
+{
+	for (uint64_t o = 0; o < RING_PREFETCH && pos + o < head; o += 64)
+		__builtin_prefetch(r->data + ((pos + o) & (r->data_size - 1)));
+}
+
 int perfev_ring_first_time(struct perfev_ring *r, uint64_t sample_type, uint64_t regs_mask,
 			   uint64_t *time)
 {
@@ -124,6 +135,7 @@ long perfev_ring_drain_until(struct perfev_ring *r, uint64_t sample_type, uint64
 			break;
 		}
 		const void *rec = record_at(r, tail, h.size);
+		prefetch_next(r, tail + h.size, head);
 		struct perfev_record out;
 		if (perfev_decode(rec, h.size, sample_type, regs_mask, &out) < 0) {
 			r->bad_records++;

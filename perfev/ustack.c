@@ -20,6 +20,8 @@
 /* A frame pointer this far above the copy's end is taken for garbage (code
  * without frame pointers), not for a stack frame the copy did not reach. */
 #define USTACK_CUT_RANGE (64ULL << 20)
+/* The bytes of a copy fetched ahead of a walk: count's default copy */
+#define USTACK_PREFETCH 2048u
 
 #ifdef REG_IP
 /* The index of register REG in a REGS_USER array taken with MASK, or -1.
@@ -72,6 +74,12 @@ uint32_t perfev_ustack_walk(const struct perfev_sample *s, uint64_t regs_mask,
 	uint64_t size = s->ustack ? s->ustack_size : 0;
 	uint32_t n = 0;
 	ips[n++] = s->uregs[iip];
+	/* each frame's address comes from the last one's load, and the copy
+	 * was written on another CPU long before the ring is read: ask for
+	 * its first lines at once, so the walk waits for about one miss, not
+	 * one a frame */
+	for (uint64_t o = 0; o < size && o < USTACK_PREFETCH; o += 64)
+		__builtin_prefetch(s->ustack + o);
 	/* as the kernel's walk: [fp] is the caller's fp, [fp + 8] the return
 	 * address, stored whatever it is; it ends where the frame can't be read */
 	while (n < max) {
