@@ -20,8 +20,17 @@
 /* A frame pointer this far above the copy's end is taken for garbage (code
  * without frame pointers), not for a stack frame the copy did not reach. */
 #define USTACK_CUT_RANGE (64ULL << 20)
-/* The bytes of a copy fetched ahead of a walk: count's default copy */
+/* The bytes of a copy fetched ahead of a frame-pointer walk: count's
+ * default copy (its frames lie beyond 1 KB of it: fetching 512 or 1024
+ * bytes left the reader's CPU where no prefetch did, bench/ab) */
 #define USTACK_PREFETCH 2048u
+
+void perfev_ustack_prefetch(const struct perfev_sample *s, uint32_t bytes)
+{
+	uint64_t size = s->ustack ? s->ustack_size : 0;
+	for (uint64_t o = 0; o < size && o < bytes; o += 64)
+		__builtin_prefetch(s->ustack + o);
+}
 
 #ifdef REG_IP
 /* The index of register REG in a REGS_USER array taken with MASK, or -1.
@@ -74,12 +83,7 @@ uint32_t perfev_ustack_walk(const struct perfev_sample *s, uint64_t regs_mask,
 	uint64_t size = s->ustack ? s->ustack_size : 0;
 	uint32_t n = 0;
 	ips[n++] = s->uregs[iip];
-	/* each frame's address comes from the last one's load, and the copy
-	 * was written on another CPU long before the ring is read: ask for
-	 * its first lines at once, so the walk waits for about one miss, not
-	 * one a frame */
-	for (uint64_t o = 0; o < size && o < USTACK_PREFETCH; o += 64)
-		__builtin_prefetch(s->ustack + o);
+	perfev_ustack_prefetch(s, USTACK_PREFETCH);
 	/* as the kernel's walk: [fp] is the caller's fp, [fp + 8] the return
 	 * address, stored whatever it is; it ends where the frame can't be read */
 	while (n < max) {
