@@ -184,17 +184,17 @@ uint64_t perfev_user_regs_mask(void);
  * methods take. 0 elsewhere. */
 uint64_t perfev_user_frame_regs_mask(void);
 
+/* Asks for the first BYTES of sample S's copied user stack ahead of a
+ * walk of it: a walk's every frame address comes from the last one's load,
+ * and the copy was written on another CPU long before the ring is read, so
+ * fetched together they cost about one miss, not one a frame. */
+void perfev_ustack_prefetch(const struct perfev_sample *s, uint32_t bytes);
 /* Follows frame pointers through sample S's copied user stack, as the
  * kernel's user callchain walk does through live memory: IPS[0] is the user
  * ip, then one return address per frame, at most MAX. REGS_MASK is the mask
  * the sample's user registers were taken with. *CUT is set when the walk
  * stopped at a frame pointer just past the copy's end (a deeper stack than
  * the copy holds). Returns the number of addresses, 0 without registers. */
-/* Asks for the first BYTES of sample S's copied user stack ahead of a
- * walk of it: a walk's every frame address comes from the last one's load,
- * and the copy was written on another CPU long before the ring is read, so
- * fetched together they cost about one miss, not one a frame. */
-void perfev_ustack_prefetch(const struct perfev_sample *s, uint32_t bytes);
 uint32_t perfev_ustack_walk(const struct perfev_sample *s, uint64_t regs_mask,
 			    uint64_t *ips, uint32_t max, bool *cut);
 

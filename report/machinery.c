@@ -83,7 +83,8 @@ bool report_is_machinery(const char *name)
 		if (name[0] == machinery_names[i][0] && strcmp(name, machinery_names[i]) == 0)
 			return true;
 	for (size_t i = 0; i < sizeof(machinery_prefixes) / sizeof(*machinery_prefixes); i++)
-		if (name[0] == machinery_prefixes[i][0] && strncmp(name, machinery_prefixes[i], strlen(machinery_prefixes[i])) == 0)
+		if (name[0] == machinery_prefixes[i][0] &&
+		    strncmp(name, machinery_prefixes[i], strlen(machinery_prefixes[i])) == 0)
 			return true;
 	return false;
 }
