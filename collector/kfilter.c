@@ -6,6 +6,19 @@
 #include "collector/kfilter.h"
 #include "report/report.h"
 
+/* The memo of which ranges an ip is in: a count run's kernel stacks hold a
+ * few hundred distinct ips, each seen again in most samples, and looking
+ * them up in it costs less than three binary searches each (the machinery
+ * ranges are thousands: every event's perf_trace_* and its kin) */
+#define MEMO_SLOTS 4096u
+enum { IN_MACHINERY = 1, IN_SELF = 2, IN_THROUGH = 4 };
+struct ft_kfilter_memo {
+	struct {
+		uint64_t ip;
+		uint8_t in;
+	} slot[MEMO_SLOTS];
+};
+
 /* ftstack's own side band: with mmap tracking on, the kernel allocates in
  * perf_event_mmap (and its static helpers) on every mmap of every process. */
 static bool is_self(const char *name)
@@ -93,12 +106,15 @@ int ft_kfilter_init(struct ft_kfilter *f, const struct sym_kernel *k, bool track
 	if (!k)
 		return 0;
 	struct init_ctx c = { .f = f, .k = k, .track = track_mmaps };
+	f->memo = calloc(1, sizeof(*f->memo)); /* none: every ip searched */
 	return collect_all(&c);
 }
 
 int ft_kfilter_add_through(struct ft_kfilter *f, const struct sym_kernel *k, const char *name)
 {
 	struct init_ctx c = { .f = f, .k = k, .through = name };
+	if (f->memo)
+		memset(f->memo, 0, sizeof(*f->memo)); /* what was not --through may be now */
 	int ret = collect_all(&c);
 	if (ret < 0)
 		return ret;
@@ -110,29 +126,46 @@ void ft_kfilter_free(struct ft_kfilter *f)
 	free(f->machinery.r);
 	free(f->self.r);
 	free(f->through.r);
+	free(f->memo);
 	memset(f, 0, sizeof(*f));
+}
+
+/* Which of F's ranges IP is in (IN_*), from the memo when it has it */
+static unsigned where(const struct ft_kfilter *f, uint64_t ip)
+{
+	typeof(f->memo->slot[0]) *m = f->memo ?
+		&f->memo->slot[((ip >> 4) ^ (ip >> 16)) & (MEMO_SLOTS - 1)] : NULL;
+	if (m && m->ip == ip && ip)
+		return m->in;
+	unsigned in = (ft_ranges_contain(&f->machinery, ip) ? IN_MACHINERY : 0) |
+		      (ft_ranges_contain(&f->self, ip) ? IN_SELF : 0) |
+		      (ft_ranges_contain(&f->through, ip) ? IN_THROUGH : 0);
+	if (m)
+		*m = (typeof(*m)){ .ip = ip, .in = (uint8_t)in };
+	return in;
 }
 
 enum ft_kfilter_verdict ft_kfilter_apply(const struct ft_kfilter *f, const uint64_t *ips,
 					 uint32_t n, uint32_t *start)
 {
 	uint32_t i = 0;
-	while (i < n && ft_ranges_contain(&f->machinery, ips[i]))
+	while (i < n && (where(f, ips[i]) & IN_MACHINERY))
 		i++;
 	*start = i;
-	if (f->self.n) {
-		for (uint32_t j = i; j < n; j++)
-			if (ft_ranges_contain(&f->self, ips[j]))
-				return FT_DROP_SELF;
+	if (!f->self.n && !f->through.n)
+		return FT_KEEP;
+	uint32_t through = n;
+	for (uint32_t j = i; j < n; j++) {
+		unsigned in = where(f, ips[j]);
+		if (in & IN_SELF)
+			return FT_DROP_SELF;
+		if ((in & IN_THROUGH) && through == n)
+			through = j;
 	}
-	if (f->through.n) {
-		for (uint32_t j = i; j < n; j++) {
-			if (ft_ranges_contain(&f->through, ips[j])) {
-				*start = j;
-				return FT_KEEP;
-			}
-		}
+	if (!f->through.n)
+		return FT_KEEP;
+	if (through == n)
 		return FT_DROP_THROUGH;
-	}
+	*start = through;
 	return FT_KEEP;
 }

@@ -7,7 +7,8 @@
  *  - --through FUNC keeps only stacks through FUNC, cut there.
  * Ranges come from kallsyms once (the names: report_is_machinery(), the one
  * table saved text and live runs share), when the first kernel stack is
- * counted, in a thread (kload.c); per record a few binary searches. */
+ * counted, in a thread (kload.c); per record a look-up an ip in a memo of
+ * what each was found to be (binary searches the first time). */
 #ifndef FTSTACK_KFILTER_H
 #define FTSTACK_KFILTER_H
 
@@ -25,10 +26,13 @@ struct ft_ranges {
 	size_t n, cap;
 };
 
+struct ft_kfilter_memo;
+
 struct ft_kfilter {
 	struct ft_ranges machinery;
 	struct ft_ranges self;      /* empty unless mmap tracking is on */
 	struct ft_ranges through;   /* empty unless --through / function fallback */
+	struct ft_kfilter_memo *memo; /* which ranges each ip was found in; NULL: none kept */
 };
 
 enum ft_kfilter_verdict { FT_KEEP, FT_DROP_SELF, FT_DROP_THROUGH };

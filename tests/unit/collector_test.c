@@ -42,6 +42,10 @@ static void test_kfilter(void)
 	      "the tracing machinery at the leaf is cut: the stack starts at __kmalloc_noprof (%u)", start);
 	CHECK(ft_kfilter_apply(&f, mmap, 3, &start) == FT_KEEP && start == 0,
 	      "without mmap tracking, perf_event_mmap frames are kept");
+	/* seen before --through names it: what an ip was found to be is kept,
+	 * and must be asked again once the ranges change */
+	CHECK(ft_kfilter_apply(&f, kmalloc + 3, 1, &start) == FT_KEEP && start == 0,
+	      "do_syscall_64 alone: kept whole");
 	CHECK(ft_kfilter_add_through(&f, k, "do_syscall_64") == 0, "--through do_syscall_64");
 	CHECK(ft_kfilter_apply(&f, kmalloc, 4, &start) == FT_KEEP && start == 3,
 	      "--through cuts the stack at the function (%u)", start);
