@@ -31,9 +31,6 @@
 
 #define SAVED_DIR "/run/ftstack"
 #define SAVED_FILE SAVED_DIR "/user-stacks"
-/* The bytes of a copy fetched ahead of a CFI walk: the top frames, whose
- * CFA rules read them one after another */
-#define FT_DWARF_PREFETCH 2048u
 
 int ft_ustack_check(const struct perfev_ustack_cost *c, struct tfs_check_item *it)
 {
@@ -172,7 +169,7 @@ static int walk(struct ft_ustacks *u, struct sym_procs *procs, const struct perf
 		       (int)perfev_ustack_walk(smp, u->regs_mask, u->walk, max, cut) : -1;
 	ft_procs_know(procs, smp->pid, smp->time); /* its mappings, before the walk */
 	if (u->method == FT_USTACK_DWARF) {
-		perfev_ustack_prefetch(smp, FT_DWARF_PREFETCH);
+		perfev_ustack_prefetch(smp); /* its CFA rules read it frame by frame too */
 		return (int)sym_unwind(u->unwinder, &us, u->walk, max, cut);
 	}
 	const uint64_t *chain = smp->uips;

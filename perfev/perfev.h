@@ -184,11 +184,11 @@ uint64_t perfev_user_regs_mask(void);
  * methods take. 0 elsewhere. */
 uint64_t perfev_user_frame_regs_mask(void);
 
-/* Asks for the first BYTES of sample S's copied user stack ahead of a
- * walk of it: a walk's every frame address comes from the last one's load,
+/* Asks for the top (2 KB) of sample S's copied user stack ahead of a walk
+ * of it: a walk's every frame address comes from the last one's load,
  * and the copy was written on another CPU long before the ring is read, so
  * fetched together they cost about one miss, not one a frame. */
-void perfev_ustack_prefetch(const struct perfev_sample *s, uint32_t bytes);
+void perfev_ustack_prefetch(const struct perfev_sample *s);
 /* Follows frame pointers through sample S's copied user stack, as the
  * kernel's user callchain walk does through live memory: IPS[0] is the user
  * ip, then one return address per frame, at most MAX. REGS_MASK is the mask

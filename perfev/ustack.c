@@ -20,15 +20,15 @@
 /* A frame pointer this far above the copy's end is taken for garbage (code
  * without frame pointers), not for a stack frame the copy did not reach. */
 #define USTACK_CUT_RANGE (64ULL << 20)
-/* The bytes of a copy fetched ahead of a frame-pointer walk: count's
- * default copy (its frames lie beyond 1 KB of it: fetching 512 or 1024
- * bytes left the reader's CPU where no prefetch did, bench/ab) */
+/* The bytes of a copy fetched ahead of a walk: count's default copy (its
+ * frames lie beyond 1 KB of it: fetching 512 or 1024 bytes left the
+ * reader's CPU where no prefetch did, bench/ab), the top of a larger one */
 #define USTACK_PREFETCH 2048u
 
-void perfev_ustack_prefetch(const struct perfev_sample *s, uint32_t bytes)
+void perfev_ustack_prefetch(const struct perfev_sample *s)
 {
 	uint64_t size = s->ustack ? s->ustack_size : 0;
-	for (uint64_t o = 0; o < size && o < bytes; o += 64)
+	for (uint64_t o = 0; o < size && o < USTACK_PREFETCH; o += 64)
 		__builtin_prefetch(s->ustack + o);
 }
 
@@ -83,7 +83,7 @@ uint32_t perfev_ustack_walk(const struct perfev_sample *s, uint64_t regs_mask,
 	uint64_t size = s->ustack ? s->ustack_size : 0;
 	uint32_t n = 0;
 	ips[n++] = s->uregs[iip];
-	perfev_ustack_prefetch(s, USTACK_PREFETCH);
+	perfev_ustack_prefetch(s);
 	/* as the kernel's walk: [fp] is the caller's fp, [fp + 8] the return
 	 * address, stored whatever it is; it ends where the frame can't be read */
 	while (n < max) {
