@@ -135,7 +135,7 @@ static unsigned where(const struct ft_kfilter *f, uint64_t ip)
 {
 	typeof(f->memo->slot[0]) *m = f->memo ?
 		&f->memo->slot[((ip >> 4) ^ (ip >> 16)) & (MEMO_SLOTS - 1)] : NULL;
-	if (m && m->ip == ip && ip)
+	if (m && m->ip == ip) /* an empty slot is ip 0, in no range */
 		return m->in;
 	unsigned in = (ft_ranges_contain(&f->machinery, ip) ? IN_MACHINERY : 0) |
 		      (ft_ranges_contain(&f->self, ip) ? IN_SELF : 0) |

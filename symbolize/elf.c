@@ -325,8 +325,11 @@ static int name_entry(struct sym_elf *e)
 	if (next < e->n && e->syms[next].addr - e->entry < span)
 		span = e->syms[next].addr - e->entry;
 	int ret = add_sym(e, "_start", e->entry, span);
-	if (ret == 0)
-		qsort(e->syms, e->n, sizeof(*e->syms), esym_cmp);
+	if (ret == 0) { /* into its place: the table is sorted already */
+		struct esym start = e->syms[e->n - 1];
+		memmove(&e->syms[next + 1], &e->syms[next], (e->n - 1 - next) * sizeof(*e->syms));
+		e->syms[next] = start;
+	}
 	return ret;
 }
 
