@@ -3,7 +3,8 @@
 # mount namespace with tracefs and debugfs unmounted and /sys read-only, as
 # nobody, with no capability or with CAP_PERFMON (capsh, ambient):
 #  (a)  no capabilities, perf_event_paranoid 2: profile -c has user frames
-#       only, func_b/func_a 2.0 +- 15%; offcpu -c, a system-wide run and -p
+#       only, func_b/func_a 2.0 (within lib.sh's ratio_ok); offcpu -c, a
+#       system-wide run and -p
 #       of another user's process each refused in one line, exit 2
 #  (a') no capabilities, paranoid 1 (set here, restored by the trap):
 #       offcpu -c through the context-switch event, the naps 400/800 ms +-5%
@@ -72,8 +73,7 @@ expect_eq "(a) profile -c: exit status" $st 0
 check "(a) profile: first line names the mechanism and leaves kernel stacks out, once" \
 	bash -c "head -1 $TMP/e | grep -q 'profile through perf.s cpu-clock; kernel stacks are left out: kernel.perf_event_paranoid is 2' && [ \$(grep -c 'kernel stacks are left out' $TMP/e) = 1 ]"
 fa=$(folded_count $TMP/o ';main;func_a;leaf [0-9]+$'); fb=$(folded_count $TMP/o ';main;func_b;leaf [0-9]+$')
-check "(a) profile: leaf under func_a:func_b = 1:2 +- 15% ($fa:$fb)" \
-	awk -v a=$fa -v b=$fb 'BEGIN { exit !(a > 0 && b / a >= 1.7 && b / a <= 2.3) }'
+check "(a) profile: leaf under func_a:func_b = 1:2 $(ratio_bound $fa $fb 2) ($fa:$fb)" ratio_ok $fa $fb 2
 check "(a) profile: user frames only (no [unknown], no kernel frame)" \
 	bash -c "! grep -Eq '_\\[k\\]|unknown|entry_SYSCALL|asm_sysvec' $TMP/o"
 incontainer "" "$FTSTACK offcpu -f -c '$BIN/naps'" >$TMP/o 2>$TMP/e; st=$?
