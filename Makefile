@@ -28,6 +28,10 @@ UNIT_SRC  := $(wildcard tests/unit/*_test.c)
 UNIT_BIN  := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 HELP_SRC  := $(wildcard tests/lib/*.c)
 HELP_BIN  := $(HELP_SRC:tests/lib/%.c=$(BUILD)/tests/%)
+# the workloads the live tests run (tests/live/lib.sh's BIN): the default
+# build's, built by gcc as the live tests' thresholds were measured, whatever
+# build the tests check (make asan tests build/asan/ftstack with them)
+LIVE_BIN  := $(HELP_SRC:tests/lib/%.c=build/tests/%)
 
 .PHONY: all unit check asan check-vm check-vm-lockdown demo bench deps clean fuzz cppcheck soak valgrind
 all: ftstack
@@ -91,6 +95,7 @@ asan:
 	$(MAKE) BUILD=build/asan CC=clang \
 	    CFLAGS="-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all" \
 	    LDFLAGS="-fsanitize=address,undefined" build/asan/ftstack tests-bin
+	$(MAKE) BUILD=build $(LIVE_BIN)
 	FTSTACK_BUILD=build/asan tests/run --unit-only --asan
 
 check-vm: ftstack tests-bin
