@@ -4,11 +4,22 @@
 # same kernel without it); a tracepoint and a kernel function refuse in one
 # line that names the lockdown; ftstack check says why.
 # Boot: FTSTACK_VM_APPEND=lockdown=confidentiality FTSTACK_VM_CASES=lockdown
-# tests/vm/run (make check-vm-lockdown). Without lockdown the case skips.
-have_ftstack || { ok "ftstack not built: lockdown cases skipped"; exit 0; }
+# tests/vm/run (make check-vm-lockdown). Booted without lockdown= the case
+# skips; booted with it, a kernel that is not in confidentiality lockdown
+# fails: that boot exists to test the lockdown.
+have_ftstack || { ok "lockdown # SKIP ftstack not built"; exit 0; }
 LD=/sys/kernel/security/lockdown
+asked=
+for w in $(cat /proc/cmdline); do
+	case $w in lockdown=*) asked=${w#lockdown=} ;; esac
+done
 if ! grep -q '\[confidentiality\]' $LD 2>/dev/null; then
-	ok "lockdown # SKIP not booted with lockdown=confidentiality ($(cat $LD 2>/dev/null || echo 'no securityfs'))"
+	now=$(cat $LD 2>/dev/null || echo 'no securityfs')
+	if [ -n "$asked" ]; then
+		not_ok "lockdown: booted with lockdown=$asked, but $LD shows '$now', not [confidentiality]"
+	else
+		ok "lockdown # SKIP not booted with lockdown=confidentiality ($now)"
+	fi
 	exit 0
 fi
 ok "lockdown: $LD shows [confidentiality] active"
