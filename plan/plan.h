@@ -71,6 +71,11 @@ struct ft_plan {
 	 * /proc (NULL = the live ones); tests give fixture trees */
 	char tracefs[256];
 	const char *sys_root, *proc_root;
+	/* whether this user may write the dynamic event files under tracefs
+	 * (kprobe_events): ASK (zeroed) asks the kernel, with access(2) on the
+	 * live file; tests give their fixture host's answer */
+	enum ft_tracefs_write { FT_TRACEFS_WRITE_ASK, FT_TRACEFS_WRITE_YES,
+				FT_TRACEFS_WRITE_NO } tracefs_write;
 	bool track_mmaps;    /* side-band records for user symbolization */
 	uint64_t through_start, through_end; /* --through range, 0 = none */
 	const char *through_name;

@@ -144,11 +144,15 @@ static int add_probe(struct ft_plan *p, const char *func, enum mechanism mech, b
 	return ft_plan_add(p, &e);
 }
 
+/* Whether kprobe_events is under the plan's tracefs and this user may
+ * write it (ft_plan.tracefs_write) */
 static bool kprobe_events_present(const struct ft_plan *p)
 {
 	char path[512];
 	snprintf(path, sizeof(path), "%s/kprobe_events", p->tracefs);
-	return access(path, W_OK) == 0;
+	if (p->tracefs_write == FT_TRACEFS_WRITE_ASK)
+		return access(path, W_OK) == 0;
+	return p->tracefs_write == FT_TRACEFS_WRITE_YES && access(path, F_OK) == 0;
 }
 
 struct near_funcs {

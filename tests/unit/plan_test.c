@@ -84,6 +84,8 @@ static int build(const struct ft_options *o, struct ft_plan *p)
 	snprintf(p->tracefs, sizeof(p->tracefs), "%s", TRACEFS);
 	p->sys_root = sys_root;
 	p->proc_root = proc_root;
+	/* the fixture host's access, whoever runs the test: root's */
+	p->tracefs_write = FT_TRACEFS_WRITE_YES;
 	p->ksyms = ksyms;
 	return ft_plan_build(o, p);
 }
