@@ -3,7 +3,10 @@
  * frameless (-O2 -fno-omit-frame-pointer -momit-leaf-frame-pointer, see the
  * Makefile), so a frame-pointer walk from a sample in leaf() skips its
  * caller. func_b asks for twice func_a's work each round: 1:2.
- *   leaf_ab SECS */
+ *   leaf_ab SECS
+ * SECS of its own CPU time, not wall time: a profile of it takes about SECS
+ * x the frequency samples however busy the host is (tests/live/lib.sh's
+ * ratio_ok wants enough of them). */
 #include <stdlib.h>
 #include <time.h>
 
@@ -24,11 +27,11 @@ int main(int argc, char **argv)
 {
 	double secs = argc > 1 ? atof(argv[1]) : 3;
 	struct timespec t0, t;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
 	do {
 		func_a();
 		func_b();
-		clock_gettime(CLOCK_MONOTONIC, &t);
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
 	} while ((double)(t.tv_sec - t0.tv_sec) + (t.tv_nsec - t0.tv_nsec) / 1e9 < secs);
 	return 0;
 }

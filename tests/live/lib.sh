@@ -26,14 +26,30 @@ folded_count() { awk -v re="$2" '$0 ~ re { n += $NF } END { print n + 0 }' "$1";
 # of a 1:R workload on a busy host stray further than a fixed +-15%, and a
 # VM's host adds noise of its own beyond the samples' statistics (leaf_ab's
 # 1:2 at 2 s came out 1.43 and 2.68 on a fresh clone's run, 1000 samples).
-# 0.4 R still tells a whole stack from a swapped (1/R) or merged (1) one
-ratio_tol() { awk -v a="$1" -v b="$2" -v r="$3" 'BEGIN { t = 4 * r * sqrt(1 / a + 1 / b)
-	if (t < 0.4 * r) t = 0.4 * r; printf "%.2f", t }'; }
+# So wide a band tells a whole stack from a swapped (1/R) or merged (1) one
+# only with enough samples: ratio_ok refuses fewer than ratio_min's (at R=2,
+# 257: below that a merge's 1:1 is inside the band; a swap's below 129).
+RATIO_TOL_AWK='function tol(a, b, r, t) { t = 4 * r * sqrt(1 / a + 1 / b)
+	if (t < 0.4 * r) t = 0.4 * r; return t }'
+ratio_tol() { awk -v a="$1" -v b="$2" -v r="$3" "$RATIO_TOL_AWK"' BEGIN { printf "%.2f", tol(a, b, r) }'; }
+# ratio_min R: the fewest samples A + B at which ratio_tol's band around R
+# leaves out both a swapped split (B/A = 1/R) and a merged one (B/A = 1);
+# 0 when no count does (R too near 1 for the 0.4 R floor)
+ratio_min() { awk -v r="$1" "$RATIO_TOL_AWK"' BEGIN {
+	m = r - 1; if (m < 0) m = -m; s = r - 1 / r; if (s < 0) s = -s
+	for (n = 2; n <= 1000000; n++)
+		if (tol(n / 2, n / 2, r) < m && tol(n * r / (1 + r), n / (1 + r), r) < s) { print n; exit }
+	print 0 }'; }
 ratio_ok() { [ "$1" -gt 0 ] 2>/dev/null && [ "$2" -gt 0 ] 2>/dev/null || return 1
-	awk -v a="$1" -v b="$2" -v r="$3" -v t="$(ratio_tol "$1" "$2" "$3")" 'BEGIN {
-	d = b / a - r; if (d < 0) d = -d; exit !(d <= t) }'; }
-ratio_bound() { if [ "$1" -gt 0 ] 2>/dev/null && [ "$2" -gt 0 ] 2>/dev/null; then
-	echo "+-$(ratio_tol "$1" "$2" "$3")"; else echo "(no samples)"; fi; }
+	local min; min=$(ratio_min "$3")
+	[ "$min" -gt 0 ] && [ $(($1 + $2)) -ge "$min" ] || return 1
+	awk -v a="$1" -v b="$2" -v r="$3" "$RATIO_TOL_AWK"' BEGIN {
+	d = b / a - r; if (d < 0) d = -d; exit !(d <= tol(a, b, r)) }'; }
+# ratio_bound A B R: the band ratio_ok allows, for a check's name
+ratio_bound() { local min; min=$(ratio_min "$3")
+	if ! [ "$1" -gt 0 ] 2>/dev/null || ! [ "$2" -gt 0 ] 2>/dev/null; then echo "(no samples)"
+	elif [ $(($1 + $2)) -lt "$min" ]; then echo "(only $(($1 + $2)) samples, want >= $min)"
+	else echo "+-$(ratio_tol "$1" "$2" "$3")"; fi; }
 # tracefs_state: everything ftstack could change, for before/after comparisons
 tracefs_state() {
 	( cd $T && cat kprobe_events uprobe_events dynamic_events set_event trace_options current_tracer 2>/dev/null
