@@ -234,6 +234,18 @@ static int open_event(struct ft_perf_source *ps, int ev, const bool *online, con
 	return 0;
 }
 
+/* The samples a second each CPU's event of E takes when the event says
+ * (a cpu-clock or -F event: profile's -F, or its period in ns), else 0
+ * (tracepoints and probes fire as often as their code runs). */
+static uint64_t event_rate(const struct ft_event *e)
+{
+	if (e->sample_freq)
+		return e->sample_freq;
+	if (e->kind == FT_EV_CPU_CLOCK && e->sample_period)
+		return 1000000000ull / e->sample_period;
+	return 0;
+}
+
 /* Without --buffer-size: 4 MB per CPU, about 20 ms of the busiest
  * workloads here (offcpu's pipe ping-pong), so a reader that loses its CPU
  * to busy neighbours for a while loses nothing; 64 MB when samples carry a
@@ -241,13 +253,28 @@ static int open_event(struct ft_perf_source *ps, int ev, const bool *online, con
  * fill faster: a getppid loop writes ~2 GB/s, and 8-16 MB rings lose
  * samples in some runs while the scheduler places a -c command next to
  * the reader, doc/PERFORMANCE.md); at most 256 MB in all on large
- * machines, and never under 512 KB. */
-static size_t default_ring_kb(const bool *online, int top, uint32_t copy_bytes)
+ * machines, and never under 512 KB. Events of a known rate (profile) need
+ * no more than a second of their samples: -F 49 with 64 KB copies fills
+ * 4 MB, not 64 (the kernel allocates and zeroes a ring when it is mapped:
+ * ~16 ms for 64 MB here, at start-up). */
+static size_t default_ring_kb(const struct ft_perf_source *ps, const bool *online, int top,
+			      uint32_t copy_bytes)
 {
 	int n = 0;
 	for (int c = 0; c < top; c++)
 		n += online[c];
 	size_t kb = copy_bytes ? FT_COPY_RING_KB : 4096;
+	uint64_t rate = 0;
+	for (int e = 0; e < ps->nevents; e++) {
+		uint64_t r = event_rate(&ps->events[e]);
+		rate = r && rate != UINT64_MAX ? rate + r : UINT64_MAX; /* one of no rate: all */
+	}
+	/* a sample: its copy, registers and callchain (PERF_MAX_STACK_DEPTH
+	 * entries at most), and the header */
+	uint64_t need = rate && rate != UINT64_MAX ?
+			rate * ((uint64_t)copy_bytes + 17 * 8 + 128 * 8 + 64) / 1024 : kb;
+	while (kb > 512 && kb / 2 >= need)
+		kb /= 2;
 	while (n > 0 && kb > 512 && kb * (size_t)n > 256 * 1024)
 		kb /= 2;
 	return kb;
@@ -281,17 +308,17 @@ static size_t fit_ring(size_t def, size_t limit)
 
 /* The ring KB a CPU of a source of EVENTS: --buffer-size, else the default
  * for what the samples carry, within what this user may lock. */
-static size_t ring_kb_for(const struct ft_perf_config *c, const struct ft_event *events,
-			  const bool *online, int ncpus)
+static size_t ring_kb_for(const struct ft_perf_source *ps, const bool *online, int ncpus)
 {
-	if (events == &sideband_event)
+	const struct ft_perf_config *c = &ps->cfg;
+	if (ps->events == &sideband_event)
 		return 512; /* comm/mmap/fork/exit only; --buffer-size sizes the instance */
 	if (c->opt->buffer_set)
 		return c->opt->buffer_kb;
 	int nonline = 0;
 	for (int cpu = 0; cpu < ncpus; cpu++)
 		nonline += online[cpu];
-	return fit_ring(default_ring_kb(online, ncpus, c->want_user ? c->ucopy_size : 0),
+	return fit_ring(default_ring_kb(ps, online, ncpus, c->want_user ? c->ucopy_size : 0),
 			lockable_kb(nonline));
 }
 
@@ -343,7 +370,7 @@ static int open_events(const struct ft_perf_config *cfg, int epfd, struct ft_eve
 	*out = ps;
 	if (!ps)
 		return -ENOMEM;
-	ps->ring_kb = ring_kb_for(cfg, events, online, ncpus);
+	ps->ring_kb = ring_kb_for(ps, online, ncpus);
 	sample_layout(ps);
 	int ret = open_all(ps, online);
 	if (ret < 0)

@@ -230,6 +230,9 @@ void sym_unwinder_counts(const struct sym_unwinder *u, uint64_t *ruled, uint64_t
 /* How many rules those walks learnt (each return address's once per
  * process layout). */
 uint64_t sym_unwinder_learnt(const struct sym_unwinder *u);
+/* How many walks by the rules stepped the sampled frame with libunwind
+ * (its ip had no rule yet: learnt at its second sight, unwind_leaf.c). */
+uint64_t sym_unwinder_leaf_steps(const struct sym_unwinder *u);
 /* The default's whole stacks: CHAIN (NCHAIN addresses: the ip, then the
  * return addresses a frame-pointer walk found, by the kernel or in the copy)
  * lacks the callers of the functions at the top of the stack that keep no

@@ -23,6 +23,7 @@
 #define FP_CACHE 4096       /* ips whose repair is known (a power of two) */
 #define RULE_CACHE 8192     /* ips whose CFA rule is known (a power of two) */
 #define RULE_FRAMES 128     /* frames of one walk whose rules are learnt */
+#define LEAF_SEEN 4096      /* sampled ips remembered for a second sight (unwind_leaf.c) */
 
 /* One ELF file, mapped read-only: its PT_LOAD segments and unwind table. */
 struct ufile {
@@ -64,9 +65,11 @@ struct sym_unwinder {
 	struct urule { uint32_t pid; uint8_t kind; bool bp_saved; int32_t cfa_off, ra_off, bp_off;
 		       uint64_t image, key; } rules[RULE_CACHE];
 	bool no_rules;
+	uint64_t leaf_seen[LEAF_SEEN]; /* sampled ips met once (unwind_leaf.c) */
 	unw_addr_space_t probe_as; /* the probes' own, uncached: walks' caches untouched */
 	uint64_t n_ruled, n_full; /* sym_unwind's walks by the rules, and full */
 	uint64_t n_learnt;        /* rules learnt by learn_frame */
+	uint64_t n_leaf;          /* sampled frames stepped by libunwind in walks by the rules */
 	/* the frames of sym_unwind's last full walk: rip, rsp, rbp; RET is
 	 * the last unw_step's answer */
 	struct { uint64_t ip, sp, bp; } fr[RULE_FRAMES + 1];
@@ -133,4 +136,11 @@ void sym_uw_learn(struct sym_unwinder *u, const struct sym_ustack *s, uint64_t i
 uint32_t sym_uw_rules_walk(struct sym_unwinder *u, const struct sym_ustack *s, uint64_t image,
 			   uint64_t *ips, uint32_t max, bool *cut);
 
+/* ---- the sampled frame's rule (unwind_leaf.c) ---- */
+/* After a walk by the rules stepped S's sampled frame with libunwind to
+ * F (the caller's rip, rsp, rbp): true the second time that ip comes in
+ * layout IMAGE, with the two frames in u->fr for sym_uw_learn, so later
+ * samples there need no libunwind; false the first time. */
+bool sym_uw_leaf_again(struct sym_unwinder *u, const struct sym_ustack *s, uint64_t image,
+		       const uint64_t f[3]);
 #endif

@@ -249,6 +249,8 @@ uint32_t sym_uw_rules_walk(struct sym_unwinder *u, const struct sym_ustack *s, u
 			int st = leaf_step(u, s, f);
 			if (st < 0)
 				return 0;
+			if (st > 0 && f[0] && sym_uw_leaf_again(u, s, image, f))
+				sym_uw_learn(u, s, image); /* its rule, from u->fr */
 			if (st == 0 || f[0] == 0) {
 				u->ended = true;
 				break;

@@ -1,16 +1,23 @@
 /* Workload for offcpu's cost: two processes pass one byte back and forth
  * over a pipe each way, N round trips, so each blocks in read() once per
  * round trip (two context switches per trip on each side's CPU). Prints
- * nothing, unless --ns: then the round trips' elapsed ns on stderr (the
- * workload's own time, without a tracer's start-up and printing).
+ * nothing, unless --ns: then the round trips' elapsed ns and both
+ * processes' CPU ns on stderr (the workload's own time, without a
+ * tracer's start-up and printing).
  *   pingpong N [--ns]
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+static long long cpu_ns(const struct timeval *tv)
+{
+	return tv->tv_sec * 1000000000LL + tv->tv_usec * 1000LL;
+}
 
 static long long now_ns(void)
 {
@@ -57,7 +64,15 @@ int main(int argc, char **argv)
 	long long t1 = now_ns();
 	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
 		ret = 1;
-	if (argc > 2 && strcmp(argv[2], "--ns") == 0)
-		fprintf(stderr, "pingpong: %lld ns\n", t1 - t0);
+	if (argc > 2 && strcmp(argv[2], "--ns") == 0) {
+		/* both processes' CPU (the child is reaped): a tracer's is the
+		 * whole command's less this */
+		struct rusage self, child;
+		getrusage(RUSAGE_SELF, &self);
+		getrusage(RUSAGE_CHILDREN, &child);
+		fprintf(stderr, "pingpong: %lld ns, %lld ns cpu\n", t1 - t0,
+			cpu_ns(&self.ru_utime) + cpu_ns(&self.ru_stime) +
+			cpu_ns(&child.ru_utime) + cpu_ns(&child.ru_stime));
+	}
 	return ret;
 }

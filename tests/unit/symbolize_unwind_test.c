@@ -20,6 +20,8 @@
 static struct sym_ustack unwind_sample;
 static uint8_t unwind_copy[1024];
 static uint64_t unwind_returns[3]; /* where unwind_inner, _middle, _outer return */
+static struct sym_ustack leaf_sample; /* unwind_inner's again, at another ip */
+static uint8_t leaf_copy[1024];
 
 /* The raw stack, redzones and all, as the kernel copies it for a sample:
  * through process_vm_readv on this process, so neither ASan nor valgrind
@@ -55,6 +57,9 @@ __attribute__((noinline)) static void unwind_inner(void)
 	uint64_t *r = unwind_sample.regs;
 	CAPTURE_REGS(r);
 	copy_raw(unwind_copy, r[7], sizeof(unwind_copy));
+	r = leaf_sample.regs;
+	CAPTURE_REGS(r);
+	copy_raw(leaf_copy, r[7], sizeof(leaf_copy));
 	unwind_returns[0] = (uint64_t)(uintptr_t)__builtin_return_address(0);
 }
 
@@ -237,6 +242,47 @@ static void test_unwind_rules(struct sym_procs *p)
 	uint64_t r0 = 0, f0 = 0;
 	sym_unwinder_counts(w, &r0, &f0);
 	CHECK(r0 == 0, "rules off: every walk full (%" PRIu64 ")", f0);
+	sym_unwinder_free(v);
+	sym_unwinder_free(w);
+}
+
+/* A sample at another ip of a frame whose callers' rules are known, as
+ * offcpu's switch-outs come (the same return from a system call, over and
+ * over): the first two walks step its frame with libunwind, the second
+ * learns its rule (unwind_leaf.c), the later ones need no libunwind; the
+ * frames always a full walk's */
+static void test_unwind_leaf(struct sym_procs *p)
+{
+	struct sym_unwinder *v = NULL, *w = NULL;
+	uint64_t a[32], b[32];
+	bool ca, cb, same = sym_unwinder_alloc(p, &v) == 0 && sym_unwinder_alloc(p, &w) == 0;
+	leaf_sample.pid = leaf_sample.tid = (uint32_t)getpid();
+	leaf_sample.time = 200;
+	leaf_sample.stack = leaf_copy;
+	leaf_sample.size = sizeof(leaf_copy);
+	if (same) {
+		sym_unwinder_rules(w, false);
+		sym_unwind(v, &unwind_sample, a, 32, &ca); /* a full walk: the callers' rules */
+	}
+	uint32_t na = 0;
+	uint64_t steps0 = same ? sym_unwinder_leaf_steps(v) : 0, ruled0 = 0, full0 = 0;
+	if (same)
+		sym_unwinder_counts(v, &ruled0, &full0);
+	for (int pass = 0; pass < 5 && same; pass++) {
+		/* 4 frames: the copy ends before the 4th's caller (test_unwind_rules) */
+		na = sym_unwind(v, &leaf_sample, a, 4, &ca);
+		uint32_t nb = sym_unwind(w, &leaf_sample, b, 4, &cb);
+		same = na == 4 && na == nb && ca == cb && memcmp(a, b, na * sizeof(*a)) == 0 &&
+		       a[1] == unwind_returns[0] && leaf_sample.regs[16] != unwind_sample.regs[16];
+	}
+	CHECK(same, "another ip of a known frame: 5 walks, each the full walk's frames (%u)", na);
+	uint64_t ruled = 0, full = 0, steps = same ? sym_unwinder_leaf_steps(v) - steps0 : 0;
+	if (same)
+		sym_unwinder_counts(v, &ruled, &full);
+	ruled -= ruled0, full -= full0;
+	CHECK(steps == 2 && ruled == 5 && full == 0,
+	      "its frame by libunwind at the first two walks, by its rule at the next three "
+	      "(%" PRIu64 " libunwind steps, %" PRIu64 " walks by the rules, %" PRIu64 " full)", steps, ruled, full);
 	sym_unwinder_free(v);
 	sym_unwinder_free(w);
 }
@@ -464,6 +510,7 @@ static void test_unwind(void)
 	sym_unwinder_free(v);
 	test_unwind_special(p, u);
 	test_unwind_rules(p);
+	test_unwind_leaf(p);
 	test_unwind_frame_regs(p);
 	test_unwind_ended(p);
 	/* a pid nothing is known of: the ip alone */
