@@ -10,7 +10,7 @@
 #  (b) the recipe's profile (the default with perf_event_open allowed, made
 #      with jq as README says): profile's func_a:func_b 1:2 (lib.sh's
 #      ratio_ok, at least 400 samples: fewer let a swapped split pass),
-#      offcpu's naps 400/800 ms +-5%, software:page-faults:1 exactly 1000
+#      offcpu's naps 400/800 ms -5% +20%, software:page-faults:1 exactly 1000
 #      in touch(), a tracepoint refused (no tracefs in a container),
 #      check's rows
 #  (c) the recipe's profile without capabilities: profile -c with user
@@ -135,8 +135,11 @@ expect_eq "(b) offcpu -c: exit status" $st 0
 check "(b) offcpu: through the context-switch event (no tracefs)" \
 	bash -c "head -1 $TMP/e | grep -q 'offcpu through perf.s context-switch event'"
 x=$(folded_count $TMP/o ";nap_x;"); y=$(folded_count $TMP/o ";nap_y;")
-naps_ok() { awk -v x="$1" -v y="$2" 'BEGIN { exit !(x >= 380000 && x <= 420000 && y >= 760000 && y <= 840000) }'; }
-check "(b) offcpu: nap_x $x us, nap_y $y us, 400000/800000 +-5%" naps_ok $x $y
+# -5%, +20%: a nap ends when its task runs again, and on a host busy with
+# other work the wakeup waits for a CPU (nap_y's 4 x 200 ms came out
+# 886807 us here once, 11% over); a swap (800/400) still fails
+naps_ok() { awk -v x="$1" -v y="$2" 'BEGIN { exit !(x >= 380000 && x <= 480000 && y >= 760000 && y <= 960000) }'; }
+check "(b) offcpu: nap_x $x us, nap_y $y us, 400000/800000 -5% +20%" naps_ok $x $y
 incontainer "${PERFMON[@]}" "${SEC[@]}" -- /bin/ftstack -e software:page-faults:1 -f -c /bin/touch_pages 1000 >$TMP/o 2>$TMP/e; st=$?
 expect_eq "(b) software:page-faults:1: exit status" $st 0
 expect_eq "(b) software:page-faults:1: touch() takes exactly the 1000 pages it touches" \
@@ -165,7 +168,7 @@ incontainer --cap-drop=all "${SEC[@]}" -- /bin/ftstack offcpu -f -c /bin/naps >$
 if [ "$PARANOID" -le 1 ]; then
 	expect_eq "(c) no capability, paranoid $PARANOID: offcpu -c: exit status" $st 0
 	x=$(folded_count $TMP/o ";nap_x;"); y=$(folded_count $TMP/o ";nap_y;")
-	check "(c) offcpu: nap_x $x us, nap_y $y us, 400000/800000 +-5%" naps_ok $x $y
+	check "(c) offcpu: nap_x $x us, nap_y $y us, 400000/800000 -5% +20%" naps_ok $x $y
 else
 	one_line_2 "(c) no capability, paranoid $PARANOID: offcpu refused" $st \
 		"perf_event_paranoid $PARANOID forbids without CAP_PERFMON"
