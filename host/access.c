@@ -6,6 +6,7 @@
  * file says (what a seccomp filter does with perf_event_open). */
 #include <dirent.h>
 #include <errno.h>
+#include <linux/perf_event.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -87,14 +88,16 @@ void host_access_probe(struct host_access *h)
 	h->perf_seccomp = 0;
 	if (h->seccomp != 2)
 		return;
-	/* The kernel copies the attr in before any permission check, so it
-	 * answers a NULL attr EFAULT whoever asks; any other answer is the
-	 * filter's (Docker's and podman's profiles: EPERM without the
-	 * capability their rule names, ENOSYS for a call they do not list). */
-	long fd = syscall(SYS_perf_event_open, NULL, 0, -1, -1, 0);
+	/* The kernel reads the attr's size before any permission check, and
+	 * answers one below the first ABI's (64 bytes) E2BIG whoever asks;
+	 * any other answer is the filter's (Docker's and podman's profiles:
+	 * EPERM without the capability their rule names, ENOSYS for a call
+	 * they do not list). Not a NULL attr: valgrind reads it and dies. */
+	struct perf_event_attr attr = { .size = 1 };
+	long fd = syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
 	if (fd >= 0)
 		close((int)fd);
-	else if (errno != EFAULT)
+	else if (errno != E2BIG)
 		h->perf_seccomp = -errno;
 }
 
