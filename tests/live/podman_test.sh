@@ -18,7 +18,8 @@
 #      refused naming the sysctl
 #  (d) --security-opt seccomp=unconfined, README's other way: profile's 1:2
 #  (e) --pid host with CAP_PERFMON, SYSLOG, SYS_PTRACE: a system-wide
-#      profile samples the host's processes
+#      profile samples the host's processes, their frames named where their
+#      files are mounted at the same paths
 # Containers and the image are named ftstack_podman_PID* and removed at exit.
 cd "$(dirname "$0")/../.." && . tests/live/lib.sh
 if ! command -v podman >/dev/null || ! command -v runc >/dev/null || ! command -v jq >/dev/null; then
@@ -186,18 +187,21 @@ incontainer "${PERFMON[@]}" --security-opt seccomp=unconfined -- /bin/ftstack ch
 check "(d) check: no filter" grep -Eq '^seccomp +yes +no filter' $TMP/m
 
 # (e) the host seen from the container, README's first recipe: the host's
-# pid namespace, system-wide, while the host runs cpu_ab (its frames are
-# not checked: ftstack opens a process's files by the paths in its maps, in
-# its own mount namespace, and the container has no /work)
+# pid namespace, system-wide, while the host runs cpu_ab. ftstack opens a
+# process's files by the paths in its maps, in its own mount namespace: the
+# workloads' folder is mounted at its host path, read-only, as README says
 $BIN/cpu_ab 3 & host_ab=$!
-incontainer "${PERFMON[@]}" --cap-add SYSLOG --cap-add SYS_PTRACE --pid host "${SEC[@]}" -- \
-	/bin/ftstack profile -F 499 -f 1 >$TMP/o 2>$TMP/e; st=$?
+incontainer "${PERFMON[@]}" --cap-add SYSLOG --cap-add SYS_PTRACE --pid host "${SEC[@]}" \
+	-v "$BIN:$BIN:ro" -- /bin/ftstack profile -F 499 -f 1 >$TMP/o 2>$TMP/e; st=$?
 wait $host_ab
 expect_eq "(e) --pid host, system-wide: exit status" $st 0
 # its share of the CPUs is the host's load's to decide (15 samples of 199
 # once while other tests ran): seen at all is what the namespace changes
 t=$(folded_count $TMP/o '^cpu_ab;')
 check "(e) the host's cpu_ab sampled from the container ($t samples at 499 Hz for 1 s; at least 5)" test $t -ge 5
+named=$(folded_count $TMP/o '^cpu_ab;.*;main;func_[ab];')
+check "(e) its frames named from the mounted folder (main;func_a|func_b in $named of $t, at least half)" \
+	test $((named * 2)) -ge $t -a $t -gt 0
 
 cleanup
 expect_eq "no ftstack_podman container left" \
