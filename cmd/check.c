@@ -91,6 +91,24 @@ static void probe_access(const struct host_access *h, const char *root,
 	p->uprobe_events = writable(root, "uprobe_events");
 }
 
+/* The seccomp line: the mode, and whether a filter lets perf_event_open
+ * through (a container runtime's profile may refuse it whatever the
+ * capabilities; the matrix's rows then say so too). */
+static void check_seccomp(struct tfs_check_item *it)
+{
+	struct host_access h;
+	host_access_read("/proc", "/sys", &h);
+	host_access_probe(&h);
+	it->what = "seccomp";
+	it->ok = !h.perf_seccomp;
+	if (h.perf_seccomp)
+		ft_mech_seccomp_why(&h, it->detail, sizeof(it->detail));
+	else
+		snprintf(it->detail, sizeof(it->detail), "%s", h.seccomp == 2 ?
+			 "a filter (Seccomp: 2), which lets perf_event_open through" :
+			 h.seccomp == 0 ? "no filter" : "mode unknown (no Seccomp in /proc/self/status)");
+}
+
 /* The matrix: what this user can do here, one row a kind of tracing. */
 static void print_matrix(const char *root, int find_err)
 {
@@ -98,6 +116,7 @@ static void print_matrix(const char *root, int find_err)
 	struct ft_access_probe p;
 	struct ft_matrix_row rows[16];
 	host_access_read("/proc", "/sys", &h);
+	host_access_probe(&h);
 	enum ft_tracefs_state t = ft_tracefs_state("/sys", find_err, &h);
 	probe_access(&h, root, &p);
 	int n = ft_mech_matrix(&h, t, &p, rows, 16);
@@ -113,12 +132,14 @@ int ft_cmd_check(const struct ft_options *o)
 {
 	(void)o;
 	char root[256] = "";
-	struct tfs_check_item items[32];
+	struct tfs_check_item items[33];
 	int find_err = tfs_find_root(root, sizeof(root));
 	if (find_err < 0)
 		root[0] = '\0';
 	print_matrix(root, find_err);
 	int n = tfs_check(root[0] ? root : NULL, "/proc", items, 30);
+	if (n >= 0)
+		check_seccomp(&items[n++]);
 	struct perfev_ustack_cost cost;
 	if (n >= 0 && root[0] && check_user_stacks(root, &cost, &items[n]) == 0 &&
 	    ft_ustack_check(&cost, &items[++n]) == 0)

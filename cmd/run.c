@@ -39,6 +39,7 @@ static int choose_mechanism(struct ft_session *s)
 	struct host_access h;
 	struct ft_mech_ask a;
 	host_access_read("/proc", "/sys", &h);
+	host_access_probe(&h);
 	int err = tfs_find_root(s->plan.tracefs, sizeof(s->plan.tracefs));
 	if (err < 0)
 		s->plan.tracefs[0] = '\0';

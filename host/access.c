@@ -1,11 +1,15 @@
 /* What this user may do with perf on this host: euid, effective
- * capabilities, kernel.perf_event_paranoid, kernel.kptr_restrict, the
- * lockdown mode, and which PMUs exist (kprobe, uprobe, a hardware one).
- * Read under the /proc and /sys roots given, so tests feed fixtures. */
+ * capabilities, the seccomp mode, kernel.perf_event_paranoid,
+ * kernel.kptr_restrict, the lockdown mode, and which PMUs exist (kprobe,
+ * uprobe, a hardware one). Read under the /proc and /sys roots given, so
+ * tests feed fixtures; host_access_probe asks the kernel the one thing no
+ * file says (what a seccomp filter does with perf_event_open). */
 #include <dirent.h>
 #include <errno.h>
+#include <linux/perf_event.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include "host/host.h"
 
@@ -68,6 +72,8 @@ int host_access_read(const char *proc_root, const char *sys_root, struct host_ac
 	h->paranoid = read_int(proc_root, "sys/kernel/perf_event_paranoid", 2);
 	h->kptr_restrict = read_int(proc_root, "sys/kernel/kptr_restrict", 1);
 	h->kallsyms = kallsyms_visible(h);
+	if (host_seccomp(proc_root, "self", &h->seccomp) < 0)
+		h->seccomp = -1;
 	int mlock = read_int(proc_root, "sys/kernel/perf_event_mlock_kb", 516);
 	h->mlock_kb = mlock > 0 ? (unsigned)mlock : 0;
 	read_lockdown(sys_root, h->lockdown, sizeof(h->lockdown));
@@ -75,6 +81,24 @@ int host_access_read(const char *proc_root, const char *sys_root, struct host_ac
 	h->uprobe_pmu = host_pmu_type(sys_root, "uprobe");
 	h->hw_pmu = hardware_pmu(sys_root);
 	return ret;
+}
+
+void host_access_probe(struct host_access *h)
+{
+	h->perf_seccomp = 0;
+	if (h->seccomp != 2)
+		return;
+	/* The kernel reads the attr's size before any permission check, and
+	 * answers one below the first ABI's (64 bytes) E2BIG whoever asks;
+	 * any other answer is the filter's (Docker's and podman's profiles:
+	 * EPERM without the capability their rule names, ENOSYS for a call
+	 * they do not list). Not a NULL attr: valgrind reads it and dies. */
+	struct perf_event_attr attr = { .size = 1 };
+	long fd = syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
+	if (fd >= 0)
+		close((int)fd);
+	else if (errno != E2BIG)
+		h->perf_seccomp = -errno;
 }
 
 bool host_access_has(const struct host_access *h, int cap)

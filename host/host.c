@@ -162,6 +162,11 @@ int host_cap_eff(const char *proc_root, const char *who, uint64_t *eff)
 	return ret;
 }
 
+int host_seccomp(const char *proc_root, const char *who, int *mode)
+{
+	return status_field(proc_root, who, "Seccomp: %d", mode);
+}
+
 int host_pmu_type(const char *sys_root, const char *name)
 {
 	char rel[160], buf[32];

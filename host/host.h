@@ -44,6 +44,9 @@ int host_tgid(const char *proc_root, pid_t tid, pid_t *tgid);
 /* The effective capabilities (CapEff of PROC_ROOT/WHO/status; WHO is a pid
  * or "self"). Returns 0 or -errno. */
 int host_cap_eff(const char *proc_root, const char *who, uint64_t *eff);
+/* The seccomp mode (Seccomp of PROC_ROOT/WHO/status, Linux 3.8+): 0 none,
+ * 1 strict, 2 a filter. Returns 0 or -errno (-ENOENT: no such field). */
+int host_seccomp(const char *proc_root, const char *who, int *mode);
 #define HOST_CAP_IPC_LOCK 14
 #define HOST_CAP_SYS_PTRACE 19
 #define HOST_CAP_SYS_ADMIN 21
@@ -63,10 +66,18 @@ struct host_access {
 	int kprobe_pmu, uprobe_pmu; /* PMU types, -1 when absent */
 	bool hw_pmu;           /* a hardware PMU (cycles, instructions, ...) */
 	unsigned mlock_kb;     /* kernel.perf_event_mlock_kb (516 when unreadable) */
+	int seccomp;           /* Seccomp of status: 0 none, 1 strict, 2 a filter; -1 unknown */
+	int perf_seccomp;      /* 0, or the -errno this process's seccomp filter answers
+				* perf_event_open with (host_access_probe; 0 until then) */
 };
 /* Fills H from PROC_ROOT (status, sysctls) and SYS_ROOT (PMUs, lockdown).
  * Returns 0, or -errno when CapEff could not be read (then 0 is assumed). */
 int host_access_read(const char *proc_root, const char *sys_root, struct host_access *h);
+/* Asks the kernel what no file says: whether this process's seccomp filter
+ * (H->seccomp 2) answers perf_event_open itself, into H->perf_seccomp
+ * (0 when the call reaches the kernel). Apart from host_access_read, whose
+ * fixtures say nothing of the process that reads them. */
+void host_access_probe(struct host_access *h);
 /* Whether capability CAP is effective. */
 bool host_access_has(const struct host_access *h, int cap);
 /* Whether perf lets this user sample in kernel mode and take kernel

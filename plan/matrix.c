@@ -12,7 +12,11 @@
 static void why_perf(const struct host_access *h, int err, bool kernel_mode, char *buf,
 		     size_t len)
 {
-	if ((err == -EACCES || err == -EPERM) && kernel_mode)
+	if (h->perf_seccomp && err == h->perf_seccomp)
+		snprintf(buf, len, "this process's seccomp filter refuses perf_event_open "
+			 "(Seccomp: %d)%s", h->seccomp, host_access_has(h, HOST_CAP_PERFMON) ?
+			 ", though CAP_PERFMON is effective" : "");
+	else if ((err == -EACCES || err == -EPERM) && kernel_mode)
 		snprintf(buf, len, "kernel-mode samples: kernel.perf_event_paranoid is %d "
 			 "(sysctl kernel.perf_event_paranoid=1, or CAP_PERFMON)", h->paranoid);
 	else if (err == -EACCES || err == -EPERM)
@@ -44,7 +48,7 @@ static void probe_row(const struct host_access *h, enum ft_tracefs_state t, int 
 	char pmu[160];
 	if (pmu_type < 0)
 		snprintf(pmu, sizeof(pmu), "this kernel has no %s PMU", kind);
-	else if (err == -EACCES || err == -EPERM)
+	else if ((err == -EACCES || err == -EPERM) && err != h->perf_seccomp)
 		/* the kernel's rule (6.18): kprobe PMU perfmon_capable(), uprobe PMU
 		 * capable(CAP_SYS_ADMIN) */
 		snprintf(pmu, sizeof(pmu), "the %s PMU needs %s", kind,
@@ -128,6 +132,8 @@ int ft_mech_matrix(const struct host_access *h, enum ft_tracefs_state t,
 	r = row(rows, &n, max, "system-wide", p->system_wide == 0);
 	if (r->ok)
 		snprintf(r->detail, sizeof(r->detail), "one event per CPU");
+	else if (h->perf_seccomp && p->system_wide == h->perf_seccomp)
+		why_perf(h, p->system_wide, true, r->detail, sizeof(r->detail));
 	else
 		snprintf(r->detail, sizeof(r->detail), "needs CAP_PERFMON or "
 			 "kernel.perf_event_paranoid <= 0 (it is %d)", h->paranoid);

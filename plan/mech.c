@@ -100,6 +100,30 @@ void ft_mech_still_work(const struct host_access *h, enum ft_tracefs_state t, ch
 		snprintf(buf, len, "nothing");
 }
 
+/* "EPERM" for -EPERM. Static. */
+static const char *errno_name(int err)
+{
+	const char *name = strerrorname_np(-err);
+	return name ? name : "an error";
+}
+
+void ft_mech_seccomp_why(const struct host_access *h, char *buf, size_t len)
+{
+	buf[0] = '\0';
+	if (!h->perf_seccomp)
+		return;
+	/* the filter answered, not the kernel: a lower paranoid lifts
+	 * nothing, and of the capabilities only the one the profile's rule
+	 * names does (Docker's: CAP_PERFMON; podman's: CAP_SYS_ADMIN) */
+	bool perfmon = host_access_has(h, HOST_CAP_PERFMON);
+	snprintf(buf, len, "perf_event_open is refused by this process's seccomp filter (Seccomp: "
+		 "%d in /proc/self/status; it answers %s)%s: run the container with a seccomp "
+		 "profile that allows perf_event_open%s (README's container recipe)", h->seccomp,
+		 errno_name(h->perf_seccomp), perfmon ? ", though CAP_PERFMON is effective" : "",
+		 perfmon ? "" : ", or add CAP_PERFMON where the profile allows it then (Docker's "
+		 "default does)");
+}
+
 /* Sets M's refusal; returns -EACCES. */
 __attribute__((format(printf, 2, 3)))
 static int refuse(struct ft_mech *m, const char *fmt, ...)
@@ -116,6 +140,10 @@ static int refuse(struct ft_mech *m, const char *fmt, ...)
 static int refuse_perf(const struct host_access *h, const struct ft_mech_ask *a,
 		       struct ft_mech *m)
 {
+	char filtered[320];
+	ft_mech_seccomp_why(h, filtered, sizeof(filtered));
+	if (filtered[0] && !a->ftrace)
+		return refuse(m, "%s", filtered);
 	if (!host_perf_any(h))
 		return refuse(m, "perf_event_open is closed to users here "
 			"(kernel.perf_event_paranoid is %d): sysctl kernel.perf_event_paranoid=2, "

@@ -135,6 +135,10 @@ struct ft_mech {
  * (perf_event_paranoid) and what would lift it (the exit status is 2). */
 int ft_mech_choose(const struct host_access *h, enum ft_tracefs_state t,
 		   const struct ft_mech_ask *a, struct ft_mech *m);
+/* When H's seccomp filter answers perf_event_open itself (H->perf_seccomp,
+ * host_access_probe): the one-line refusal saying so and what lifts it,
+ * into BUF; else "". */
+void ft_mech_seccomp_why(const struct host_access *h, char *buf, size_t len);
 /* True when H's lockdown mode (integrity or confidentiality) closes kprobes,
  * the PMU's and kprobe_events alike. */
 bool ft_lockdown_blocks_kprobes(const struct host_access *h);

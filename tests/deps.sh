@@ -7,7 +7,12 @@ pkgs="build-essential pkg-config libtracefs-dev libtraceevent-dev libelf-dev
       linux-perf cppcheck systemtap-sdt-dev busybox-static cpio qemu-system-x86
       golang-go libxml2-utils firefox-esr
       libcap2-bin valgrind
+      podman runc jq
       libcurl4-openssl-dev clickhouse-server python3"
+# podman runc jq: tests/live/podman_test.sh runs README's container recipe
+# (runc: podman's default crun refuses a hybrid cgroup layout; jq writes the
+# recipe's seccomp profile). Rootful with --network none: no uidmap,
+# slirp4netns or fuse-overlayfs needed
 # libdw-dev: only its <dwarf.h>, the DWARF constants (DW_EH_PE_*) the
 # unwinder reads .eh_frame_hdr with; libdw itself is not linked
 # report_formats_test: node and npm fetch speedscope's schema (a nodejs that

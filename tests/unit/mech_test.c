@@ -194,6 +194,60 @@ static void test_matrix(void)
 	      "lockdown: kernel functions no, because of it: %s", r ? r->detail : "");
 }
 
+/* A seccomp filter that answers perf_event_open itself (podman's default
+ * profile without CAP_SYS_ADMIN, issue 33): every perf mode is refused in
+ * one line that blames the filter, not the sysctl, and check's rows say so */
+static void test_seccomp(void)
+{
+	struct host_access h = host(2, PERFMON);
+	h.seccomp = 2;
+	h.perf_seccomp = -EPERM;
+	struct ft_mech m;
+	struct ft_mech_ask a = ask(FT_PROFILE, false);
+	CHECK(ft_mech_choose(&h, FT_TRACEFS_UNMOUNTED, &a, &m) == -EACCES &&
+	      strstr(m.why, "seccomp filter (Seccomp: 2") && strstr(m.why, "answers EPERM") &&
+	      strstr(m.why, "though CAP_PERFMON is effective") &&
+	      strstr(m.why, "seccomp profile that allows perf_event_open") &&
+	      !strstr(m.why, "paranoid") && !strchr(m.why, '\n'),
+	      "CAP_PERFMON under a filter: profile refused, blaming the filter: %s", m.why);
+	a = ask(FT_COUNT, false);
+	a.software = true;
+	CHECK(ft_mech_choose(&h, FT_TRACEFS_UNMOUNTED, &a, &m) == -EACCES && strstr(m.why, "seccomp"),
+	      "... and software events");
+	a.ftrace = true;
+	a.software = false;
+	a.tracepoints = true;
+	CHECK(ft_mech_choose(&h, FT_TRACEFS_OK, &a, &m) == 0,
+	      "--backend ftrace with tracefs needs no perf_event_open: not refused");
+	h = host(2, 0);
+	h.seccomp = 2;
+	h.perf_seccomp = -EPERM;
+	a = ask(FT_PROFILE, false);
+	CHECK(ft_mech_choose(&h, FT_TRACEFS_UNMOUNTED, &a, &m) == -EACCES &&
+	      strstr(m.why, "add CAP_PERFMON where the profile allows it") &&
+	      !strstr(m.why, "though"), "no capability under a filter: refused, CAP_PERFMON named: %s", m.why);
+	h.perf_seccomp = 0;
+	CHECK(ft_mech_choose(&h, FT_TRACEFS_UNMOUNTED, &a, &m) == 0,
+	      "a filter that lets perf_event_open through: profile -c as without one");
+	h = host(2, PERFMON);
+	h.seccomp = 2;
+	h.perf_seccomp = -EPERM;
+	struct ft_access_probe p = { .cpu_clock_user = -EPERM, .cpu_clock_kernel = -EPERM,
+		.ctxsw_kernel = -EPERM, .page_faults = -EPERM, .cycles = -ENOENT, .system_wide = -EPERM,
+		.tracepoint = -ENOENT, .kprobe_pmu = -ENOENT, .uprobe_pmu = -EPERM,
+		.kprobe_events = -ENOENT, .uprobe_events = -ENOENT };
+	struct ft_matrix_row rows[16];
+	int n = ft_mech_matrix(&h, FT_TRACEFS_UNMOUNTED, &p, rows, 16);
+	static const char *const blamed[] = { "profile", "offcpu", "software events",
+		"kernel stacks", "user stacks", "system-wide", "user functions" };
+	for (size_t i = 0; i < sizeof(blamed) / sizeof(blamed[0]); i++) {
+		const struct ft_matrix_row *r = find(rows, n, blamed[i]);
+		CHECK(r && !r->ok && strstr(r->detail, "seccomp filter refuses perf_event_open") &&
+		      strstr(r->detail, "though CAP_PERFMON is effective") && !strstr(r->detail, "paranoid"),
+		      "check under a filter: %s no, the filter's doing: %s", blamed[i], r ? r->detail : "");
+	}
+}
+
 static void put(const char *dir, const char *rel, const char *text)
 {
 	char path[512];
@@ -249,6 +303,7 @@ int main(void)
 	test_specs();
 	test_choice();
 	test_matrix();
+	test_seccomp();
 	test_read();
 	CHECK_DONE();
 }
