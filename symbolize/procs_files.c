@@ -45,7 +45,7 @@ struct sym_elf *sym_file_elf(struct sym_procs *p, struct file *f)
 	if (!f->tried) {
 		f->tried = true;
 		/* "[vdso]", "//anon", "/memfd:x (deleted)": open fails, cached */
-		if (f->path[0] != '/' || sym_elf_open(f->path, p->debug_root, &f->elf) < 0)
+		if (f->path[0] != '/' || sym_elf_load(f->path, p->debug_root, &f->elf) < 0)
 			f->elf = NULL;
 	}
 	return f->elf;

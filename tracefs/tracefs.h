@@ -160,8 +160,8 @@ int tfs_cleanup_stale(const char *root, const char *proc_root,
  * "p:ftstack_1/u /bin/true:0x1010 ra=+0($stack)") as libtracefs's kprobe or
  * uprobe object, recording its destruction. Returns 0 or -errno (the
  * kernel's error_log line in err). */
-int tfs_dynevent_add(struct tfs_log *log, const char *file, const char *group,
-		     const char *event, const char *definition, char *err, size_t errlen);
+int tfs_dynevent_create(struct tfs_log *log, const char *file, const char *group,
+			const char *event, const char *definition, char *err, size_t errlen);
 /* tracefs_dynevent_destroy, retried while the event is busy (a killed
  * owner's perf events go a moment after it dies). Returns 0 or -errno. */
 int tfs_dynevent_destroy(struct tracefs_dynevent *dyn);
