@@ -47,6 +47,14 @@ struct agg_probe {
 int agg_index_reserve(struct agg_index *x);
 /* Puts ITEM where the probe P (which returned 0) ended. */
 void agg_index_put(struct agg_index *x, const struct agg_probe *p, uint32_t item);
+/* Empties X and sizes it for N items, smaller too: puts need no reserve
+ * until N (a table refilled after dropping or renumbering its items, or
+ * built at once). Returns 0, or -ENOMEM (X as it was); it cannot fail when
+ * X held more than N items before (its old slots are emptied instead). */
+int agg_index_reset(struct agg_index *x, uint32_t n);
+/* Puts ITEM under hash H without comparing (the caller knows it is new);
+ * room must have been made (reserve or reset). */
+void agg_index_add(struct agg_index *x, uint64_t h, uint32_t item);
 /* Frees the slots; the index is empty again. */
 void agg_index_clear(struct agg_index *x);
 

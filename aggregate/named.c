@@ -9,12 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct named_chunk {
-	struct named_chunk *next;
-	size_t used, cap;
-	_Alignas(8) char bytes[];
-};
-
 struct named_entry {
 	struct agg_named_stack s; /* comm and frames point at interned strings */
 };
@@ -27,7 +21,7 @@ struct named_out {
 
 /* The indexes hold index+1 into their item array (items are never 0). */
 struct agg_named {
-	struct named_chunk *chunks;
+	struct mem_arena arena; /* interned strings and frame arrays never move */
 	const char **strs;
 	uint32_t nstrs, capstrs;
 	struct agg_index str_index;
@@ -39,27 +33,6 @@ struct agg_named {
 
 #define CHUNK_BYTES (256 * 1024)
 #define MIN_ITEMS 256u
-
-/* Chunked bytes, 8-aligned: interned strings and frame arrays never move. */
-static void *arena_alloc(struct agg_named *n, size_t size)
-{
-	struct named_chunk *c = n->chunks;
-
-	size = (size + 7) & ~(size_t)7;
-	if (!c || c->cap - c->used < size) {
-		size_t cap = size > CHUNK_BYTES ? size : CHUNK_BYTES;
-
-		c = malloc(sizeof(*c) + cap);
-		if (!c)
-			return NULL;
-		c->next = n->chunks;
-		c->used = 0;
-		c->cap = cap;
-		n->chunks = c;
-	}
-	c->used += size;
-	return c->bytes + c->used - size;
-}
 
 static int intern(struct agg_named *n, const char *s, const char **out)
 {
@@ -78,7 +51,7 @@ static int intern(struct agg_named *n, const char *s, const char **out)
 	}
 	if (MEM_GROW(n->strs, n->capstrs, (size_t)n->nstrs + 1, MIN_ITEMS))
 		return -ENOMEM;
-	copy = arena_alloc(n, len + 1);
+	copy = mem_arena_alloc(&n->arena, len + 1);
 	if (!copy)
 		return -ENOMEM;
 	memcpy(copy, s, len + 1);
@@ -115,20 +88,18 @@ static bool stack_equal(const struct agg_named_stack *a,
 int agg_named_alloc(struct agg_named **out)
 {
 	*out = calloc(1, sizeof(**out));
+	if (*out)
+		(*out)->arena.chunk = CHUNK_BYTES;
 	return *out ? 0 : -ENOMEM;
 }
 
 void agg_named_free(struct agg_named *n)
 {
-	struct named_chunk *c, *next;
 	struct named_out *o, *onext;
 
 	if (!n)
 		return;
-	for (c = n->chunks; c; c = next) {
-		next = c->next;
-		free(c);
-	}
+	mem_arena_free(&n->arena);
 	for (o = n->outs; o; o = onext) {
 		onext = o->next;
 		free(o);
@@ -167,7 +138,7 @@ static int insert_new(struct agg_named *n, struct named_entry *e, const struct a
 	if (MEM_GROW(n->stacks, n->capstacks, (size_t)n->nstacks + 1, MIN_ITEMS))
 		return -ENOMEM;
 	if (nf) {
-		frames = arena_alloc(n, nf * sizeof(*frames));
+		frames = mem_arena_alloc(&n->arena, nf * sizeof(*frames));
 		if (!frames)
 			return -ENOMEM;
 		memcpy(frames, e->s.frames, nf * sizeof(*frames));

@@ -11,15 +11,8 @@
 #include <string.h>
 
 #define NO_STACK 0u           /* id of the empty stack: never interned */
-#define CHUNK_WORDS (64 * 1024) /* arena chunk: 512 KiB of addresses */
+#define CHUNK_BYTES ((size_t)512 << 10) /* arena chunk: 64 Ki addresses */
 #define MIN_ITEMS 1024u /* items allocated at first */
-
-/* Chunked arena: stack arrays never move, so entries can point into it. */
-struct chunk {
-	struct chunk *next;
-	size_t used, cap;
-	uint64_t words[];
-};
 
 struct stack {
 	const uint64_t *addr;
@@ -45,7 +38,7 @@ struct key {
 
 struct agg_table {
 	struct agg_config cfg;
-	struct chunk *chunks;
+	struct mem_arena arena; /* stack arrays never move: entries point into it */
 	struct interner kint, uint;
 	struct key *keys;
 	uint32_t nkeys, capkeys; /* keys[0] unused: item 0 means empty */
@@ -59,25 +52,6 @@ struct agg_table {
 static uint64_t hash_words(const uint64_t *w, uint32_t n)
 {
 	return agg_hash_words(0x243f6a8885a308d3ull, w, n);
-}
-
-static uint64_t *arena_alloc(struct agg_table *t, uint32_t n)
-{
-	struct chunk *c = t->chunks;
-
-	if (!c || c->cap - c->used < n) {
-		size_t cap = n > CHUNK_WORDS ? n : CHUNK_WORDS;
-
-		c = malloc(sizeof(*c) + cap * sizeof(uint64_t));
-		if (!c)
-			return NULL;
-		c->next = t->chunks;
-		c->used = 0;
-		c->cap = cap;
-		t->chunks = c;
-	}
-	c->used += n;
-	return c->words + c->used - n;
 }
 
 static int interner_init(struct interner *in)
@@ -132,7 +106,7 @@ static int interner_insert(struct agg_table *t, struct interner *in,
 
 	if (err)
 		return err;
-	copy = arena_alloc(t, n);
+	copy = mem_arena_alloc(&t->arena, (size_t)n * sizeof(*copy));
 	if (!copy)
 		return -ENOMEM;
 	memcpy(copy, a, n * sizeof(*a));
@@ -199,13 +173,7 @@ static int table_init(struct agg_table *t)
 
 static void table_free(struct agg_table *t)
 {
-	struct chunk *c = t->chunks, *next;
-
-	for (; c; c = next) {
-		next = c->next;
-		free(c);
-	}
-	t->chunks = NULL;
+	mem_arena_free(&t->arena);
 	interner_free(&t->kint);
 	interner_free(&t->uint);
 	agg_index_clear(&t->kindex);
@@ -227,6 +195,7 @@ int agg_table_alloc(const struct agg_config *cfg, struct agg_table **out)
 		return -ENOMEM;
 	if (cfg)
 		t->cfg = *cfg;
+	t->arena.chunk = CHUNK_BYTES;
 	if (table_init(t)) {
 		agg_table_free(t);
 		return -ENOMEM;

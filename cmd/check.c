@@ -16,7 +16,8 @@
  * against copy (a FT_COPY_SIZE_DEFAULT-byte copy alone): where the kernel's
  * reads of user memory are slow (some VMs) copy is much the cheaper.
  * perfev_ustack_cost times them into C (the same measurement chooses the
- * user-stack method). Returns 0, or -errno when it can't. */
+ * user-stack method: ft_ustack_check says which and why). Returns 0, or
+ * -errno when it can't. */
 static int check_user_stacks(const char *root, struct perfev_ustack_cost *cost,
 			     struct tfs_check_item *it)
 {
@@ -30,14 +31,12 @@ static int check_user_stacks(const char *root, struct perfev_ustack_cost *cost,
 	char fp[32], copy[32];
 	it->what = "user stacks";
 	it->ok = true;
+	/* the verdict is the next line's (ft_ustack_check: the one rule) */
 	snprintf(it->detail, sizeof(it->detail),
-		 "the kernel's walk + a %d-byte copy (fp) %s%s, a %d-byte copy (copy) %s: %s",
+		 "the kernel's walk + a %d-byte copy (fp) %s%s, a %d-byte copy (copy) %s",
 		 FT_FIX_SIZE_DEFAULT, perfev_cost_text(fp, sizeof(fp), c.fp_measured, c.fp_ns),
 		 c.fp_measured ? " a sample" : "", FT_COPY_SIZE_DEFAULT,
-		 perfev_cost_text(copy, sizeof(copy), c.copy_measured, c.copy_ns),
-		 c.verdict == PERFEV_USTACK_COPY ? "copy is the cheaper here" :
-		 c.verdict == PERFEV_USTACK_FP ? "fp is the cheaper here" :
-		 "they differ too little to measure here");
+		 perfev_cost_text(copy, sizeof(copy), c.copy_measured, c.copy_ns));
 	return 0;
 }
 
@@ -94,19 +93,16 @@ static void probe_access(const struct host_access *h, const char *root,
 /* The seccomp line: the mode, and whether a filter lets perf_event_open
  * through (a container runtime's profile may refuse it whatever the
  * capabilities; the matrix's rows then say so too). */
-static void check_seccomp(struct tfs_check_item *it)
+static void check_seccomp(const struct host_access *h, struct tfs_check_item *it)
 {
-	struct host_access h;
-	host_access_read("/proc", "/sys", &h);
-	host_access_probe(&h);
 	it->what = "seccomp";
-	it->ok = !h.perf_seccomp;
-	if (h.perf_seccomp)
-		ft_mech_seccomp_why(&h, it->detail, sizeof(it->detail));
+	it->ok = !h->perf_seccomp;
+	if (h->perf_seccomp)
+		ft_mech_seccomp_why(h, it->detail, sizeof(it->detail));
 	else
-		snprintf(it->detail, sizeof(it->detail), "%s", h.seccomp == 2 ?
+		snprintf(it->detail, sizeof(it->detail), "%s", h->seccomp == 2 ?
 			 "a filter (Seccomp: 2), which lets perf_event_open through" :
-			 h.seccomp == 0 ? "no filter" : "mode unknown (no Seccomp in /proc/self/status)");
+			 h->seccomp == 0 ? "no filter" : "mode unknown (no Seccomp in /proc/self/status)");
 }
 
 /* The matrix: what this user can do here, one row a kind of tracing. */
@@ -128,18 +124,68 @@ static void print_matrix(const char *root, int find_err)
 	printf("\n");
 }
 
+#define DETAIL(it, ...) snprintf((it)->detail, sizeof((it)->detail), __VA_ARGS__)
+
+/* Whether this user may sample a cpu-clock with kernel callchains here. */
+static void check_perf(struct tfs_check_item *it)
+{
+	int ret = try_open(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, true, 0, -1, 0);
+	it->what = "perf_event_open callchains";
+	it->ok = ret == 0;
+	DETAIL(it, "%s", ret == 0 ? "cpu-clock with callchains" : strerror(-ret));
+}
+
+/* A sysctl's value as PROC_ROOT/REL says it, with UNIT after. */
+static void check_sysctl(const char *proc_root, const char *what, const char *rel,
+			 const char *unit, struct tfs_check_item *it)
+{
+	char buf[64] = "";
+	it->what = what;
+	it->ok = host_read_line(proc_root, rel, buf, sizeof(buf)) == 0;
+	buf[strcspn(buf, "\n")] = '\0';
+	DETAIL(it, "%s%s", it->ok ? buf : "unreadable", it->ok ? unit : "");
+}
+
+int ft_check_host(const struct host_access *h, const char *proc_root,
+		  struct tfs_check_item *items, int max)
+{
+	struct tfs_check_item it[5];
+	check_sysctl(proc_root, "perf_event_max_stack", "sys/kernel/perf_event_max_stack",
+		     " frames", &it[0]);
+	check_sysctl(proc_root, "perf_event_paranoid", "sys/kernel/perf_event_paranoid", "",
+		     &it[1]);
+	it[2] = (struct tfs_check_item){ .what = "kptr_restrict", .ok = h->kallsyms };
+	DETAIL(&it[2], "%d (kallsyms addresses %s)", h->kptr_restrict,
+	       h->kallsyms ? "visible" : "hidden");
+	it[3] = (struct tfs_check_item){ .what = "lockdown",
+					 .ok = !h->lockdown[0] || strcmp(h->lockdown, "none") == 0 };
+	DETAIL(&it[3], "%s", h->lockdown[0] ? h->lockdown : "no lockdown LSM");
+	bool admin = host_access_has(h, HOST_CAP_SYS_ADMIN);
+	bool perfmon = host_access_has(h, HOST_CAP_PERFMON);
+	it[4] = (struct tfs_check_item){ .what = "privileges", .ok = h->root || admin || perfmon };
+	DETAIL(&it[4], "euid %u, CAP_SYS_ADMIN %s, CAP_PERFMON %s", (unsigned)geteuid(),
+	       admin ? "yes" : "no", perfmon ? "yes" : "no");
+	int n = max < 5 ? (max > 0 ? max : 0) : 5;
+	memcpy(items, it, (size_t)n * sizeof(*it));
+	return n;
+}
+
 int ft_cmd_check(const struct ft_options *o)
 {
 	(void)o;
 	char root[256] = "";
 	struct tfs_check_item items[33];
+	struct host_access h;
 	int find_err = tfs_find_root(root, sizeof(root));
 	if (find_err < 0)
 		root[0] = '\0';
 	print_matrix(root, find_err);
-	int n = tfs_check(root[0] ? root : NULL, "/proc", items, 30);
-	if (n >= 0)
-		check_seccomp(&items[n++]);
+	int n = tfs_check(root[0] ? root : NULL, items, 20);
+	check_perf(&items[n++]);
+	host_access_read("/proc", "/sys", &h);
+	host_access_probe(&h);
+	n += ft_check_host(&h, "/proc", &items[n], 30 - n);
+	check_seccomp(&h, &items[n++]);
 	struct perfev_ustack_cost cost;
 	if (n >= 0 && root[0] && check_user_stacks(root, &cost, &items[n]) == 0 &&
 	    ft_ustack_check(&cost, &items[++n]) == 0)

@@ -17,6 +17,14 @@ int ft_cmd_report(const struct ft_options *o);
 /* cleanup's work on the tracefs at TRACEFS, with PROC_ROOT saying which
  * ftstack runs are alive; what it removed goes to OUT. Returns the exit status. */
 int ft_cleanup_run(const char *tracefs, const char *proc_root, FILE *out);
+struct host_access;
+struct tfs_check_item;
+/* check's lines on what the host lets this user do: perf_event_max_stack
+ * and perf_event_paranoid (read under PROC_ROOT), kptr_restrict, lockdown
+ * and privileges (from H, host_access_read's). Fills up to MAX items;
+ * returns the number filled. */
+int ft_check_host(const struct host_access *h, const char *proc_root,
+		  struct tfs_check_item *items, int max);
 struct ft_session;
 /* count, profile and offcpu's opening line (bcc's: what is traced, whose,
  * which stacks, until when), on stderr so folded stdout stays clean. */

@@ -1,7 +1,9 @@
 /* The event loop: one epoll over every ring, a signalfd (INT, TERM, HUP,
  * CHLD), a timerfd for the duration and one for -i intervals. Signals are
  * blocked and read from the fd, so the result is printed from ordinary code,
- * never from a handler. */
+ * never from a handler. A cookie that is none of the loop's own nor a
+ * target's goes to the sources' dispatcher (source/source.c), which knows
+ * the backends. */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -28,10 +30,13 @@ static int add_fd(int epfd, int fd, int tag)
 	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) < 0 ? -errno : 0;
 }
 
-static int timer_open(double secs, bool repeat)
+/* Opens a timerfd that fires after SECS (and every SECS when REPEAT) and
+ * adds it to EPFD under TAG; its fd into *FD. Returns 0 or -errno (*FD
+ * then -1 or the fd to close). */
+static int timer_add(int epfd, double secs, bool repeat, int tag, int *fd)
 {
-	int fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-	if (fd < 0)
+	*fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (*fd < 0)
 		return -errno;
 	struct itimerspec its = { 0 };
 	its.it_value.tv_sec = (time_t)secs;
@@ -40,12 +45,18 @@ static int timer_open(double secs, bool repeat)
 		its.it_value.tv_nsec = 1;
 	if (repeat)
 		its.it_interval = its.it_value;
-	if (timerfd_settime(fd, 0, &its, NULL) < 0) {
-		int e = -errno;
-		close(fd);
-		return e;
-	}
-	return fd;
+	if (timerfd_settime(*fd, 0, &its, NULL) < 0)
+		return -errno;
+	return add_fd(epfd, *fd, tag);
+}
+
+void ft_loop_signals(sigset_t *mask)
+{
+	sigemptyset(mask);
+	sigaddset(mask, SIGINT);
+	sigaddset(mask, SIGTERM);
+	sigaddset(mask, SIGHUP);
+	sigaddset(mask, SIGCHLD);
 }
 
 /* Returns true when the run should end: a signal to end, or T's command
@@ -105,57 +116,81 @@ static int sweep(struct ft_session *s)
 	return ret;
 }
 
-/* A perf ring hung up (its task and every inherited child exited): other
- * threads may still write into it, and the task may still be on its way
- * out, so every ring is drained and the targets looked for on each poll
- * timeout from now on. Returns 1 when none of the -p/-L tasks is left (the
- * run can end), 0 when some are, or -errno. */
-static int ring_hangup(struct ft_session *s, void *cookie, int epfd)
+/* The fds the loop waits on besides the sources' and the targets'. */
+struct loop {
+	int epfd;
+	int sfd, dfd, ifd, tfd; /* signals, duration, interval, offcpu's settling; -1: none */
+};
+
+/* Opens the signalfd and the timers the options ask for into L. Returns 0
+ * or -errno (what was opened is in L, for close_fds). */
+static int open_fds(struct ft_session *s, struct loop *l)
 {
-	int ret = ft_perf_source_hangup(s->src.perf, cookie, epfd);
-	if (ret < 0)
-		return ret;
-	s->poll_rings = true;
-	return ft_session_targets_gone(s);
+	sigset_t mask;
+	ft_loop_signals(&mask);
+	l->sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	int ret = l->sfd < 0 ? -errno : add_fd(l->epfd, l->sfd, TAG_SIGNAL);
+	if (ret == 0 && s->opt->duration > 0)
+		ret = timer_add(l->epfd, s->opt->duration, false, TAG_DURATION, &l->dfd);
+	if (ret == 0 && s->opt->interval > 0)
+		ret = timer_add(l->epfd, s->opt->interval, true, TAG_INTERVAL, &l->ifd);
+	if (ret == 0 && s->offcpu)
+		ret = timer_add(l->epfd, SETTLE_SECS, true, TAG_SETTLE, &l->tfd);
+	return ret;
+}
+
+static void close_fds(struct loop *l)
+{
+	int *fds[] = { &l->tfd, &l->ifd, &l->dfd, &l->sfd };
+	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
+		if (*fds[i] >= 0)
+			close(*fds[i]);
+}
+
+/* One epoll event EV. Sets *END when the run should end (a signal, the
+ * duration, the command exited) and *ENDED when the traced tasks are gone.
+ * Returns 0, 1 when a ring hung up and no target is left (the rest of the
+ * batch is not read: the run ends), or -errno. */
+static int on_event(struct ft_session *s, const struct loop *l, const struct epoll_event *ev,
+		    bool *end, int *ended)
+{
+	void *c = ev->data.ptr;
+	if (c == &tags[TAG_SIGNAL]) {
+		*end |= on_signal(&s->traced, l->sfd);
+		return 0;
+	}
+	if (c == &tags[TAG_DURATION]) {
+		*end = true;
+		return 0;
+	}
+	if (c == &tags[TAG_INTERVAL] || c == &tags[TAG_SETTLE])
+		return on_timer(s, c == &tags[TAG_INTERVAL] ? l->ifd : l->tfd,
+				c == &tags[TAG_INTERVAL]);
+	if (ft_targets_owns(&s->traced.targets, c)) {
+		*ended = ft_targets_exited(&s->traced.targets, c, l->epfd) && !s->traced.have_child;
+		return 0;
+	}
+	int ret = ft_sources_ready(&s->src, c, ev->events, l->epfd);
+	if (ret == FT_SOURCE_HUNGUP) {
+		/* the task may still be on its way out and other threads may
+		 * still write: the rings are drained and the targets looked for
+		 * on each poll timeout from now on */
+		s->poll_rings = true;
+		return *ended = ft_session_targets_gone(s);
+	}
+	if (ret == FT_SOURCE_NOT_OURS && ft_ksyms_owns(&s->kernel, c))
+		ft_session_kernel_wait(s); /* done: counts what waited */
+	return ret < 0 ? ret : 0;
 }
 
 int ft_loop_run(struct ft_session *s, int epfd)
 {
-	sigset_t mask;
-	int sfd = -1, dfd = -1, ifd = -1, tfd = -1, ret = 0;
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGHUP);
-	sigaddset(&mask, SIGCHLD);
-	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-	if (sfd < 0 || (ret = add_fd(epfd, sfd, TAG_SIGNAL)) < 0)
-		goto cleanup;
-	if (s->opt->duration > 0) {
-		if ((dfd = timer_open(s->opt->duration, false)) < 0 ||
-		    (ret = add_fd(epfd, dfd, TAG_DURATION)) < 0) {
-			ret = dfd < 0 ? dfd : ret;
-			goto cleanup;
-		}
-	}
-	if (s->opt->interval > 0) {
-		if ((ifd = timer_open(s->opt->interval, true)) < 0 ||
-		    (ret = add_fd(epfd, ifd, TAG_INTERVAL)) < 0) {
-			ret = ifd < 0 ? ifd : ret;
-			goto cleanup;
-		}
-	}
-	if (s->offcpu) {
-		if ((tfd = timer_open(SETTLE_SECS, true)) < 0 ||
-		    (ret = add_fd(epfd, tfd, TAG_SETTLE)) < 0) {
-			ret = tfd < 0 ? tfd : ret;
-			goto cleanup;
-		}
-	}
+	struct loop l = { .epfd = epfd, .sfd = -1, .dfd = -1, .ifd = -1, .tfd = -1 };
+	int ret = open_fds(s, &l);
 	/* the targets' pidfds say when they exit; where the kernel has none
 	 * (threads before 6.9), and with no perf ring to hang up (--backend
 	 * ftrace -K), look on a timeout too */
-	if ((ret = ft_targets_watch(&s->traced.targets, epfd)) < 0)
+	if (ret < 0 || (ret = ft_targets_watch(&s->traced.targets, epfd)) < 0)
 		goto cleanup;
 	for (int i = 0; i < s->traced.targets.n; i++)
 		if (s->traced.targets.t[i].fd < 0 || !s->src.perf)
@@ -172,32 +207,12 @@ int ft_loop_run(struct ft_session *s, int epfd)
 			ret = -errno;
 			break;
 		}
-		if (n == 0 && (ret = ft_perf_source_drain_all(s->src.perf)) < 0)
+		if (n == 0 && (ret = ft_sources_poll(&s->src)) < 0)
 			break;
 		if (n == 0)
 			ended = ft_session_targets_gone(s);
-		for (int i = 0; i < n && ret == 0; i++) {
-			void *c = evs[i].data.ptr;
-			if (c == &tags[TAG_SIGNAL])
-				end |= on_signal(&s->traced, sfd);
-			else if (c == &tags[TAG_DURATION])
-				end = true;
-			else if (c == &tags[TAG_INTERVAL])
-				ret = on_timer(s, ifd, true);
-			else if (c == &tags[TAG_SETTLE])
-				ret = on_timer(s, tfd, false);
-			else if (ft_targets_owns(&s->traced.targets, c))
-				ended = ft_targets_exited(&s->traced.targets, c, epfd) &&
-					!s->traced.have_child;
-			else if (ft_perf_source_owns(s->src.perf, c) && (evs[i].events & EPOLLHUP))
-				ended = ret = ring_hangup(s, c, epfd);
-			else if (ft_perf_source_owns(s->src.perf, c))
-				ret = ft_perf_source_ready(s->src.perf, c);
-			else if (ft_ftrace_source_owns(s->src.ftrace, c))
-				ret = ft_ftrace_source_ready(s->src.ftrace, c);
-			else if (ft_ksyms_owns(&s->kernel, c))
-				ft_session_kernel_wait(s); /* done: counts what waited */
-		}
+		for (int i = 0; i < n && ret == 0; i++)
+			ret = on_event(s, &l, &evs[i], &end, &ended);
 		if (ret == 0 && !end && ft_session_forget_due(s))
 			ret = sweep(s);
 		if (ret < 0)
@@ -210,15 +225,6 @@ int ft_loop_run(struct ft_session *s, int epfd)
 		}
 	}
 cleanup:
-	if (sfd < 0 && ret == 0)
-		ret = -errno;
-	if (tfd >= 0)
-		close(tfd);
-	if (ifd >= 0)
-		close(ifd);
-	if (dfd >= 0)
-		close(dfd);
-	if (sfd >= 0)
-		close(sfd);
+	close_fds(&l);
 	return ret;
 }

@@ -226,7 +226,9 @@ void ft_print_summary(struct ft_session *s, const struct agg_named_stats *ns)
 	const struct ft_options *o = s->opt;
 	struct ft_offcpu_stats os;
 	struct agg_stats as;
+	struct ft_sources_stats ss;
 	ft_offcpu_stats(s->offcpu, &os);
+	ft_sources_stats(&s->src, &ss);
 	agg_table_stats(s->agg, &as);
 	size_t most;
 	uint32_t intervals = interval_totals(&s->intervals, o->interval > 0, c->counted,
@@ -239,14 +241,13 @@ void ft_print_summary(struct ft_session *s, const struct agg_named_stats *ns)
 		.through_miss = c->through_miss, .through = s->plan.through_name,
 		.idle = c->idle, .empty_stacks = c->empty_stacks,
 		.filtered = os.filtered, .open_at_end = os.open_at_end,
-		.bad_records = ft_perf_source_bad_records(s->src.perf),
-		.ring_kb = ft_perf_source_ring_kb(s->src.perf),
+		.bad_records = ss.bad_records, .ring_kb = ss.ring_kb,
+		.full_cpu = ss.full_cpu, .full_pct = ss.full_pct,
 		/* the perf backend's samples carry it (the ftrace backend's never) */
 		.sample_copy = s->plan.backend == FT_BACKEND_PERF && s->keep.want_user ?
 			       s->ustacks.copy_size : 0,
 	};
 	ft_ustack_summary(&s->ustacks, &sm);
-	sm.full_cpu = ft_perf_source_fullest(s->src.perf, &sm.full_pct);
 	ft_result_summary(&sm, ns);
 	debug_entry_callers(s);
 }

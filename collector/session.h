@@ -4,6 +4,7 @@
 #ifndef FTSTACK_SESSION_H
 #define FTSTACK_SESSION_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include "aggregate/aggregate.h"
@@ -255,6 +256,9 @@ bool ft_session_targets_gone(const struct ft_session *s);
 /* Runs until the duration ends, a signal, or the command exits; prints every
  * -i interval. Returns 0 or -errno. */
 int ft_loop_run(struct ft_session *s, int epfd);
+/* The signals a run takes from its signalfd (INT, TERM, HUP, CHLD) into
+ * MASK: the run blocks them before anything starts, and the loop reads them. */
+void ft_loop_signals(sigset_t *mask);
 
 /* ---- printing ---- */
 /* Symbolizes, merges, filters and writes the result; then the summary on

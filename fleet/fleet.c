@@ -190,7 +190,7 @@ int fleet_open(const char *url, const char *env_password, size_t buffer_bytes,
 			.backoff_max_ms = 2000,
 			.flush_ms = 10000,
 		};
-		if ((ret = fleet_sink_start(&c, &f->sink)) < 0)
+		if ((ret = fleet_sink_open(&c, &f->sink)) < 0)
 			snprintf(err, errlen, "cannot start the sender thread: %s", strerror(-ret));
 	}
 	fleet_buf_free(&insert);

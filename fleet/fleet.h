@@ -313,8 +313,9 @@ struct fleet_sink_stats {
 };
 
 struct fleet_sink;
-/* Starts the sender thread. Returns 0, -ENOMEM or -errno of pthread_create. */
-int fleet_sink_start(const struct fleet_sink_config *c, struct fleet_sink **out);
+/* Opens the sink: starts its sender thread (fleet_sink_close stops it).
+ * Returns 0, -ENOMEM or -errno of pthread_create. */
+int fleet_sink_open(const struct fleet_sink_config *c, struct fleet_sink **out);
 /* Queues batch B (taken: *b is emptied). When the queue would exceed
  * buffer_bytes, the oldest unsent batches are dropped (or this one, if it
  * cannot fit) and counted; never one being sent or one that may have

@@ -106,89 +106,127 @@ static bool auth_failure(long code, const struct fleet_buf *b)
 	       strncmp(s, "Code: 193,", 10) == 0 || strncmp(s, "Code: 516,", 10) == 0;
 }
 
-/* One statement over the connection: QUERY in the URL (under QUERY_ID when
- * not NULL), BODY as the POST data, gzip-compressed when GZIP. *A (may be
- * NULL) gets whether a byte left and the body's bytes sent. */
-static int perform(struct fleet_http *h, const char *query, const char *query_id,
-		   const void *body, size_t len, bool gzip, struct fleet_buf *resp,
-		   struct fleet_attempt *a, char *err, size_t errlen)
+/* One statement to send: QUERY in the URL (under QUERY_ID when not NULL),
+ * BODY as the POST data, gzip-compressed when GZIP. */
+struct request {
+	const char *query, *query_id;
+	const void *body;
+	size_t len;
+	bool gzip;
+};
+
+/* What came back: libcurl's result and message, the HTTP code (0: none),
+ * the answer's bytes. */
+struct answer {
+	CURLcode rc;
+	char cerr[CURL_ERROR_SIZE];
+	long code;
+	struct fleet_buf body;
+};
+
+/* What answer AN means: 0, or -errno with ERR saying why (H names the
+ * server). */
+static int classify(const struct fleet_http *h, const struct answer *an, char *err,
+		    size_t errlen)
 {
-	char *q = curl_easy_escape(h->curl, query, 0);
-	char *id = query_id ? curl_easy_escape(h->curl, query_id, 0) : NULL;
-	size_t ulen = strlen(h->base) + (q ? strlen(q) : 0) +
-		      (id ? strlen(id) + 16 + strlen(SYNC_INSERT) : 0) + 1;
-	char *url = q && (id || !query_id) ? malloc(ulen) : NULL;
-	struct fleet_buf answer = { 0 }, packed = { 0 };
-	struct curl_slist *hdr = NULL;
-	int ret = 0;
-	if (url && gzip && len && fleet_gzip(body, len, &packed) == 0) {
-		body = packed.data;
-		len = packed.len;
-		hdr = curl_slist_append(hdr, "Content-Encoding: gzip");
+	if (an->rc != CURLE_OK && !(an->rc == CURLE_WRITE_ERROR && an->body.failed)) {
+		snprintf(err, errlen, "cannot reach %s:%u: %s", h->url.host, h->url.port,
+			 an->cerr[0] ? an->cerr : curl_easy_strerror(an->rc));
+		return curl_errno(an->rc);
 	}
-	/* no "Expect: 100-continue" round trip before a body */
-	struct curl_slist *h2 = url ? curl_slist_append(hdr, "Expect:") : NULL;
-	if (!url || !h2) {
-		curl_free(q);
-		curl_free(id);
-		free(url);
-		curl_slist_free_all(h2 ? h2 : hdr);
-		fleet_buf_free(&packed);
-		snprintf(err, errlen, "out of memory");
+	if (an->body.failed) {
+		snprintf(err, errlen, "out of memory reading the answer");
 		return -ENOMEM;
 	}
-	hdr = h2;
-	/* an insert into a Distributed table answers only once every shard
-	 * wrote its part (insert_distributed_sync): else the answer comes
-	 * while the rows wait in the initiator's queue, and a look after a
-	 * lost answer would not find them yet (a MergeTree table ignores it) */
-	snprintf(url, ulen, "%s%s%s%s%s", h->base, q, id ? "&query_id=" : "", id ? id : "",
-		 id ? SYNC_INSERT : "");
+	if (an->code == 200)
+		return 0;
+	server_message(&an->body, an->code, err, errlen);
+	/* 4xx: the statement or the table is wrong, sending it again will not
+	 * help; 5xx (and 3xx from a proxy) may pass: ClickHouse says 500 to
+	 * "too many parts" and while shutting down */
+	return auth_failure(an->code, &an->body) ? -EACCES :
+	       an->code >= 400 && an->code < 500 ? -EINVAL : -EIO;
+}
+
+/* R's URL: the base, the escaped query and, under a query id, the id and
+ * SYNC_INSERT: an insert into a Distributed table answers only once every
+ * shard wrote its part (insert_distributed_sync), else the answer comes
+ * while the rows wait in the initiator's queue, and a look after a lost
+ * answer would not find them yet (a MergeTree table ignores it). Returns
+ * it (malloc'd), or NULL without memory. */
+static char *request_url(const struct fleet_http *h, const struct request *r)
+{
+	char *q = curl_easy_escape(h->curl, r->query, 0);
+	char *id = r->query_id ? curl_easy_escape(h->curl, r->query_id, 0) : NULL;
+	char *url = NULL;
+	if (q && (id || !r->query_id) &&
+	    asprintf(&url, "%s%s%s%s%s", h->base, q, id ? "&query_id=" : "", id ? id : "",
+		     id ? SYNC_INSERT : "") < 0)
+		url = NULL;
 	curl_free(q);
 	curl_free(id);
+	return url;
+}
+
+/* Sends R over the connection; the answer's bytes go to RESP (may be
+ * NULL). *A (may be NULL) gets whether a byte left and the body's bytes
+ * sent. Returns 0, or -errno with ERR saying why. */
+static int perform(struct fleet_http *h, const struct request *r, struct fleet_buf *resp,
+		   struct fleet_attempt *a, char *err, size_t errlen)
+{
+	struct answer an = { 0 };
 	CURL *c = h->curl;
-	char cerr[CURL_ERROR_SIZE] = "";
+	curl_off_t up = 0;
+	struct fleet_buf packed = { 0 };
+	struct curl_slist *hdr = NULL, *more;
+	const void *body = r->body;
+	size_t len = r->len;
+	int ret = -ENOMEM;
+	bool sent = false;
+	char *url = request_url(h, r);
+	if (!url)
+		goto cleanup;
+	if (r->gzip && len && fleet_gzip(body, len, &packed) == 0) {
+		if (!(more = curl_slist_append(hdr, "Content-Encoding: gzip")))
+			goto cleanup;
+		hdr = more;
+		body = packed.data;
+		len = packed.len;
+	}
+	/* no "Expect: 100-continue" round trip before a body */
+	if (!(more = curl_slist_append(hdr, "Expect:")))
+		goto cleanup;
+	hdr = more;
 	curl_easy_setopt(c, CURLOPT_URL, url);
 	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
 	curl_easy_setopt(c, CURLOPT_POSTFIELDS, len ? body : "");
 	curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, &answer);
-	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, cerr);
-	CURLcode rc = curl_easy_perform(c);
-	long code = 0;
-	curl_off_t up = 0;
-	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, &an.body);
+	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, an.cerr);
+	an.rc = curl_easy_perform(c);
+	sent = true;
+	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &an.code);
 	curl_easy_getinfo(c, CURLINFO_SIZE_UPLOAD_T, &up);
 	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, NULL);
 	curl_easy_setopt(c, CURLOPT_HTTPHEADER, NULL);
-	curl_slist_free_all(hdr);
 	if (a) {
 		/* a byte of the body handed to the socket, or any answer: the
 		 * server may have the whole insert; else it cannot have it */
-		a->reached = up > 0 || code != 0;
+		a->reached = up > 0 || an.code != 0;
 		a->wire_bytes = (uint64_t)len;
 	}
-	fleet_buf_free(&packed);
-	if (rc != CURLE_OK && !(rc == CURLE_WRITE_ERROR && answer.failed)) {
-		ret = curl_errno(rc);
-		snprintf(err, errlen, "cannot reach %s:%u: %s", h->url.host, h->url.port,
-			 cerr[0] ? cerr : curl_easy_strerror(rc));
-	} else if (answer.failed) {
-		ret = -ENOMEM;
-		snprintf(err, errlen, "out of memory reading the answer");
-	} else if (code != 200) {
-		server_message(&answer, code, err, errlen);
-		/* 4xx: the statement or the table is wrong, sending it again
-		 * will not help; 5xx (and 3xx from a proxy) may pass: ClickHouse
-		 * says 500 to "too many parts" and while shutting down */
-		ret = auth_failure(code, &answer) ? -EACCES : code >= 400 && code < 500 ? -EINVAL : -EIO;
-	}
+	ret = classify(h, &an, err, errlen);
 	if (ret == 0 && resp)
-		fleet_buf_put(resp, answer.data ? answer.data : "", answer.len);
+		fleet_buf_put(resp, an.body.data ? an.body.data : "", an.body.len);
 	if (ret == 0 && resp && resp->failed)
 		ret = -ENOMEM;
-	fleet_buf_free(&answer);
+cleanup:
+	if (!sent)
+		snprintf(err, errlen, "out of memory");
+	curl_slist_free_all(hdr);
+	fleet_buf_free(&packed);
+	fleet_buf_free(&an.body);
 	free(url);
 	return ret;
 }
@@ -196,7 +234,8 @@ static int perform(struct fleet_http *h, const char *query, const char *query_id
 int fleet_http_post(struct fleet_http *h, const char *query, const void *body, size_t len,
 		    struct fleet_buf *resp, char *err, size_t errlen)
 {
-	return perform(h, query, NULL, body, len, false, resp, NULL, err, errlen);
+	const struct request r = { .query = query, .body = body, .len = len };
+	return perform(h, &r, resp, NULL, err, errlen);
 }
 
 int fleet_http_insert(struct fleet_http *h, const char *query, const char *query_id,
@@ -204,5 +243,7 @@ int fleet_http_insert(struct fleet_http *h, const char *query, const char *query
 		      char *err, size_t errlen)
 {
 	*a = (struct fleet_attempt){ 0 };
-	return perform(h, query, query_id, body, len, true, NULL, a, err, errlen);
+	const struct request r = { .query = query, .query_id = query_id, .body = body, .len = len,
+				   .gzip = true };
+	return perform(h, &r, NULL, a, err, errlen);
 }

@@ -300,7 +300,7 @@ static void *run(void *arg)
 	return NULL;
 }
 
-int fleet_sink_start(const struct fleet_sink_config *c, struct fleet_sink **out)
+int fleet_sink_open(const struct fleet_sink_config *c, struct fleet_sink **out)
 {
 	struct fleet_sink *s = calloc(1, sizeof(*s));
 	if (!s || fleet_seen_alloc(&s->seen) < 0) {

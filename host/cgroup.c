@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "host/host.h"
+#include "mem/mem.h"
 
 /* mountinfo writes blanks, tabs, newlines and backslashes as \ooo. */
 static void unescape(char *s)
@@ -155,15 +156,9 @@ int host_cgroup_names_add(struct host_cgroup_names *m, uint64_t id, const char *
 			return 0;
 		}
 	}
-	if (m->n == m->cap) {
-		size_t cap = m->cap ? m->cap * 2 : 64;
-		struct host_cgroup_name *v = realloc(m->v, cap * sizeof(*v));
-		if (!v) {
-			free(copy);
-			return -ENOMEM;
-		}
-		m->v = v;
-		m->cap = cap;
+	if (MEM_GROW(m->v, m->cap, m->n + 1, 64) < 0) {
+		free(copy);
+		return -ENOMEM;
 	}
 	m->v[m->n++] = (struct host_cgroup_name){ id, copy };
 	return 0;

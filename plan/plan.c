@@ -248,8 +248,8 @@ int ft_plan_create(struct ft_plan *p)
 		if (!e->dyn_file[0])
 			continue;
 		char err[256] = "";
-		int ret = tfs_dynevent_add(&p->log, e->dyn_file, e->system, e->event, e->dyn_def,
-					       err, sizeof(err));
+		int ret = tfs_dynevent_create(&p->log, e->dyn_file, e->system, e->event, e->dyn_def,
+						  err, sizeof(err));
 		uint32_t id = 0;
 		if (ret == 0)
 			ret = tfs_event_id(p->tracefs, e->system, e->event, &id);

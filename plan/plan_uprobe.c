@@ -206,7 +206,7 @@ static int on_function(void *ctx, const char *name, uint64_t vaddr, uint64_t siz
 static int plan_functions(const struct ft_spec *sp, struct ft_plan *p, const char *path)
 {
 	struct sym_elf *elf = NULL;
-	int ret = sym_elf_open(path, "/usr/lib/debug", &elf);
+	int ret = sym_elf_load(path, "/usr/lib/debug", &elf);
 	if (ret < 0) {
 		ft_error("%s: not an ELF file I can read (%s)", path, strerror(-ret));
 		return -EINVAL;

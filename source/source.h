@@ -74,6 +74,29 @@ void ft_sources_disable(struct ft_sources *src);
 /* Reads every record left, the perf side band first (the samples'
  * processes must be known when counted). Returns 0 or -errno. */
 int ft_sources_drain_all(struct ft_sources *src);
+/* What an epoll cookie was to the sources (ft_sources_ready). */
+enum ft_source_ready {
+	FT_SOURCE_NOT_OURS, /* no ring or CPU of theirs */
+	FT_SOURCE_READ,     /* read */
+	FT_SOURCE_HUNGUP,   /* a perf ring whose task (and every inherited child) exited */
+};
+/* Reads what epoll says is ready behind COOKIE (EVENTS, its epoll
+ * events): a perf ring or a CPU of the ftrace instance. A perf ring that
+ * hung up is taken off EPFD (ft_perf_source_hangup): other threads may
+ * still write into it, so the caller drains on a timeout from then on
+ * (ft_sources_poll). Returns an enum ft_source_ready, or -errno. */
+int ft_sources_ready(struct ft_sources *src, void *cookie, uint32_t events, int epfd);
+/* A poll timeout: reads the perf rings, those that hung up too. Returns 0
+ * or -errno. */
+int ft_sources_poll(struct ft_sources *src);
+/* How the perf rings fared, for the summary (all 0, full_cpu -1, without). */
+struct ft_sources_stats {
+	uint64_t bad_records;  /* records the rings could not decode */
+	size_t ring_kb;        /* one CPU's ring */
+	int full_cpu;          /* the CPU whose ring was the fullest at a drain's start, or -1 */
+	unsigned full_pct;     /* how full, percent */
+};
+void ft_sources_stats(const struct ft_sources *src, struct ft_sources_stats *st);
 /* After the last drain: the perf backend's losses its rings never
  * reported (ft_perf_source_count_lost); the ftrace backend's are read from
  * the instance's stats as it drains. */

@@ -333,7 +333,7 @@ static int name_entry(struct sym_elf *e)
 	return ret;
 }
 
-int sym_elf_open(const char *path, const char *debug_root, struct sym_elf **out)
+int sym_elf_load(const char *path, const char *debug_root, struct sym_elf **out)
 {
 	int fd;
 	bool has_symtab = false;

@@ -84,15 +84,6 @@ static bool drop_exited(struct sym_procs *p, const struct proc *pr, void *ctx)
 	return true;
 }
 
-/* CAP halved while N entries still fit in a quarter of it (and it stays at
- * least MIN): after many exits the tables shrink, and never grow here. */
-static size_t shrunk(size_t cap, size_t n, size_t min)
-{
-	while (cap / 2 >= min && (n + 1) * 4 <= cap / 2)
-		cap /= 2;
-	return cap;
-}
-
 /* Frees the ELF files no mapping of any entry left refers to, and numbers
  * the rest anew. Returns 0 or -ENOMEM (then all are kept). */
 static int drop_unmapped_files(struct sym_procs *p)
@@ -100,8 +91,8 @@ static int drop_unmapped_files(struct sym_procs *p)
 	uint32_t *remap = calloc(p->nfiles + 1, sizeof(*remap)); /* new index + 1; 0: unused */
 	if (!remap)
 		return -ENOMEM;
-	for (size_t i = 0; i < p->cap; i++)
-		for (size_t g = 0; p->procs[i].used && g < p->procs[i].n; g++)
+	for (size_t i = 0; i < p->n; i++)
+		for (size_t g = 0; g < p->procs[i].n; g++)
 			for (size_t m = 0; m < p->procs[i].gens[g].n; m++)
 				remap[p->procs[i].gens[g].maps[m].file] = 1;
 	size_t n = 0;
@@ -122,14 +113,14 @@ static int drop_unmapped_files(struct sym_procs *p)
 		remap[i] = (uint32_t)++k;
 	}
 	p->nfiles = k;
-	for (size_t i = 0; i < p->cap; i++)
-		for (size_t g = 0; p->procs[i].used && g < p->procs[i].n; g++)
+	for (size_t i = 0; i < p->n; i++)
+		for (size_t g = 0; g < p->procs[i].n; g++)
 			for (size_t m = 0; m < p->procs[i].gens[g].n; m++) {
 				struct map *mp = &p->procs[i].gens[g].maps[m];
 				mp->file = remap[mp->file] - 1;
 			}
 	free(remap);
-	return sym_files_rehash(p, shrunk(p->fhcap, p->nfiles, 128)); /* never grows: cannot fail */
+	return sym_files_reindex(p); /* fewer files: cannot fail */
 }
 
 size_t sym_procs_forget(struct sym_procs *p, uint64_t horizon,
@@ -139,9 +130,9 @@ size_t sym_procs_forget(struct sym_procs *p, uint64_t horizon,
 	size_t n = 0;
 	if (!p || !p->nexited)
 		return 0;
-	for (size_t i = 0; i < p->cap; i++)
-		n += p->procs[i].used && !forgettable(&p->procs[i], &f);
-	if (n == p->n || sym_procs_rehash(p, shrunk(p->cap, n, 256), drop_exited, &f) < 0)
+	for (size_t i = 0; i < p->n; i++)
+		n += !forgettable(&p->procs[i], &f);
+	if (n == p->n || sym_procs_compact(p, n, drop_exited, &f) < 0)
 		return 0;
 	drop_unmapped_files(p);
 	return f.forgotten;

@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "aggregate/aggregate.h"
 
 /* Opens PATH as an ELF file for reading (libelf initialised). Returns 0 with
  * *fd and *elf to release with elf_end() and close(), or -errno (-ENOEXEC:
@@ -90,7 +91,6 @@ struct comm {
 
 struct proc {
 	uint32_t pid;
-	bool used;
 	bool based;  /* snapshot, fork or exec seen: its mappings are complete */
 	bool thread_seen; /* as a thread: created, or its comm read from /proc */
 	bool perfmap_tried;
@@ -116,12 +116,12 @@ struct sym_procs {
 	char proc_root[256];
 	char debug_root[256];
 	char perfmap_dir[256];
-	struct proc *procs; /* open addressing by pid */
+	struct proc *procs; /* in no order; found by pid through pids */
 	size_t cap, n;
+	struct agg_index pids; /* pid -> index into procs + 1 */
 	struct file *files;
 	size_t nfiles, capfiles;
-	uint32_t *fhash; /* path hash -> file index + 1 */
-	size_t fhcap;
+	struct agg_index fidx; /* path -> index into files + 1 */
 	size_t nexited;  /* entries marked exited, not yet forgotten */
 	uint64_t serial; /* the last layout's serial */
 };
@@ -132,15 +132,15 @@ struct proc *sym_proc_find(const struct sym_procs *p, uint32_t pid);
 struct proc *sym_proc_get(struct sym_procs *p, uint32_t pid);
 /* Frees what entry PR holds (it stays in the table: the caller drops it). */
 void sym_proc_release(struct proc *pr);
-/* Rebuilds the pid table with CAP slots (a power of two, more than twice
- * the entries kept), releasing the entries DROP (when given) says to drop,
- * once the new table exists. Returns 0 or -ENOMEM (then nothing changed). */
-int sym_procs_rehash(struct sym_procs *p, size_t cap,
-		     bool (*drop)(struct sym_procs *p, const struct proc *pr, void *ctx), void *ctx);
-/* Rebuilds the path hash of the files with CAP slots (a power of two, more
- * than twice the files). Returns 0, or -ENOMEM when growing (unchanged);
- * shrinking never fails (without memory, the old slots are refilled). */
-int sym_files_rehash(struct sym_procs *p, size_t cap);
+/* Releases and drops the entries DROP says to (KEPT: how many it keeps),
+ * packs the rest and indexes them anew; the array shrinks after many
+ * exits. Pointers from before are stale. Returns 0 or -ENOMEM (then
+ * nothing changed). */
+int sym_procs_compact(struct sym_procs *p, size_t kept,
+		      bool (*drop)(struct sym_procs *p, const struct proc *pr, void *ctx), void *ctx);
+/* Indexes the files anew by path, after some were dropped and the rest
+ * renumbered. Returns 0; never fails when fewer files than before. */
+int sym_files_reindex(struct sym_procs *p);
 /* procs_files.c: the index of the file entry for PATH, added when new;
  * -ENOMEM. */
 long sym_file_index(struct sym_procs *p, const char *path);

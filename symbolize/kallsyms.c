@@ -1,8 +1,8 @@
 /* Kernel symbols from a kallsyms-format file: read whole into one buffer
  * that also holds the names (NUL-terminated in place), parsed by hand,
  * sorted by address (skipped when the file already is), looked up by binary
- * search; names are found through a hash table, built on the first lookup by
- * name (naming stacks needs none: a third of the load's CPU spared). Only
+ * search; names are found through the hash index (aggregate/index.c),
+ * built on the first lookup by name (naming stacks needs none: a third of the load's CPU spared). Only
  * text symbols are kept: stacks hold code addresses. */
 #include <errno.h>
 #include <fcntl.h>
@@ -11,6 +11,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "aggregate/aggregate.h"
 #include "symbolize/internal.h"
 #include "symbolize/symbolize.h"
 
@@ -36,10 +37,10 @@ struct region {
 struct sym_kernel {
 	struct ksym *syms;
 	size_t n;
-	uint32_t *byname; /* hash of name -> index + 1 into syms, 0 = empty */
-	size_t hcap;
+	struct agg_index byname; /* name -> index + 1 into syms: the first by address */
+	bool indexed;
 	char *buf; /* the file's bytes, lines cut into NUL-terminated names */
-	struct region rbuf, rsyms, rhash;
+	struct region rbuf, rsyms;
 };
 
 static int region_grow(struct region *r, size_t cap)
@@ -190,49 +191,39 @@ static int parse(struct sym_kernel *k, size_t len, bool *all_zero)
 	return 0;
 }
 
-static uint64_t name_hash(const char *s)
+/* The symbol NAME names first (by address) in the index, or -1. */
+static long indexed(const struct sym_kernel *k, const char *name, uint64_t h, struct agg_probe *p)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 0x100000001b3ull;
-	return h ^ (h >> 29);
+	for (uint32_t it = agg_index_first(&k->byname, h, p); it; it = agg_index_next(&k->byname, p))
+		if (strcmp(k->buf + k->syms[it - 1].name, name) == 0)
+			return it - 1;
+	return -1;
 }
 
-static int index_names(struct sym_kernel *k);
+/* Indexes the names, each under its first symbol by address. Returns 0 or
+ * -ENOMEM. */
+static int index_names(struct sym_kernel *k)
+{
+	if (k->n >= UINT32_MAX / 2 || agg_index_reset(&k->byname, (uint32_t)k->n) < 0)
+		return -ENOMEM;
+	for (size_t j = 0; j < k->n; j++) {
+		const char *name = k->buf + k->syms[j].name;
+		struct agg_probe p;
+		if (indexed(k, name, agg_hash_str(name), &p) < 0)
+			agg_index_put(&k->byname, &p, (uint32_t)j + 1);
+	}
+	k->indexed = true;
+	return 0;
+}
 
 /* Index of the first symbol (by address) called NAME, or -1. The index is a
  * cache the const lookups fill (hence the cast), once. */
 static long by_name(const struct sym_kernel *k, const char *name)
 {
-	if (!k->byname && index_names((struct sym_kernel *)k) < 0)
+	struct agg_probe p;
+	if (!k->indexed && index_names((struct sym_kernel *)k) < 0)
 		return -1;
-	size_t mask = k->hcap - 1;
-	for (size_t i = name_hash(name) & mask; k->byname[i]; i = (i + 1) & mask) {
-		uint32_t j = k->byname[i] - 1;
-		if (strcmp(k->buf + k->syms[j].name, name) == 0)
-			return j;
-	}
-	return -1;
-}
-
-static int index_names(struct sym_kernel *k)
-{
-	k->hcap = 64;
-	while (k->hcap < k->n * 2)
-		k->hcap *= 2;
-	if (region_grow(&k->rhash, k->hcap * sizeof(*k->byname)) < 0)
-		return -ENOMEM; /* anonymous memory comes zeroed */
-	k->byname = k->rhash.p;
-	for (size_t j = 0; j < k->n; j++) {
-		const char *name = k->buf + k->syms[j].name;
-		size_t i = name_hash(name) & (k->hcap - 1);
-		bool dup = false;
-		for (; k->byname[i] && !dup; i = (i + 1) & (k->hcap - 1))
-			dup = strcmp(k->buf + k->syms[k->byname[i] - 1].name, name) == 0;
-		if (!dup)
-			k->byname[i] = (uint32_t)j + 1;
-	}
-	return 0;
+	return indexed(k, name, agg_hash_str(name), &p);
 }
 
 int sym_kernel_load(const char *path, struct sym_kernel **out)
@@ -264,7 +255,7 @@ void sym_kernel_free(struct sym_kernel *k)
 	if (!k)
 		return;
 	region_free(&k->rsyms);
-	region_free(&k->rhash);
+	agg_index_clear(&k->byname);
 	region_free(&k->rbuf);
 	free(k);
 }

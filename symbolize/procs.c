@@ -5,8 +5,8 @@
  * A thread other than a process's main one has an entry of its own under
  * its tid, with comm changes only (tids and pids share one number space).
  *
- * This file: the object and its table of entries by pid (open
- * addressing). The rest, one job each (internal.h holds what they share):
+ * This file: the object and its entries, found by pid through the hash
+ * index (aggregate/index.c). The rest, one job each (internal.h holds what they share):
  *   procs_history.c  the records and /proc snapshots that build each history
  *   procs_files.c    the mapped files, one entry per path (ELF opened once)
  *   procs_lookup.c   an address at a time: its mapping, file, symbol or perf map
@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include "mem/mem.h"
 #include "symbolize/internal.h"
 #include "symbolize/symbolize.h"
 
@@ -48,72 +49,85 @@ void sym_procs_free(struct sym_procs *p)
 {
 	if (!p)
 		return;
-	for (size_t i = 0; i < p->cap; i++)
-		if (p->procs[i].used)
-			sym_proc_release(&p->procs[i]);
+	for (size_t i = 0; i < p->n; i++)
+		sym_proc_release(&p->procs[i]);
 	for (size_t i = 0; i < p->nfiles; i++) {
 		free(p->files[i].path);
 		sym_elf_free(p->files[i].elf);
 	}
-	free(p->fhash);
+	agg_index_clear(&p->fidx);
+	agg_index_clear(&p->pids);
 	free(p->files);
 	free(p->procs);
 	free(p);
 }
 
-static size_t pid_slot(size_t cap, uint32_t pid)
+static uint64_t pid_hash(uint32_t pid)
 {
-	return (pid * 2654435761u) & (cap - 1);
+	return agg_hash_finish(agg_hash_mix(0, pid));
+}
+
+/* The entry of PID (P's probe left where it ended), or NULL. */
+static struct proc *find(const struct sym_procs *p, uint32_t pid, struct agg_probe *pr)
+{
+	for (uint32_t it = agg_index_first(&p->pids, pid_hash(pid), pr); it;
+	     it = agg_index_next(&p->pids, pr))
+		if (p->procs[it - 1].pid == pid)
+			return &p->procs[it - 1];
+	return NULL;
 }
 
 struct proc *sym_proc_find(const struct sym_procs *p, uint32_t pid)
 {
-	if (!p || !p->cap)
-		return NULL;
-	for (size_t i = pid_slot(p->cap, pid); p->procs[i].used; i = (i + 1) & (p->cap - 1))
-		if (p->procs[i].pid == pid)
-			return &p->procs[i];
-	return NULL;
+	struct agg_probe pr;
+	return p ? find(p, pid, &pr) : NULL;
 }
 
-int sym_procs_rehash(struct sym_procs *p, size_t cap,
-		     bool (*drop)(struct sym_procs *p, const struct proc *pr, void *ctx), void *ctx)
+/* CAP halved while N entries still fit in a quarter of it (and it stays at
+ * least MIN): after many exits the array shrinks. */
+static size_t shrunk(size_t cap, size_t n, size_t min)
 {
-	struct proc *np = calloc(cap, sizeof(*np));
-	if (!np)
+	while (cap / 2 >= min && (n + 1) * 4 <= cap / 2)
+		cap /= 2;
+	return cap;
+}
+
+int sym_procs_compact(struct sym_procs *p, size_t kept,
+		      bool (*drop)(struct sym_procs *p, const struct proc *pr, void *ctx), void *ctx)
+{
+	if (kept > p->n || agg_index_reset(&p->pids, (uint32_t)kept) < 0)
 		return -ENOMEM;
 	size_t n = 0;
-	for (size_t i = 0; i < p->cap; i++) {
-		if (!p->procs[i].used)
-			continue;
-		if (drop && drop(p, &p->procs[i], ctx)) {
+	for (size_t i = 0; i < p->n; i++) {
+		if (drop(p, &p->procs[i], ctx)) {
 			sym_proc_release(&p->procs[i]);
 			continue;
 		}
-		size_t j = pid_slot(cap, p->procs[i].pid);
-		while (np[j].used)
-			j = (j + 1) & (cap - 1);
-		np[j] = p->procs[i];
+		p->procs[n] = p->procs[i];
+		agg_index_add(&p->pids, pid_hash(p->procs[n].pid), (uint32_t)n + 1);
 		n++;
 	}
-	free(p->procs);
-	p->procs = np;
-	p->cap = cap;
 	p->n = n;
+	size_t cap = shrunk(p->cap, n, 256);
+	struct proc *np = cap < p->cap ? realloc(p->procs, cap * sizeof(*np)) : NULL;
+	if (np) {
+		p->procs = np;
+		p->cap = cap;
+	}
 	return 0;
 }
 
 struct proc *sym_proc_get(struct sym_procs *p, uint32_t pid)
 {
-	struct proc *pr = sym_proc_find(p, pid);
-	if (pr)
-		return pr;
-	if ((p->n + 1) * 2 > p->cap && sym_procs_rehash(p, p->cap ? p->cap * 2 : 256, NULL, NULL) < 0)
+	struct agg_probe pr;
+	if (agg_index_reserve(&p->pids) < 0)
 		return NULL;
-	size_t i = pid_slot(p->cap, pid);
-	while (p->procs[i].used)
-		i = (i + 1) & (p->cap - 1);
-	p->procs[i] = (struct proc){ .pid = pid, .used = true };
-	p->n++;
-	return &p->procs[i];
+	struct proc *found = find(p, pid, &pr);
+	if (found)
+		return found;
+	if (p->n >= UINT32_MAX - 1 || MEM_GROW(p->procs, p->cap, p->n + 1, 256) < 0)
+		return NULL;
+	p->procs[p->n] = (struct proc){ .pid = pid };
+	agg_index_put(&p->pids, &pr, (uint32_t)p->n + 1);
+	return &p->procs[p->n++];
 }

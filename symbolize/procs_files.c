@@ -1,67 +1,42 @@
 /* The files processes map, one entry per path, which mappings refer to by
- * index: a hash by path finds an entry, and its ELF file is opened at the
- * first lookup and kept, a failure too ("[vdso]", "//anon", a deleted
- * file). Apart from the histories (procs_history.c) because files are
+ * index: the hash index (aggregate/index.c) by path finds an entry, and
+ * its ELF file is opened at the first lookup and kept, a failure too
+ * ("[vdso]", "//anon", a deleted file). Apart from the histories (procs_history.c) because files are
  * shared by every process and forgotten on their own (forget.c). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "aggregate/aggregate.h"
 #include "mem/mem.h"
 #include "symbolize/internal.h"
 #include "symbolize/symbolize.h"
 
-static uint64_t path_hash(const char *s)
+int sym_files_reindex(struct sym_procs *p)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 0x100000001b3ull;
-	return h ^ (h >> 31);
-}
-
-static void fhash_insert(uint32_t *fhash, size_t cap, const struct file *files, uint32_t idx)
-{
-	size_t mask = cap - 1, i = path_hash(files[idx].path) & mask;
-	while (fhash[i])
-		i = (i + 1) & mask;
-	fhash[i] = idx + 1;
-}
-
-int sym_files_rehash(struct sym_procs *p, size_t cap)
-{
-	uint32_t *h = calloc(cap, sizeof(*h));
-	if (!h && cap > p->fhcap)
-		return -ENOMEM;
-	if (!h) { /* shrinking without memory: the old slots, refilled */
-		h = p->fhash;
-		cap = p->fhcap;
-		memset(h, 0, cap * sizeof(*h));
-	} else {
-		free(p->fhash);
-	}
-	for (size_t i = 0; i < p->nfiles; i++)
-		fhash_insert(h, cap, p->files, (uint32_t)i);
-	p->fhash = h;
-	p->fhcap = cap;
-	return 0;
+	int ret = agg_index_reset(&p->fidx, (uint32_t)p->nfiles);
+	for (size_t i = 0; ret == 0 && i < p->nfiles; i++)
+		agg_index_add(&p->fidx, agg_hash_str(p->files[i].path), (uint32_t)i + 1);
+	return ret;
 }
 
 /* Index of the file entry for PATH, added when new; -ENOMEM. */
 long sym_file_index(struct sym_procs *p, const char *path)
 {
-	for (size_t i = p->fhcap ? path_hash(path) & (p->fhcap - 1) : 0; p->fhcap && p->fhash[i];
-	     i = (i + 1) & (p->fhcap - 1))
-		if (strcmp(p->files[p->fhash[i] - 1].path, path) == 0)
-			return p->fhash[i] - 1;
-	if ((p->nfiles + 1) * 2 > p->fhcap &&
-	    sym_files_rehash(p, p->fhcap ? p->fhcap * 2 : 128) < 0)
+	struct agg_probe pr;
+	uint64_t h = agg_hash_str(path);
+	if (agg_index_reserve(&p->fidx) < 0)
 		return -ENOMEM;
+	for (uint32_t it = agg_index_first(&p->fidx, h, &pr); it; it = agg_index_next(&p->fidx, &pr))
+		if (strcmp(p->files[it - 1].path, path) == 0)
+			return it - 1;
 	char *copy = strdup(path);
-	if (!copy || p->nfiles >= UINT32_MAX || MEM_GROW(p->files, p->capfiles, p->nfiles + 1, 64) < 0) {
+	if (!copy || p->nfiles >= UINT32_MAX - 1 ||
+	    MEM_GROW(p->files, p->capfiles, p->nfiles + 1, 64) < 0) {
 		free(copy);
 		return -ENOMEM;
 	}
 	p->files[p->nfiles] = (struct file){ .path = copy };
-	fhash_insert(p->fhash, p->fhcap, p->files, (uint32_t)p->nfiles);
+	agg_index_put(&p->fidx, &pr, (uint32_t)p->nfiles + 1);
 	return (long)p->nfiles++;
 }
 
@@ -70,7 +45,7 @@ struct sym_elf *sym_file_elf(struct sym_procs *p, struct file *f)
 	if (!f->tried) {
 		f->tried = true;
 		/* "[vdso]", "//anon", "/memfd:x (deleted)": open fails, cached */
-		if (f->path[0] != '/' || sym_elf_open(f->path, p->debug_root, &f->elf) < 0)
+		if (f->path[0] != '/' || sym_elf_load(f->path, p->debug_root, &f->elf) < 0)
 			f->elf = NULL;
 	}
 	return f->elf;

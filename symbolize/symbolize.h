@@ -49,11 +49,12 @@ int sym_kernel_foreach(const struct sym_kernel *k,
 /* ---- ELF files ---- */
 struct sym_elf;
 
-/* Opens and indexes ELF file PATH (function symbols from .symtab, .dynsym,
- * separate debuginfo found by build-id or debuglink under debug_root
- * (normally "/usr/lib/debug"), and .gnu_debugdata). Returns 0 or -errno
- * (-ENOEXEC for a file that is not ELF). */
-int sym_elf_open(const char *path, const char *debug_root, struct sym_elf **out);
+/* Reads ELF file PATH's function symbols (from .symtab, .dynsym, separate
+ * debuginfo found by build-id or debuglink under debug_root (normally
+ * "/usr/lib/debug"), and .gnu_debugdata) into a new index (no fd is kept:
+ * sym_elf_free frees it). Returns 0 or -errno (-ENOEXEC for a file that is
+ * not ELF). */
+int sym_elf_load(const char *path, const char *debug_root, struct sym_elf **out);
 void sym_elf_free(struct sym_elf *e);
 /* Translates a file offset to the ELF virtual address through the PT_LOAD
  * segment containing it. Returns 0 or -ENOENT. */

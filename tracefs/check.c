@@ -1,21 +1,19 @@
-/* ftstack check: what this kernel and these privileges allow, probed
- * without leaving anything behind. One small probe per line of output. */
+/* ftstack check: what this kernel's tracefs offers, probed without leaving
+ * anything behind. One small probe per line of output; what the host lets
+ * this user do (perf, sysctls, lockdown, capabilities) is the check
+ * command's, from host/ (cmd/check.c). */
 #include <errno.h>
 #include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
-#include <linux/perf_event.h>
 #include "tracefs/tracefs.h"
 #include "tracefs/internal.h"
-#include "host/host.h"
 
 struct ctx {
 	const char *root;      /* NULL when there is no tracefs */
-	const char *proc;
 };
 
 static bool exists(const char *path)
@@ -28,21 +26,6 @@ static bool root_has(const struct ctx *c, const char *rel)
 {
 	char path[512];
 	return c->root && tfs_join(path, sizeof(path), c->root, rel) == 0 && exists(path);
-}
-
-/* The first line of DIR/REL, without its newline. */
-static bool read_line(const char *dir, const char *rel, char *buf, size_t len)
-{
-	char path[512];
-	if (!dir || tfs_join(path, sizeof(path), dir, rel) < 0)
-		return false;
-	FILE *f = fopen(path, "r");
-	bool ok = f && fgets(buf, (int)len, f);
-	if (f)
-		fclose(f);
-	if (ok)
-		buf[strcspn(buf, "\n")] = '\0';
-	return ok;
 }
 
 static bool file_has(const struct ctx *c, const char *rel, const char *word)
@@ -182,87 +165,6 @@ static void p_hist(const struct ctx *c, struct tfs_check_item *it)
 	DETAIL(it, "%s", it->ok ? "events/*/*/trigger hist:" : "no hist: in README");
 }
 
-static void p_perf(const struct ctx *c, struct tfs_check_item *it)
-{
-	(void)c;
-	struct perf_event_attr a = { .size = sizeof(a), .type = PERF_TYPE_SOFTWARE,
-				     .config = PERF_COUNT_SW_CPU_CLOCK, .sample_period = 1000000,
-				     .sample_type = PERF_SAMPLE_CALLCHAIN, .disabled = 1 };
-	int fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
-	it->ok = fd >= 0;
-	DETAIL(it, "%s", fd >= 0 ? "cpu-clock with callchains" : strerror(errno));
-	if (fd >= 0)
-		close(fd);
-}
-
-static void p_sysctl(const struct ctx *c, const char *rel, const char *unit,
-		     struct tfs_check_item *it)
-{
-	char buf[64];
-	it->ok = read_line(c->proc, rel, buf, sizeof(buf));
-	DETAIL(it, "%s%s", it->ok ? buf : "unreadable", it->ok ? unit : "");
-}
-
-static void p_max_stack(const struct ctx *c, struct tfs_check_item *it)
-{
-	p_sysctl(c, "sys/kernel/perf_event_max_stack", " frames", it);
-}
-
-static void p_paranoid(const struct ctx *c, struct tfs_check_item *it)
-{
-	p_sysctl(c, "sys/kernel/perf_event_paranoid", "", it);
-}
-
-/* Whether kernel addresses show: per-CPU symbols sit at 0 even then, so
- * look at a text symbol. */
-static void p_kptr(const struct ctx *c, struct tfs_check_item *it)
-{
-	char val[64] = "?", path[320], line[256];
-	bool shown = false;
-	read_line(c->proc, "sys/kernel/kptr_restrict", val, sizeof(val));
-	snprintf(path, sizeof(path), "%s/kallsyms", c->proc);
-	FILE *f = fopen(path, "r");
-	while (f && fgets(line, sizeof(line), f)) {
-		if (strstr(line, " T ") || strstr(line, " t ")) {
-			shown = strspn(line, "0") < 16;
-			break;
-		}
-	}
-	if (f)
-		fclose(f);
-	it->ok = shown;
-	DETAIL(it, "%s (kallsyms addresses %s)", val, shown ? "visible" : "hidden");
-}
-
-static void p_lockdown(const struct ctx *c, struct tfs_check_item *it)
-{
-	char buf[128];
-	(void)c;
-	it->ok = true;
-	if (!read_line("/sys/kernel/security", "lockdown", buf, sizeof(buf))) {
-		DETAIL(it, "no lockdown LSM");
-		return;
-	}
-	char *l = strchr(buf, '['), *r = l ? strchr(l, ']') : NULL;
-	if (l && r) {
-		*r = '\0';
-		it->ok = strcmp(l + 1, "none") == 0;
-		DETAIL(it, "%s", l + 1);
-	} else {
-		DETAIL(it, "%s", buf);
-	}
-}
-
-static void p_privileges(const struct ctx *c, struct tfs_check_item *it)
-{
-	uint64_t eff = 0;
-	host_cap_eff(c->proc, "self", &eff);
-	bool admin = eff & (1ull << 21), perfmon = eff & (1ull << 38);
-	it->ok = geteuid() == 0 || admin || perfmon;
-	DETAIL(it, "euid %u, CAP_SYS_ADMIN %s, CAP_PERFMON %s", (unsigned)geteuid(),
-	       admin ? "yes" : "no", perfmon ? "yes" : "no");
-}
-
 static void p_kprobe_pmu(const struct ctx *c, struct tfs_check_item *it)
 {
 	(void)c;
@@ -299,18 +201,11 @@ static const struct {
 	{ "uprobes (uprobe_events)", p_uprobe_events },
 	{ "function tracer", p_function },
 	{ "hist triggers", p_hist },
-	{ "perf_event_open callchains", p_perf },
-	{ "perf_event_max_stack", p_max_stack },
-	{ "perf_event_paranoid", p_paranoid },
-	{ "kptr_restrict", p_kptr },
-	{ "lockdown", p_lockdown },
-	{ "privileges", p_privileges },
 };
 
-int tfs_check(const char *root, const char *proc_root, struct tfs_check_item *items,
-		  int max)
+int tfs_check(const char *root, struct tfs_check_item *items, int max)
 {
-	struct ctx c = { root && root[0] ? root : NULL, proc_root ? proc_root : "/proc" };
+	struct ctx c = { root && root[0] ? root : NULL };
 	int n = 0;
 	for (size_t i = 0; i < sizeof(probes) / sizeof(probes[0]) && n < max; i++, n++) {
 		memset(&items[n], 0, sizeof(items[n]));

@@ -108,8 +108,8 @@ static bool has_ref_ctr(const char *file, const char *definition)
 	       memchr(addr, '(', strcspn(addr + 1, " \t\n") + 1);
 }
 
-int tfs_dynevent_add(struct tfs_log *log, const char *file, const char *group,
-		     const char *event, const char *definition, char *err, size_t errlen)
+int tfs_dynevent_create(struct tfs_log *log, const char *file, const char *group,
+			const char *event, const char *definition, char *err, size_t errlen)
 {
 	struct tracefs_dynevent *dyn = NULL;
 	char before[256], after[256], msg[512], what[256];

@@ -160,8 +160,8 @@ int tfs_cleanup_stale(const char *root, const char *proc_root,
  * "p:ftstack_1/u /bin/true:0x1010 ra=+0($stack)") as libtracefs's kprobe or
  * uprobe object, recording its destruction. Returns 0 or -errno (the
  * kernel's error_log line in err). */
-int tfs_dynevent_add(struct tfs_log *log, const char *file, const char *group,
-		     const char *event, const char *definition, char *err, size_t errlen);
+int tfs_dynevent_create(struct tfs_log *log, const char *file, const char *group,
+			const char *event, const char *definition, char *err, size_t errlen);
 /* tracefs_dynevent_destroy, retried while the event is busy (a killed
  * owner's perf events go a moment after it dies). Returns 0 or -errno. */
 int tfs_dynevent_destroy(struct tracefs_dynevent *dyn);
@@ -197,11 +197,11 @@ struct tfs_check_item {
 	bool ok;
 	char detail[256];   /* path, value or why not */
 };
-/* Probes this kernel and these privileges without leaving anything behind
- * (probe objects are created in an ftstack_<pid> group and removed). Fills up
- * to MAX items; returns the number filled. */
-int tfs_check(const char *root, const char *proc_root, struct tfs_check_item *items,
-		  int max);
+/* Probes what this kernel's tracefs at ROOT (NULL: none) offers without
+ * leaving anything behind (the function tracer is tried in an
+ * ftstack_<pid> instance, removed again). Fills up to MAX items; returns
+ * the number filled. */
+int tfs_check(const char *root, struct tfs_check_item *items, int max);
 /* Tries current_tracer=function on one listed function (vfs_read when
  * there) in a private instance (ftstack_<pid>), removed again; never
  * unfiltered. Returns 0 when the kernel takes it, -ENOENT when the tracer

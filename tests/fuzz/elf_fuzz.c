@@ -52,7 +52,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	snprintf(side, sizeof(side), "%s/bin.debug", dir);
 	put(side, data, size > 64 ? size - 64 : size);
 	struct sym_elf *e;
-	if (sym_elf_open(path, dbg, &e) == 0) {
+	if (sym_elf_load(path, dbg, &e) == 0) {
 		uint64_t v;
 		sym_elf_foreach(e, each, e);
 		for (uint64_t off = 0; off < 0x10000; off += 0x1000)

@@ -66,15 +66,19 @@ run_ft $TMP/o $TMP/e check
 expect_eq "check: exit status" $? 0
 check "check: the capability rows" grep -Eq '^perf_event_open callchains +yes' $TMP/o
 # the figures are this host's: what is checked is their meaning (a cost,
-# never negative, or too small to measure here; one of the three verdicts)
+# never negative, or too small to measure here); the verdict, one of three,
+# is the user-stack method line's (the one rule, ft_ustack_rule)
 ustacks=$(grep '^user stacks ' $TMP/o)
 cost='([0-9]+\.[0-9]{2} us|too small to measure here)'
 check "check: user stacks timed, fp against a copy: $ustacks" \
-	grep -Eq "^user stacks +yes +the kernel's walk \+ a 1024-byte copy \(fp\) $cost( a sample)?, a 2048-byte copy \(copy\) $cost: (copy is the cheaper here|fp is the cheaper here|they differ too little to measure here)\$" <<<"$ustacks"
+	grep -Eq "^user stacks +yes +the kernel's walk \+ a 1024-byte copy \(fp\) $cost( a sample)?, a 2048-byte copy \(copy\) $cost\$" <<<"$ustacks"
 check "check: no negative figure" bash -c "! grep -q -- '-[0-9]' <<<\"\$1\"" _ "$ustacks"
+rule=$(grep '^user-stack method ' $TMP/o)
+check "check: the method says one of the three verdicts: $rule" \
+	grep -Eq ": (fp measurably cheaper|copy measurably cheaper|within the noise: copy \(its cut stacks are counted\))\)" <<<"$rule"
 # the rule: fp only when it is measurably the cheaper, else copy
 method=$(sed -n 's/^user-stack method  *yes  *\([a-z]*\) .*/\1/p' $TMP/o)
-want=copy; grep -q 'fp is the cheaper here' <<<"$ustacks" && want=fp
+want=copy; grep -q ': fp measurably cheaper)' <<<"$rule" && want=fp
 expect_eq "check: the method follows the verdict (fp only when measurably cheaper)" "$method" "$want"
 expect_eq "check: tracefs as found" "$(tracefs_state)" "$before"
 finish

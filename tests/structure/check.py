@@ -6,8 +6,9 @@
     uses that another object of the tree defines (nm on BUILD/*/*.o);
   - the layers, top down: cmd/, collector/, source/, task/, plan/, cli/;
     none includes or calls one above it, and the modules below (host
-    tracefs perfev aggregate symbolize output report) none of the six;
-    mem/ (the one grow-by-doubling) none of any other folder;
+    tracefs perfev aggregate symbolize output report fleet) none of the six;
+    mem/ (the one grow-by-doubling and the one chunked arena) none of any
+    other folder;
   - no top-level folder holds more than a third of the code (.c and .h lines);
   - every .c outside cmd/main.c links into some unit test (one of its
     global functions or data is in a BUILD/tests/*_test binary);
@@ -22,8 +23,8 @@ import sys
 
 MODULES = ["mem", "tracefs", "perfev", "aggregate", "symbolize", "output", "report",
            "cli", "plan", "task", "source", "collector", "cmd", "fleet", "host"]
-LOWER = ["host", "tracefs", "perfev", "aggregate", "symbolize", "output", "report"]
-# mem/ (grow-by-doubling) is below everything: it includes and calls no other folder
+LOWER = ["host", "tracefs", "perfev", "aggregate", "symbolize", "output", "report", "fleet"]
+# mem/ (grow-by-doubling, the chunked arena) is below everything: it includes and calls no other folder
 BOTTOM = ["mem"]
 # the run's layers, top down: cmd/ (subcommands), collector/ (the run),
 # source/ (records from the kernel), task/ (the traced tasks), plan/, cli/

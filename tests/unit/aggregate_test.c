@@ -423,8 +423,36 @@ static void test_cgroup_keys(void)
 	agg_named_free(nm);
 }
 
+/* The index refilled (agg_index_reset, agg_index_add): sized anew for
+ * fewer items, each found again, nothing of before left. */
+static void test_index_reset(void)
+{
+	struct agg_index x = { 0 };
+	struct agg_probe p;
+	bool ok = true;
+	for (uint32_t i = 1; i <= 1000 && ok; i++) {
+		ok = agg_index_reserve(&x) == 0 && agg_index_first(&x, agg_hash_mix(0, i), &p) == 0;
+		if (ok)
+			agg_index_put(&x, &p, i);
+	}
+	CHECK(ok && x.used == 1000 && x.mask + 1 == 2048, "1000 items: 2048 slots (%u)", x.mask + 1);
+	CHECK(agg_index_reset(&x, 40) == 0 && x.used == 0 && x.mask + 1 == 128,
+	      "reset for 40: 128 slots, empty (%u)", x.mask + 1);
+	for (uint32_t i = 1; i <= 40; i++)
+		agg_index_add(&x, agg_hash_mix(0, i * 7), i);
+	uint32_t found = 0;
+	for (uint32_t i = 1; i <= 40; i++)
+		for (uint32_t it = agg_index_first(&x, agg_hash_mix(0, i * 7), &p); it;
+		     it = agg_index_next(&x, &p))
+			found += it == i;
+	CHECK_EQ_U64(found, 40, "every added item found under its hash");
+	CHECK(agg_index_first(&x, agg_hash_mix(0, 999), &p) == 0, "an item of before is gone");
+	agg_index_clear(&x);
+}
+
 int main(void)
 {
+	test_index_reset();
 	test_interning();
 	test_cgroup_keys();
 	test_pid_keys();

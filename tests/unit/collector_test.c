@@ -1,8 +1,9 @@
 /* collector/: the run's parts that need no kernel, on fixtures and
  * synthetic records: kernel-stack filters (kfilter) on a kallsyms fixture,
  * the name cache, records through the session and counting into the
- * aggregator, the result written by print.c, the loop's duration timer, the
- * -c child, -p targets that are gone, and the messages module. */
+ * aggregator, the result written by print.c, the loop's duration timer, and
+ * -p targets that are gone. (The -c child is task_test.c's, the messages
+ * cli_test.c's.) */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -13,7 +14,6 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include "cli/progress.h"
 #include "collector/result.h"
 #include "collector/session.h"
 #include "source/source.h"
@@ -190,44 +190,6 @@ static void test_loop(void)
 	close(epfd);
 }
 
-static void test_child(void)
-{
-	struct ft_child c = { 0 };
-	char *t[] = { "true", NULL }, *f[] = { "sh", "-c", "exit 3", NULL };
-	char *missing[] = { "/nonexistent/ftstack-no-such-command", NULL };
-	sigset_t mask;
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGCHLD);
-	sigprocmask(SIG_BLOCK, &mask, NULL);
-	CHECK(ft_child_start(t, true, &c) == 0 && ft_child_release(&c) == 0, "-c true: started and released");
-	for (int i = 0; i < 500 && !ft_child_reap(&c); i++)
-		usleep(10000);
-	CHECK(!c.running && WIFEXITED(c.status) && WEXITSTATUS(c.status) == 0, "true exits 0");
-	ft_child_stop(&c);
-	c = (struct ft_child){ 0 };
-	CHECK(ft_child_start(f, true, &c) == 0 && ft_child_release(&c) == 0, "-c 'sh -c \"exit 3\"'");
-	for (int i = 0; i < 500 && !ft_child_reap(&c); i++)
-		usleep(10000);
-	CHECK(WIFEXITED(c.status) && WEXITSTATUS(c.status) == 3, "its exit status is kept (3)");
-	ft_child_stop(&c);
-	c = (struct ft_child){ 0 };
-	CHECK(ft_child_start(missing, true, &c) == -EINVAL, "a command that does not exist: -EINVAL");
-	char **argv = NULL;
-	CHECK(ft_command_split("make -j2 'a b'", &argv) == 0 && argv && strcmp(argv[2], "a b") == 0 &&
-	      argv[3] == NULL, "-c splitting: quotes group words");
-	if (argv) {
-		free(argv[0]);
-		free(argv);
-	}
-	CHECK(ft_command_split("a | b", &argv) == 0 && strcmp(argv[0], "/bin/sh") == 0,
-	      "-c with a pipe runs through /bin/sh -c");
-	if (argv) {
-		free(argv[2]);
-		free(argv);
-	}
-	CHECK(ft_command_split("echo 'open", &argv) == -EINVAL, "an unbalanced quote is refused");
-}
-
 static void test_configure(const char *proc_root)
 {
 	struct ft_session s;
@@ -313,31 +275,6 @@ static void test_cleanup(const char *proc_root)
 	rmdir(tfs);
 }
 
-/* What the messages module writes: stderr redirected to a file. */
-static void test_messages(void)
-{
-	struct test_stderr c;
-	if (!test_stderr_begin(&c))
-		return;
-	ft_warn("%d stacks", 3);
-	ft_error("cannot %s", "write");
-	ft_debug("not shown");
-	ft_debug_on = true;
-	ft_debug("shown %s", "now");
-	ft_debug_on = false;
-	ft_note("Tracing %s.", "x");
-	struct ft_progress p;
-	ft_progress_start(&p, "attaching", "probes", 100); /* not a terminal: plain lines */
-	for (int i = 0; i < 100; i++)
-		ft_progress_step(&p);
-	ft_progress_end(&p);
-	ft_progress_start(&p, "attaching", "probes", 5); /* too few for progress */
-	ft_progress_end(&p);
-	CHECK_STR(test_stderr_end(&c), "ftstack: 3 stacks\nftstack: cannot write\nftstack: debug: shown now\n"
-		  "Tracing x.\nftstack: attaching 100 probes...\n",
-		  "warn, error, debug only with --debug, the opening line, progress");
-}
-
 /* The lost events' advice: --buffer-size, and a smaller copy when each
  * sample reserves a large one (offcpu's 16 KB, profile's 64 KB) */
 static void test_lost_advice(void)
@@ -396,8 +333,6 @@ int main(void)
 	test_symcache();
 	test_session_print(proc);
 	test_loop();
-	test_child();
-	test_messages();
 	test_lost_advice();
 	test_announce();
 	test_configure(proc);

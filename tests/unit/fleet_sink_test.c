@@ -139,7 +139,7 @@ static struct fleet_sink *start(struct fake *f, size_t buffer, unsigned flush_ms
 				       .buffer_bytes = buffer, .backoff_min_ms = 5,
 				       .backoff_max_ms = 20, .flush_ms = flush_ms };
 	struct fleet_sink *s = NULL;
-	CHECK(fleet_sink_start(&c, &s) == 0, "sink started");
+	CHECK(fleet_sink_open(&c, &s) == 0, "sink started");
 	return s;
 }
 
@@ -244,7 +244,7 @@ static void test_sink(void)
 	struct fleet_sink_config c = { .tr = { fake_insert, fake_landed, fake_insert_stacks, &f },
 				       .buffer_bytes = 8, .backoff_min_ms = 60000,
 				       .backoff_max_ms = 60000, .flush_ms = 0 };
-	CHECK(fleet_sink_start(&c, &s) == 0, "sink started");
+	CHECK(fleet_sink_open(&c, &s) == 0, "sink started");
 	push(s, "1111", 1);
 	do {
 		usleep(1000);

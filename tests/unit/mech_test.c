@@ -1,15 +1,19 @@
 /* Where ftstack runs (issue 25): perf's generic event specs (plan/spec.c),
  * the mechanism chosen for each mode from a host's access (plan/mech.c),
  * ftstack check's matrix from perf_event_open's answers (plan/matrix.c),
- * and host_access_read on a fixture /proc and /sys (host/access.c). */
+ * host_access_read on a fixture /proc and /sys (host/access.c), and
+ * ftstack check's host lines built from it (cmd/check.c). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "cmd/cmd.h"
+#include "host/host.h"
 #include "plan/plan.h"
 #include "plan/spec.h"
 #include "tests/unit/check.h"
+#include "tracefs/tracefs.h"
 
 static void test_specs(void)
 {
@@ -288,6 +292,18 @@ static void test_read(void)
 	CHECK(h.kallsyms, "kptr_restrict 0 and paranoid 1: kallsyms shows addresses");
 	CHECK_STR(h.lockdown, "confidentiality", "the bracketed lockdown mode");
 	CHECK(h.uprobe_pmu == 8 && h.kprobe_pmu == -1 && h.hw_pmu, "PMUs: uprobe 8, no kprobe, a cpu PMU");
+	struct tfs_check_item it[8];
+	CHECK_EQ_U64(ft_check_host(&h, proc, it, 8), 5, "check: five host lines");
+	CHECK(strcmp(it[0].what, "perf_event_max_stack") == 0 && !it[0].ok &&
+	      strcmp(it[0].detail, "unreadable") == 0, "check: max_stack unreadable: %s", it[0].detail);
+	CHECK(it[1].ok && strcmp(it[1].detail, "1") == 0, "check: paranoid 1: %s", it[1].detail);
+	CHECK(it[2].ok && strcmp(it[2].detail, "0 (kallsyms addresses visible)") == 0,
+	      "check: kptr_restrict: %s", it[2].detail);
+	CHECK(!it[3].ok && strcmp(it[3].detail, "confidentiality") == 0, "check: lockdown: %s",
+	      it[3].detail);
+	CHECK(it[4].ok && strstr(it[4].detail, "CAP_SYS_ADMIN no, CAP_PERFMON yes"),
+	      "check: privileges from CapEff: %s", it[4].detail);
+	CHECK_EQ_U64(ft_check_host(&h, proc, it, 2), 2, "check: max respected");
 	CHECK(ft_tracefs_state(sys, -ENOENT, &h) == FT_TRACEFS_LOCKDOWN, "lockdown closes tracefs");
 	h.lockdown[0] = '\0';
 	CHECK(ft_tracefs_state(sys, -ENOENT, &h) == FT_TRACEFS_NONE, "no mount point: none");

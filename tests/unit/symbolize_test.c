@@ -133,7 +133,7 @@ static int own_vaddr(uint64_t addr, char *file, size_t len, uint64_t *vaddr)
 {
 	uint64_t start, pgoff;
 	struct sym_elf *e = NULL;
-	if (test_self_mapping(addr, file, len, &start, &pgoff) < 0 || sym_elf_open(file, NULL, &e) < 0)
+	if (test_self_mapping(addr, file, len, &start, &pgoff) < 0 || sym_elf_load(file, NULL, &e) < 0)
 		return -1;
 	int ret = sym_elf_offset_to_vaddr(e, addr - start + pgoff, vaddr);
 	sym_elf_free(e);
@@ -147,7 +147,7 @@ static void test_elf(void)
 	uint64_t addr = (uint64_t)(uintptr_t)&symbolize_test_target + 4;
 	CHECK(test_self_mapping(addr, file, sizeof(file), &start, &pgoff) == 0, "own mapping found");
 	struct sym_elf *e = NULL;
-	CHECK(sym_elf_open(file, "/usr/lib/debug", &e) == 0, "open own binary");
+	CHECK(sym_elf_load(file, "/usr/lib/debug", &e) == 0, "open own binary");
 	if (!e)
 		return;
 	CHECK(sym_elf_is_dyn(e), "built as PIE");
@@ -169,8 +169,8 @@ static void test_elf(void)
 	CHECK(sc.gap != 0, "a padding gap after a sized function exists");
 	CHECK(sym_elf_lookup(e, sc.gap, &off) == NULL, "size-aware: padding after a function is unnamed");
 	sym_elf_free(e);
-	CHECK(sym_elf_open("tests/unit/fixtures/kallsyms.txt", NULL, &e) == -ENOEXEC, "not ELF: -ENOEXEC");
-	CHECK(sym_elf_open("/nonexistent/file", NULL, &e) == -ENOENT, "missing: -ENOENT");
+	CHECK(sym_elf_load("tests/unit/fixtures/kallsyms.txt", NULL, &e) == -ENOEXEC, "not ELF: -ENOEXEC");
+	CHECK(sym_elf_load("/nonexistent/file", NULL, &e) == -ENOENT, "missing: -ENOENT");
 }
 
 /* Looks VADDR up in PATH opened with DEBUG_ROOT. */
@@ -179,7 +179,7 @@ static const char *name_in(const char *path, const char *debug_root, uint64_t va
 {
 	struct sym_elf *e = NULL;
 	const char *name = NULL;
-	if (sym_elf_open(path, debug_root, &e) == 0)
+	if (sym_elf_load(path, debug_root, &e) == 0)
 		name = sym_elf_lookup(e, vaddr, NULL);
 	snprintf(buf, len, "%s", name ? name : "(none)");
 	sym_elf_free(e);

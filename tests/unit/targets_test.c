@@ -8,8 +8,9 @@
 #include <sys/epoll.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "check.h"
-#include "collector/session.h"
+#include "cli/cli.h"
+#include "task/task.h"
+#include "tests/unit/check.h"
 
 static pid_t start_child(int *release)
 {

@@ -114,25 +114,25 @@ static void test_objects(void)
 	bool dyn = tracefs_file_exists(NULL, "dynamic_events");
 	const char *kfile = dyn ? "dynamic_events" : "kprobe_events";
 	const char *ufile = dyn ? "dynamic_events" : "uprobe_events";
-	CHECK_EQ_U64(tfs_dynevent_add(&log, "kprobe_events", "ftstack_1", "x",
-				      "p:ftstack_1/x __kmalloc", err, sizeof(err)), 0, "kprobe");
+	CHECK_EQ_U64(tfs_dynevent_create(&log, "kprobe_events", "ftstack_1", "x",
+					 "p:ftstack_1/x __kmalloc", err, sizeof(err)), 0, "kprobe");
 	/* libtracefs writes "PROBE ADDR FORMAT\n", FORMAT empty when there is none */
 	CHECK_STR(slurp(tmp, kfile), "p:ftstack_1/x __kmalloc \n", "kprobe defined");
 	put(tmp, ufile, "");
-	CHECK_EQ_U64(tfs_dynevent_add(&log, "uprobe_events", "ftstack_1", "u",
-				      "p:ftstack_1/u /bin/true:0x1010 ra=+0($stack)", err,
-				      sizeof(err)), 0, "uprobe with an argument");
+	CHECK_EQ_U64(tfs_dynevent_create(&log, "uprobe_events", "ftstack_1", "u",
+					 "p:ftstack_1/u /bin/true:0x1010 ra=+0($stack)", err,
+					 sizeof(err)), 0, "uprobe with an argument");
 	CHECK_STR(slurp(tmp, ufile), "p:ftstack_1/u /bin/true:0x0000000000001010 ra=+0($stack)\n",
 		  "uprobe defined");
 	/* a USDT semaphore's reference counter: the line as it is, read back */
 	static const char ref[] = "p:ftstack_1/r /bin/true:0x1010(0x3040)";
 	put(tmp, ufile, dyn ? "p:ftstack_1/r /bin/true:0x0000000000001010(0x3040)\n" : "");
-	CHECK_EQ_U64(tfs_dynevent_add(&log, "uprobe_events", "ftstack_1", "r", ref, err,
-				      sizeof(err)), 0, "uprobe with a reference counter");
+	CHECK_EQ_U64(tfs_dynevent_create(&log, "uprobe_events", "ftstack_1", "r", ref, err,
+					 sizeof(err)), 0, "uprobe with a reference counter");
 	CHECK_STR(slurp(tmp, "uprobe_events"), "p:ftstack_1/r /bin/true:0x1010(0x3040)\n",
 		  "written as it is, to uprobe_events");
-	CHECK_EQ_U64(tfs_dynevent_add(&log, "uprobe_events", "ftstack_1", "v",
-				      "p:ftstack_1/v /bin/true", err, sizeof(err)), -EINVAL,
+	CHECK_EQ_U64(tfs_dynevent_create(&log, "uprobe_events", "ftstack_1", "v",
+					 "p:ftstack_1/v /bin/true", err, sizeof(err)), -EINVAL,
 		     "uprobe without an offset");
 	CHECK_EQ_U64(tfs_event_enable(&log, manual, "sched", "sched_switch"), 0,
 		     "enable in an instance");
