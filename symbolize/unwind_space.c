@@ -60,8 +60,12 @@ static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *valp, in
 		memcpy(valp, s->stack + (addr - sp), sizeof(*valp));
 		return 0;
 	}
-	struct ufile *f = addr >= sp && addr - sp < UNWIND_CUT_RANGE ? NULL :
-			  sym_uw_file_at(u, addr, &bias);
+	/* a file first, also just above the stack: a thread's stack is mapped
+	 * below the libraries (clone3's CFI, in libc, lay 1.7 MB above
+	 * pingpong's second thread's sp), and until 2026-11-26 such reads were
+	 * taken for stack words beyond the copy, so every thread's stack was
+	 * "cut" at start_thread */
+	struct ufile *f = sym_uw_file_at(u, addr, &bias);
 	for (int i = 0; f && i < f->nload; i++) {
 		uint64_t v = addr - bias;
 		if (v >= f->load[i].vaddr && v - f->load[i].vaddr <= f->load[i].filesz &&
@@ -70,7 +74,7 @@ static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *valp, in
 			return 0;
 		}
 	}
-	if (addr >= sp && addr - sp < UNWIND_CUT_RANGE)
+	if (!f && addr >= sp && addr - sp < UNWIND_CUT_RANGE)
 		u->cut = true; /* a stack word the copy did not reach */
 	return -UNW_EINVAL;
 }
