@@ -155,6 +155,9 @@ uint64_t sym_procs_image(const struct sym_procs *p, uint32_t pid, uint64_t time)
  * by p), -ENOENT when no readable ELF file is mapped there. */
 int sym_procs_module(struct sym_procs *p, uint32_t pid, uint64_t time, uint64_t addr,
 		     const char **path, uint64_t *bias);
+/* Whether user address ADDR of PID at TIME is in an executable mapping
+ * (a file's, or anonymous memory: JIT code, perf map regions). */
+bool sym_procs_exec_at(const struct sym_procs *p, uint32_t pid, uint64_t time, uint64_t addr);
 /* The program PID ran at TIME: the file of its lowest executable mapping
  * (the kernel maps a program below its libraries and the loader). Returns
  * 0 (*PATH owned by p), -ENOENT when no file is mapped. */

@@ -23,6 +23,9 @@
 #define FP_CACHE 4096       /* ips whose repair is known (a power of two) */
 #define RULE_CACHE 8192     /* ips whose CFA rule is known (a power of two) */
 #define RULE_FRAMES 128     /* frames of one walk whose rules are learnt */
+/* how far above sp an address is taken for a stack word (beyond the copy:
+ * the stack was cut) rather than nothing of the stack's */
+#define SYM_UW_STACK_RANGE (64ULL << 20)
 
 /* One ELF file, mapped read-only: its PT_LOAD segments and unwind table. */
 struct ufile {
@@ -34,6 +37,12 @@ struct ufile {
 	uint64_t lo, hi;              /* vaddr range of the PT_LOADs */
 	uint64_t hdr, table, nfde;    /* .eh_frame_hdr vaddr, its table's, entries */
 	uint64_t entry;               /* e_entry: where the program (or ld.so) starts */
+	/* CPython's -X perf trampolines are copies, in anonymous memory, of
+	 * its _Py_trampoline_func_start ("sub $N,%rsp; call *%rcx"), which
+	 * has no CFI and keeps no frame pointer: when this file holds that
+	 * template, a trampoline's return address lies at sp + TRAMP_RA (N)
+	 * in its frame (0: no template; unwind_files.c) */
+	uint32_t tramp_ra;
 };
 
 struct uproc {
@@ -72,9 +81,12 @@ struct sym_unwinder {
 	struct { uint64_t ip, sp, bp; } fr[RULE_FRAMES + 1];
 	uint32_t nfr;
 	int last_ret;
-	/* the walk in progress; REGS what access_reg gives (a probe's own) */
+	/* the walk in progress; REGS what access_reg gives (a probe's own, or
+	 * FP_REGS: a frame a frame-pointer step reached, whose rip, rsp and
+	 * rbp alone are known) */
 	const struct sym_ustack *cur;
 	const uint64_t *regs;
+	uint64_t fp_regs[17];
 	struct { uint64_t lo, hi, bias; struct ufile *f; } seen[WALK_FILES];
 	unsigned nseen;
 	bool cut;
@@ -109,6 +121,19 @@ unw_addr_space_t sym_uw_proc_as_of(struct sym_unwinder *u, const struct sym_usta
  * CFI, asked of the files' tables: on x86-64 unw_get_proc_info answers 0
  * for a frame without any, so that is no test. */
 bool sym_uw_has_cfi(struct sym_unwinder *u, unw_addr_space_t as, uint64_t ip);
+
+/* ---- frame-pointer steps through code without CFI (unwind_fp.c) ---- */
+
+/* The word at ADDR in S's copy into *W; false beyond it. */
+bool sym_uw_copy_word(const struct sym_ustack *s, uint64_t addr, uint64_t *w);
+/* One frame-pointer step from frame F (rip, rsp, rbp) of S, whose code
+ * has no CFI: 1 with the caller's rip, rsp, rbp in F; -1 when the step is
+ * not plausible (rbp below sp or far above it, the return address in no
+ * executable mapping of the process, the saved rbp not above rbp while
+ * the caller has no CFI either) or needs stack beyond the copy (then
+ * u->cut). */
+int sym_uw_fp_step(struct sym_unwinder *u, unw_addr_space_t as, const struct sym_ustack *s,
+		   uint64_t f[3]);
 
 /* ---- the full walk (unwind.c) ---- */
 

@@ -1,0 +1,61 @@
+/* Frame-pointer steps through code without CFI: JIT code (node's, the
+ * JVM's, anything a perf map names), CPython's -X perf trampolines, and
+ * hand-written code in a file whose .eh_frame leaves it out (node's
+ * embedded builtins). Such code keeps rbp as a frame pointer (V8 always;
+ * the JVM with -XX:+PreserveFramePointer; CPython's trampolines push it),
+ * so a frame's caller is the return address at rbp + 8, its sp rbp + 16
+ * and its rbp the word at rbp. A step is taken only while it is
+ * plausible: rbp lies at or above the frame's sp inside the copy, the
+ * return address is in executable memory the process maps (a file's or
+ * anonymous), and the saved rbp moves up too unless the caller has CFI
+ * again (then CFI, which restores rbp where the caller saved it, takes
+ * over, and a caller that keeps no frame pointer may have had anything
+ * there). Apart from the CFI walks (unwind.c, unwind_rules.c) because both
+ * take these steps, each where its CFI runs out. */
+#include <string.h>
+#include "symbolize/unwind_internal.h"
+
+bool sym_uw_copy_word(const struct sym_ustack *s, uint64_t addr, uint64_t *w)
+{
+	uint64_t sp = s->regs[7];
+	if (addr < sp || addr - sp > s->size || s->size - (addr - sp) < 8)
+		return false;
+	memcpy(w, s->stack + (addr - sp), 8);
+	return true;
+}
+
+/* A CPython -X perf trampoline's step from frame F of S: its caller's
+ * return address lies at sp + N when that address is in the libpython
+ * whose template says N (struct ufile's tramp_ra); rbp is untouched. */
+static bool trampoline_step(struct sym_unwinder *u, const struct sym_ustack *s, uint64_t f[3])
+{
+	uint64_t ra, bias;
+	const struct ufile *lib;
+	if (!sym_uw_copy_word(s, f[1] + 8, &ra) || !(lib = sym_uw_file_at(u, ra, &bias)) ||
+	    lib->tramp_ra != 8)
+		return false;
+	f[0] = ra, f[1] += 16;
+	return true;
+}
+
+int sym_uw_fp_step(struct sym_unwinder *u, unw_addr_space_t as, const struct sym_ustack *s,
+		   uint64_t f[3])
+{
+	uint64_t bp = f[2], ra, up, bias;
+	/* in anonymous code, a trampoline first: its caller may keep no frame
+	 * pointer, and an rbp step would skip it */
+	if (!sym_uw_file_at(u, f[0], &bias) && trampoline_step(u, s, f))
+		return 1;
+	if (bp < f[1] || (bp & 7) || bp - s->regs[7] >= SYM_UW_STACK_RANGE)
+		return -1; /* not a frame pointer of this stack */
+	if (!sym_uw_copy_word(s, bp + 8, &ra) || !sym_uw_copy_word(s, bp, &up)) {
+		u->cut = true; /* a frame above the copy's end */
+		return -1;
+	}
+	if (ra == 0 || !sym_procs_exec_at(u->procs, s->pid, s->time, ra))
+		return -1;
+	if (up <= bp && !sym_uw_has_cfi(u, as, ra - 1))
+		return -1; /* the next step would be by rbp again: it must move up */
+	f[0] = ra, f[1] = bp + 16, f[2] = up;
+	return 1;
+}
