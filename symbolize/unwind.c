@@ -73,7 +73,7 @@ static bool resume_at(struct sym_unwinder *u, unw_addr_space_t as, unw_cursor_t 
 	return unw_init_remote(c, as, u) == 0;
 }
 
-/* Frame K of the walk (rip, rsp, rbp F) kept for the rules to learn from */
+/* A frame of the walk (rip, rsp, rbp F) kept for the rules to learn from */
 static void keep_frame(struct sym_unwinder *u, const uint64_t f[3])
 {
 	if (u->nfr > RULE_FRAMES)
@@ -85,11 +85,13 @@ static void keep_frame(struct sym_unwinder *u, const uint64_t f[3])
 /* One step of the walk from frame F (*N frames so far, cursor C at F
  * unless *FP_AT, then F was reached by a frame-pointer step): by CFI where
  * F's code has it, else by rbp (sym_uw_fp_step), the cursor then started
- * anew at the caller. 1 with the caller in F, 0 at the stack's end (the
- * CFI says it, or a zero return address by CFI), < 0 when it stops. */
+ * anew at the caller. 1 with the caller in F (*KNOWN false when libunwind
+ * did not give its rsp and rbp), 0 at the stack's end (the CFI says it,
+ * or a zero return address by CFI), < 0 when it stops. */
 static int step(struct sym_unwinder *u, unw_addr_space_t as, unw_cursor_t *c, uint64_t f[3],
-		uint32_t n, bool *fp_at)
+		uint32_t n, bool *fp_at, bool *known)
 {
+	*known = true;
 	if (!sym_uw_has_cfi(u, as, f[0] - (n > 1))) {
 		if (sym_uw_at_entry(u, f[0] - (n > 1)))
 			return 0; /* Debian's ld.so's _start has no CFI */
@@ -107,10 +109,17 @@ static int step(struct sym_unwinder *u, unw_addr_space_t as, unw_cursor_t *c, ui
 	int ret = unw_step(c);
 	if (ret <= 0)
 		return ret;
-	if (unw_get_reg(c, UNW_REG_IP, &v[0]) < 0 || unw_get_reg(c, UNW_X86_64_RSP, &v[1]) < 0 ||
-	    unw_get_reg(c, UNW_X86_64_RBP, &v[2]) < 0)
+	if (unw_get_reg(c, UNW_REG_IP, &v[0]) < 0)
 		return -UNW_EUNSPEC;
-	f[0] = v[0], f[1] = v[1], f[2] = v[2];
+	/* libunwind may not say rbp (a sample in an epilogue after its pop:
+	 * the CFI's restore leaves no rule) nor rsp: its cursor goes on, the
+	 * rules learn nothing of the frame, and a frame-pointer step from it
+	 * takes them unchanged */
+	*known = unw_get_reg(c, UNW_X86_64_RSP, &v[1]) == 0 &&
+		 unw_get_reg(c, UNW_X86_64_RBP, &v[2]) == 0;
+	f[0] = v[0];
+	if (*known)
+		f[1] = v[1], f[2] = v[2];
 	/* a zero return address ends some stacks: the CFI said so */
 	return f[0] ? 1 : 0;
 }
@@ -139,7 +148,7 @@ uint32_t sym_uw_walk(struct sym_unwinder *u, const struct sym_ustack *s, const u
 	uint64_t f[3] = { s->regs[16], s->regs[7], s->regs[6] };
 	unw_addr_space_t as = sym_uw_proc_as(u);
 	unw_cursor_t c;
-	bool fp_at = false;
+	bool fp_at = false, known;
 	if (!as)
 		return n;
 	*cfi = sym_uw_has_cfi(u, as, s->regs[16]);
@@ -150,8 +159,9 @@ uint32_t sym_uw_walk(struct sym_unwinder *u, const struct sym_ustack *s, const u
 	int ret = 1;
 	u->nfr = 0;
 	keep_frame(u, f);
-	while (n < max && (ret = step(u, as, &c, f, n, &fp_at)) > 0) {
-		keep_frame(u, f);
+	while (n < max && (ret = step(u, as, &c, f, n, &fp_at, &known)) > 0) {
+		if (known)
+			keep_frame(u, f);
 		*failed = false;
 		ips[n++] = f[0];
 		uint32_t j = chain ? chain_at(chain, nchain, f[0]) : 0;
