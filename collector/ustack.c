@@ -239,7 +239,9 @@ void ft_ustack_summary(const struct ft_ustacks *u, struct ft_summary *sm)
 	const struct ft_cut_file *e = most_cut(u->cut_files, true);
 	const struct ft_cut_file *t = most_cut(u->cut_files, false);
 	sm->stack_cut = u->cut;
+	sm->stack_cut_top = u->cut_top;
 	sm->stack_stopped = u->stopped;
+	ft_jit_summary(&u->jit, sm);
 	sm->copy_size = u->copy_size;
 	sm->ustack = ft_ustack_name(u->method);
 	sm->cut_file = e && e->path[0] ? basename(e->path) : NULL;
@@ -271,6 +273,13 @@ const struct perfev_sample *ft_ustack_walk(struct ft_ustacks *u, struct sym_proc
 	if ((cut || stopped) && n > 0)
 		note_cut(u, procs, smp, u->walk[n - 1], cut);
 	u->stopped += stopped;
+	/* a copy shorter than asked ended at the top of the stack's mapping:
+	 * the whole stack was there, and a walk that read beyond it went
+	 * astray (until 2026-11-26 every thread's did, in clone3's frame) */
+	u->cut_top += cut && smp->ustack_size < u->copy_size;
+	uint64_t anon = sym_unwind_anon(u->unwinder);
+	if (anon)
+		ft_jit_note(&u->jit, procs, smp, anon, u->walk, (uint32_t)n);
 	*tmp = *smp;
 	tmp->uips = u->walk;
 	tmp->nuips = (uint32_t)n;

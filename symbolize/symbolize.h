@@ -226,6 +226,10 @@ void sym_unwinder_rules(struct sym_unwinder *u, bool on);
  * stack is whole. False when it stopped short for any reason: the copy's
  * end (its *CUT), code without CFI, MAX frames. */
 bool sym_unwind_ended(const struct sym_unwinder *u);
+/* The first address of the last sym_unwind or sym_unwind_splice in code
+ * in no file (anonymous memory: JIT code), or 0 when the walk met none:
+ * the summary asks whether a perf map names it. */
+uint64_t sym_unwind_anon(const struct sym_unwinder *u);
 /* How many of sym_unwind's walks applied the rules alone (the sampled
  * frame by one CFI step from its registers, each return address above it
  * by its rule, learnt from probes there when new), and were full. */

@@ -137,6 +137,7 @@ uint32_t sym_uw_walk(struct sym_unwinder *u, const struct sym_ustack *s, const u
 	*met = false;
 	*cfi = false;
 	u->ended = false;
+	u->anon_ip = 0;
 	if (max == 0)
 		return 0;
 	u->cur = s;
@@ -206,6 +207,11 @@ uint64_t sym_unwinder_learnt(const struct sym_unwinder *u)
 bool sym_unwind_ended(const struct sym_unwinder *u)
 {
 	return u->ended;
+}
+
+uint64_t sym_unwind_anon(const struct sym_unwinder *u)
+{
+	return u->anon_ip;
 }
 
 void sym_unwinder_rules(struct sym_unwinder *u, bool on)

@@ -42,9 +42,12 @@ int sym_uw_fp_step(struct sym_unwinder *u, unw_addr_space_t as, const struct sym
 		   uint64_t f[3])
 {
 	uint64_t bp = f[2], ra, up, bias;
+	bool anon = !sym_uw_file_at(u, f[0], &bias);
+	if (anon && !u->anon_ip)
+		u->anon_ip = f[0];
 	/* in anonymous code, a trampoline first: its caller may keep no frame
 	 * pointer, and an rbp step would skip it */
-	if (!sym_uw_file_at(u, f[0], &bias) && trampoline_step(u, s, f))
+	if (anon && trampoline_step(u, s, f))
 		return 1;
 	if (bp < f[1] || (bp & 7) || bp - s->regs[7] >= SYM_UW_STACK_RANGE)
 		return -1; /* not a frame pointer of this stack */

@@ -91,6 +91,7 @@ struct sym_unwinder {
 	unsigned nseen;
 	bool cut;
 	bool ended; /* the last sym_unwind reached the outermost frame */
+	uint64_t anon_ip; /* the last walk's first frame in code in no file (JIT), or 0 */
 };
 
 /* ---- the mapped files (unwind_files.c) ---- */
