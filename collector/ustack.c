@@ -276,7 +276,7 @@ const struct perfev_sample *ft_ustack_walk(struct ft_ustacks *u, struct sym_proc
 	/* a copy shorter than asked ended at the top of the stack's mapping:
 	 * the whole stack was there, and a walk that read beyond it went
 	 * astray (until 2026-11-26 every thread's did, in clone3's frame) */
-	u->cut_top += cut && smp->ustack_size < u->copy_size;
+	u->cut_top += cut && smp->ustack_size < smp->ustack_room;
 	uint64_t anon = sym_unwind_anon(u->unwinder);
 	if (anon)
 		ft_jit_note(&u->jit, procs, smp, anon, u->walk, (uint32_t)n);
