@@ -28,8 +28,9 @@ const char *ft_result_cut_advice(const struct ft_summary *c, char *buf, size_t l
 	bool known = c->cut_file && c->cut_fp >= 0;
 	bool fp = known && c->cut_fp >= FT_KEEPS_FP, nofp = known && !fp;
 	if (c->stack_cut_top == c->stack_cut)
-		snprintf(buf, len, "the kernel copied their whole stack, up to its top: a step in %s "
-			 "read beyond it, no larger copy helps", file);
+		snprintf(buf, len, "the kernel copied less than it had room for, up to the stack's "
+			 "top or a page it could not read then: a step in %s read beyond it, no "
+			 "larger copy helps", file);
 	else if (strcmp(m, "fp") == 0)
 		snprintf(buf, len, "their top frames need more stack than was copied");
 	else if (strcmp(m, "copy") == 0 && !nofp)

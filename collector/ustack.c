@@ -273,9 +273,11 @@ const struct perfev_sample *ft_ustack_walk(struct ft_ustacks *u, struct sym_proc
 	if ((cut || stopped) && n > 0)
 		note_cut(u, procs, smp, u->walk[n - 1], cut);
 	u->stopped += stopped;
-	/* a copy shorter than asked ended at the top of the stack's mapping:
-	 * the whole stack was there, and a walk that read beyond it went
-	 * astray (until 2026-11-26 every thread's did, in clone3's frame) */
+	/* a copy shorter than its room ended at the top of the stack's mapping
+	 * (or at a page the kernel could not read in then: offcpu's copy is
+	 * taken with page faults off): no larger copy would have more, and a
+	 * walk cut there read beyond what the kernel could copy (until
+	 * 2026-11-26 every thread's did, in clone3's frame, at the top) */
 	u->cut_top += cut && smp->ustack_size < smp->ustack_room;
 	uint64_t anon = sym_unwind_anon(u->unwinder);
 	if (anon)

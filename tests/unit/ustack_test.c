@@ -138,8 +138,9 @@ static void test_cut_summary(void)
 	 * stack was told so, cut at start_thread) */
 	sm.stack_cut_top = 7, sm.cut_file = "libc.so.6", sm.cut_fp = 15;
 	CHECK_STR(cut_line(&sm), "ftstack: 7 user stacks reached the end of the 65528-byte stack "
-		  "copy and may be cut (user stacks: dwarf; the kernel copied their whole stack, up "
-		  "to its top: a step in libc.so.6 read beyond it, no larger copy helps)\n",
+		  "copy and may be cut (user stacks: dwarf; the kernel copied less than it had room for, "
+		  "up to the stack's top or a page it could not read then: a step in libc.so.6 read "
+		  "beyond it, no larger copy helps)\n",
 		  "copied whole: a bad read named, not a deep stack");
 	sm.stack_cut_top = 6;
 	CHECK(strstr(cut_line(&sm), "deeper than the kernel copies"), "some not copied whole: deep");
