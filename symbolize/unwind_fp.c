@@ -24,18 +24,34 @@ bool sym_uw_copy_word(const struct sym_ustack *s, uint64_t addr, uint64_t *w)
 	return true;
 }
 
+/* Whether the word at AT in S is a return address into a libpython whose
+ * trampoline template keeps it at sp + N (struct ufile's tramp_ra) */
+static bool into_python(struct sym_unwinder *u, const struct sym_ustack *s, uint64_t at,
+			uint64_t *ra)
+{
+	uint64_t bias;
+	const struct ufile *lib;
+	return sym_uw_copy_word(s, at, ra) && (lib = sym_uw_file_at(u, *ra, &bias)) &&
+	       lib->tramp_ra == 8;
+}
+
 /* A CPython -X perf trampoline's step from frame F of S: its caller's
- * return address lies at sp + N when that address is in the libpython
- * whose template says N (struct ufile's tramp_ra); rbp is untouched. */
+ * return address lies at sp + 8 (the template's "sub $8,%rsp" made room
+ * before its call); rbp is untouched. The sampled frame may also be in
+ * the trampoline's first or last instruction, before the sub or after its
+ * add: then the return address is at sp. */
 static bool trampoline_step(struct sym_unwinder *u, const struct sym_ustack *s, uint64_t f[3])
 {
-	uint64_t ra, bias;
-	const struct ufile *lib;
-	if (!sym_uw_copy_word(s, f[1] + 8, &ra) || !(lib = sym_uw_file_at(u, ra, &bias)) ||
-	    lib->tramp_ra != 8)
-		return false;
-	f[0] = ra, f[1] += 16;
-	return true;
+	uint64_t ra;
+	if (into_python(u, s, f[1] + 8, &ra)) {
+		f[0] = ra, f[1] += 16;
+		return true;
+	}
+	if (f[0] == s->regs[16] && f[1] == s->regs[7] && into_python(u, s, f[1], &ra)) {
+		f[0] = ra, f[1] += 8;
+		return true;
+	}
+	return false;
 }
 
 int sym_uw_fp_step(struct sym_unwinder *u, unw_addr_space_t as, const struct sym_ustack *s,

@@ -1,6 +1,8 @@
 // Test workload for the runtimes: heavy() calls spin() twice and light()
 // once, in a loop, so samples in spin() split heavy:light = 2:1. Runs for
-// SECS seconds (default 3). node --perf-basic-prof jit_work.js [SECS]
+// SECS seconds (default 3). TurboFan would inline them into main: the test
+// asks it not to, so each keeps a frame to name.
+//   node --perf-basic-prof --interpreted-frames-native-stack --no-turbo-inlining jit_work.js [SECS]
 'use strict';
 
 function spin() {
