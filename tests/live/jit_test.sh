@@ -11,6 +11,8 @@
 # makes a perf map, the summary names it. Threads (pingpong --threads):
 # the second thread's stacks are whole to clone3 and none is counted cut.
 cd "$(dirname "$0")/../.." && . tests/live/lib.sh
+# node 20's --perf-basic-prof also writes a V8 log, isolate-*-v8.log in the
+# working directory unless told where (--logfile, into $TMP)
 # a whole stack's root: the program's entry, or a thread's clone
 JIT_WHOLE='^[^;]*;(_start|__libc_start_call_main|clone3|__clone3|clone|__clone)[; ]'
 SECS=${JIT_SECS:-4}
@@ -69,9 +71,9 @@ if ! command -v node >/dev/null; then
 	ok "node --perf-basic-prof # SKIP no node here"
 else
 	runtime "node --perf-basic-prof" 'JS:[*~]heavy ' 'JS:[*~]light ' 'JS:[*~]spin ' \
-		"node --perf-basic-prof --interpreted-frames-native-stack --no-turbo-inlining $PWD/tests/lib/jit_work.js $SECS"
+		"node --perf-basic-prof --logfile=$TMP/v8.log --no-logfile-per-isolate --interpreted-frames-native-stack --no-turbo-inlining $PWD/tests/lib/jit_work.js $SECS"
 	# without the flag: the stacks are still whole, and the summary names it
-	run_ft $TMP/o $TMP/e profile -F 499 -U -f -c "node $PWD/tests/lib/jit_work.js 2"
+	run_ft $TMP/o $TMP/e profile -F 499 -U -f -c "node --logfile=$TMP/v8.log --no-logfile-per-isolate $PWD/tests/lib/jit_work.js 2"
 	read -r w t < <(whole_share $TMP/o)
 	check "node without a perf map: $w of $t samples whole (want >= 990/1000)" \
 		bash -c "[ $t -ge 100 ] && [ $(pct $w $t) -ge 990 ]"
