@@ -48,8 +48,7 @@ static void read_eh_frame_hdr(struct ufile *f, const uint8_t *h, size_t len)
 	f->table = f->hdr + 4 + ptr_size + 4;
 }
 
-/* The file bytes at vaddr V (LEN of them) of F, or NULL */
-static const uint8_t *file_bytes(const struct ufile *f, uint64_t v, size_t len)
+const uint8_t *sym_uw_file_bytes(const struct ufile *f, uint64_t v, size_t len)
 {
 	for (int i = 0; i < f->nload; i++)
 		if (v >= f->load[i].vaddr && v - f->load[i].vaddr <= f->load[i].filesz &&
@@ -81,7 +80,7 @@ static void find_trampoline(struct ufile *f, Elf *e)
 			    strcmp(name, "_Py_trampoline_func_start") != 0)
 				continue;
 			static const uint8_t sub[3] = { 0x48, 0x83, 0xec }, call[2] = { 0xff, 0xd1 };
-			const uint8_t *c = file_bytes(f, sym.st_value, 6);
+			const uint8_t *c = sym_uw_file_bytes(f, sym.st_value, 6);
 			if (c && memcmp(c, sub, 3) == 0 && memcmp(c + 4, call, 2) == 0 && c[3] < 0x80)
 				f->tramp_ra = c[3];
 			return;

@@ -25,14 +25,19 @@ bool sym_uw_copy_word(const struct sym_ustack *s, uint64_t addr, uint64_t *w)
 }
 
 /* Whether the word at AT in S is a return address into a libpython whose
- * trampoline template keeps it at sp + N (struct ufile's tramp_ra) */
+ * trampoline template keeps it at sp + N (struct ufile's tramp_ra), right
+ * after an indirect call through a register (ff d0+r: py_trampoline_evaluator
+ * calls each trampoline so, "call *%r14" in 3.12): a stack word that merely
+ * points into libpython is seldom that */
 static bool into_python(struct sym_unwinder *u, const struct sym_ustack *s, uint64_t at,
 			uint64_t *ra)
 {
 	uint64_t bias;
 	const struct ufile *lib;
+	const uint8_t *call;
 	return sym_uw_copy_word(s, at, ra) && (lib = sym_uw_file_at(u, *ra, &bias)) &&
-	       lib->tramp_ra == 8;
+	       lib->tramp_ra == 8 && (call = sym_uw_file_bytes(lib, *ra - bias - 2, 2)) &&
+	       call[0] == 0xff && (call[1] & 0xf8) == 0xd0;
 }
 
 /* A CPython -X perf trampoline's step from frame F of S: its caller's

@@ -100,6 +100,8 @@ struct sym_unwinder {
  * bias; NULL when no ELF file is mapped there or it cannot be read. The
  * walk remembers it (u->seen) while it lasts. */
 struct ufile *sym_uw_file_at(struct sym_unwinder *u, uint64_t addr, uint64_t *bias);
+/* The LEN bytes of F at its vaddr V (in a PT_LOAD's file part), or NULL. */
+const uint8_t *sym_uw_file_bytes(const struct ufile *f, uint64_t v, size_t len);
 /* Unmaps and frees F (NULL: nothing). */
 void sym_uw_file_free(struct ufile *f);
 /* Whether IP (a caller's: its return address less one) is in a program's
