@@ -8,7 +8,8 @@
 # root the process's or a thread's start), the split within lib.sh's
 # ratio bound, spin, heavy and light named by the runtime's perf map; a
 # runtime missing here is skipped with its reason. Without the flag that
-# makes a perf map, the summary names it. Threads (pingpong --threads):
+# makes a perf map, the summary names it. offcpu: python's nested sleeps
+# whole through the trampolines. Threads (pingpong --threads):
 # the second thread's stacks are whole to clone3 and none is counted cut.
 cd "$(dirname "$0")/../.." && . tests/live/lib.sh
 # node 20's --perf-basic-prof also writes a V8 log, isolate-*-v8.log in the
@@ -66,6 +67,24 @@ for v in 3.12 3.13; do
 	runtime "python$v -X perf" 'py::heavy:' 'py::light:' 'py::spin:' \
 		"$PY -X perf $PWD/tests/lib/jit_work.py $SECS"
 done
+
+# offcpu through the trampolines: 40 sleeps of 20 ms under outer, middle,
+# inner, each whole to _start, at least 800 ms of them
+if [ -x "${PY:-}" ]; then
+	cat >$TMP/naps.py <<'EOF'
+import time
+def inner(): time.sleep(0.02)
+def middle(): inner()
+def outer():
+    for _ in range(40): middle()
+outer()
+EOF
+	run_ft $TMP/o $TMP/e offcpu -U -f -c "$PY -X perf $TMP/naps.py"
+	us=$(folded_count $TMP/o "^[^;]*;_start;.*;py::outer:[^;]*;.*;py::middle:[^;]*;.*;py::inner:")
+	all=$(folded_count $TMP/o "py::inner:")
+	check "offcpu $(basename $PY) -X perf: the sleeps whole under outer, middle, inner ($us of $all us, want >= 800000, all)" \
+		bash -c "[ $us -ge 800000 ] && [ $us -eq $all ]"
+fi
 
 if ! command -v node >/dev/null; then
 	ok "node --perf-basic-prof # SKIP no node here"
