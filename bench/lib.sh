@@ -2,3 +2,18 @@
 # median: the middle of the numbers on stdin, one a line (the lower of the
 # two middles for an even count)
 median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+# perf_folded SCRIPT: perf script's callchains (-F comm,ip,sym,dso) folded
+# as ftstack folds them: comm;root;...;leaf 1
+# (a frame with no symbol is its file's base name in brackets)
+perf_folded() {
+	awk '
+	function flush() { if (comm != "") { s = comm; for (i = n; i >= 1; i--) s = s ";" f[i]; print s, 1 } comm = ""; n = 0 }
+	/^[^ \t]/ { flush(); comm = $1; next }
+	NF >= 2 {
+		line = $0; sub(/^[ \t]+[0-9a-f]+ /, "", line)
+		dso = line; sub(/.*\(/, "", dso); sub(/\)$/, "", dso); sub(/.*\//, "", dso)
+		sym = line; sub(/ \([^(]*\)$/, "", sym)
+		f[++n] = sym == "[unknown]" ? "[" dso "]" : sym
+	}
+	END { flush() }' "$1"
+}

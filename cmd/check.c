@@ -174,7 +174,7 @@ int ft_cmd_check(const struct ft_options *o)
 {
 	(void)o;
 	char root[256] = "";
-	struct tfs_check_item items[33];
+	struct tfs_check_item items[48];
 	struct host_access h;
 	int find_err = tfs_find_root(root, sizeof(root));
 	if (find_err < 0)
@@ -190,6 +190,8 @@ int ft_cmd_check(const struct ft_options *o)
 	if (n >= 0 && root[0] && check_user_stacks(root, &cost, &items[n]) == 0 &&
 	    ft_ustack_check(&cost, &items[++n]) == 0)
 		n++;
+	if (n >= 0) /* the runtimes whose frames ftstack walks and names */
+		n += ft_runtimes_check(&items[n], 48 - n);
 	int width = 0;
 	for (int i = 0; i < n; i++)
 		if ((int)strlen(items[i].what) > width)

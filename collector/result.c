@@ -27,7 +27,11 @@ const char *ft_result_cut_advice(const struct ft_summary *c, char *buf, size_t l
 	const char *file = c->cut_file ? c->cut_file : "?";
 	bool known = c->cut_file && c->cut_fp >= 0;
 	bool fp = known && c->cut_fp >= FT_KEEPS_FP, nofp = known && !fp;
-	if (strcmp(m, "fp") == 0)
+	if (c->stack_cut_top == c->stack_cut)
+		snprintf(buf, len, "the kernel copied less than it had room for, up to the stack's "
+			 "top or a page it could not read then: a step in %s read beyond it, no "
+			 "larger copy helps", file);
+	else if (strcmp(m, "fp") == 0)
 		snprintf(buf, len, "their top frames need more stack than was copied");
 	else if (strcmp(m, "copy") == 0 && !nofp)
 		snprintf(buf, len, "--call-graph copy,SIZE copies more; --call-graph fp walks them whole");
@@ -106,6 +110,12 @@ void ft_result_summary(const struct ft_summary *c, const struct agg_named_stats 
 			c->stack_cut, c->copy_size, c->ustack ? c->ustack : "?",
 			ft_result_cut_advice(c, advice, sizeof(advice)));
 	}
+	if (c->jit_unnamed && c->jit_runtime)
+		ft_warn("%" PRIu64 " user stacks went through JIT code no perf map names: run %s "
+			"with %s", c->jit_unnamed, c->jit_runtime, c->jit_needs);
+	else if (c->jit_unnamed)
+		ft_warn("%" PRIu64 " user stacks went through JIT code no perf map names (a JIT "
+			"names its code in /tmp/perf-PID.map when asked to)", c->jit_unnamed);
 	if (c->stack_stopped)
 		ft_warn("%" PRIu64 " user stacks may be cut: their walk stopped short of the "
 			"process's start, most in %s (user stacks: %s; %s)", c->stack_stopped,

@@ -28,6 +28,9 @@ struct ft_summary {
 	const char *through;
 	uint64_t idle, empty_stacks;
 	uint64_t stack_cut;      /* --call-graph copy/dwarf walks that reached the copy's end */
+	uint64_t stack_cut_top;  /* of them, copies shorter than their room (the stack's top, a page not in) */
+	uint64_t jit_unnamed;    /* stacks through JIT code no perf map names */
+	const char *jit_runtime, *jit_needs; /* the runtime of most of them, what it needs (NULL: unknown) */
 	uint64_t stack_stopped;  /* dwarf: walks that stopped short of the stack's start otherwise */
 	uint32_t copy_size;
 	const char *ustack;      /* the user-stack method: fp, copy or dwarf */

@@ -42,6 +42,47 @@ struct ft_cut_file {
 	uint64_t at_end, stopped; /* cut at the copy's end; stopped otherwise */
 };
 
+/* The language runtimes ftstack knows (runtimes.c): what tells one apart
+ * (the basename of its program or of a library it maps, up to a dot or
+ * the end), how its frames are walked and named, and what it must be run
+ * with for that. */
+#define FT_RUNTIME_FILES 6
+struct ft_runtime {
+	const char *name;                    /* "node", "java", ... */
+	const char *files[FT_RUNTIME_FILES]; /* NULL-ended */
+	const char *walk;                    /* how its frames come out */
+	const char *needs;                   /* the flags that name its frames */
+};
+/* The table, its N rows. */
+const struct ft_runtime *ft_runtime_table(size_t *n);
+/* The runtime whose program or library PATH is, or NULL. */
+const struct ft_runtime *ft_runtime_of(const char *path);
+struct tfs_check_item;
+/* ftstack check's lines, one a runtime, into ITEMS (at most MAX): the count. */
+int ft_runtimes_check(struct tfs_check_item *items, int max);
+
+/* Processes whose stacks went through code in no file (JIT code), for the
+ * summary's advice when no perf map names it: the first such address of
+ * each (up to FT_JIT_PIDS) and the runtime its files tell. */
+#define FT_JIT_PIDS 8
+struct ft_jit_pid {
+	uint32_t pid;
+	uint64_t time, addr, samples;
+	const struct ft_runtime *runtime;
+};
+struct ft_jit_notes {
+	struct sym_procs *procs; /* borrowed: the run's */
+	struct ft_jit_pid pids[FT_JIT_PIDS];
+};
+/* Notes SMP, whose walk (N user FRAMES) met code in no file at ANON. */
+void ft_jit_note(struct ft_jit_notes *j, struct sym_procs *procs,
+		 const struct perfev_sample *smp, uint64_t anon, const uint64_t *frames,
+		 uint32_t n);
+/* Into SM: the samples whose JIT code no perf map names (asked at the
+ * end: a JVM writes its map as it exits), and the runtime of the process
+ * with the most, with what it needs. */
+void ft_jit_summary(const struct ft_jit_notes *j, struct ft_summary *sm);
+
 struct sym_unwinder;
 enum ft_ustack_method { FT_USTACK_FP, FT_USTACK_COPY, FT_USTACK_DWARF };
 
@@ -57,6 +98,8 @@ struct ft_ustacks {
 	char why[256];           /* why this method (chosen for the host, or asked) */
 	struct sym_unwinder *unwinder; /* CFI of the mapped files */
 	uint64_t cut;            /* stacks cut at the copy's end */
+	uint64_t cut_top;        /* of them, copied whole (the copy ended at the stack's top) */
+	struct ft_jit_notes jit; /* stacks through JIT code */
 	uint64_t stopped;        /* dwarf: stacks that stopped short of their start otherwise */
 	struct ft_cut_file cut_files[FT_CUT_FILES]; /* where they ended */
 	uint64_t walk[AGG_MAX_DEPTH];  /* the user frames walked here */

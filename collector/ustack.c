@@ -239,7 +239,9 @@ void ft_ustack_summary(const struct ft_ustacks *u, struct ft_summary *sm)
 	const struct ft_cut_file *e = most_cut(u->cut_files, true);
 	const struct ft_cut_file *t = most_cut(u->cut_files, false);
 	sm->stack_cut = u->cut;
+	sm->stack_cut_top = u->cut_top;
 	sm->stack_stopped = u->stopped;
+	ft_jit_summary(&u->jit, sm);
 	sm->copy_size = u->copy_size;
 	sm->ustack = ft_ustack_name(u->method);
 	sm->cut_file = e && e->path[0] ? basename(e->path) : NULL;
@@ -271,6 +273,15 @@ const struct perfev_sample *ft_ustack_walk(struct ft_ustacks *u, struct sym_proc
 	if ((cut || stopped) && n > 0)
 		note_cut(u, procs, smp, u->walk[n - 1], cut);
 	u->stopped += stopped;
+	/* a copy shorter than its room ended at the top of the stack's mapping
+	 * (or at a page the kernel could not read in then: offcpu's copy is
+	 * taken with page faults off): no larger copy would have more, and a
+	 * walk cut there read beyond what the kernel could copy (until
+	 * 2026-11-26 every thread's did, in clone3's frame, at the top) */
+	u->cut_top += cut && smp->ustack_size < smp->ustack_room;
+	uint64_t anon = sym_unwind_anon(u->unwinder);
+	if (anon)
+		ft_jit_note(&u->jit, procs, smp, anon, u->walk, (uint32_t)n);
 	*tmp = *smp;
 	tmp->uips = u->walk;
 	tmp->nuips = (uint32_t)n;

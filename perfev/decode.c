@@ -144,6 +144,7 @@ static void sample_user(struct cur *c, uint64_t type, uint64_t regs_mask,
 			if (!c->bad && dyn) {
 				s->ustack = data;
 				s->ustack_size = dyn;
+				s->ustack_room = size;
 			}
 		}
 	}

@@ -108,6 +108,10 @@ struct perfev_sample {
 	uint32_t raw_size;
 	const uint8_t *ustack; /* PERF_SAMPLE_STACK_USER copy, or NULL */
 	uint64_t ustack_size;
+	/* the copy's room in the record (the size asked, or less where the
+	 * record's u16 size left less): a copy shorter than it ended where
+	 * the stack's mapping did */
+	uint64_t ustack_room;
 	const uint64_t *uregs; /* PERF_SAMPLE_REGS_USER values, or NULL */
 	uint64_t uregs_abi;
 	uint64_t cgroup;       /* PERF_SAMPLE_CGROUP: the task's cgroup2 id, else 0 */

@@ -144,8 +144,10 @@ static int read_maps(struct sym_procs *p, struct proc *pr, FILE *f, struct gen *
 			continue;
 		char *file = line + pos;
 		file[strcspn(file, "\n")] = '\0';
-		if (*file) /* anonymous code (JIT) has no file to name it */
-			ret = map_add(p, pr, g, time, start, end, off, sym_file_index(p, file), true);
+		/* anonymous code (JIT) is named "//anon", as MMAP2 records name it:
+		 * the unwinder's frame-pointer steps need to know it is code */
+		ret = map_add(p, pr, g, time, start, end, off,
+			      sym_file_index(p, *file ? file : "//anon"), true);
 	}
 	return ret;
 }

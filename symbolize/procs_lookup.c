@@ -108,13 +108,19 @@ int sym_procs_module(struct sym_procs *p, uint32_t pid, uint64_t time, uint64_t 
 	return 0;
 }
 
+bool sym_procs_exec_at(const struct sym_procs *p, uint32_t pid, uint64_t time, uint64_t addr)
+{
+	return map_at(sym_gen_at(sym_proc_find(p, pid), time), time, addr) != NULL;
+}
+
 int sym_procs_program(struct sym_procs *p, uint32_t pid, uint64_t time, const char **path)
 {
 	const struct gen *g = sym_gen_at(sym_proc_find(p, pid), time);
 	const struct map *low = NULL;
 	for (size_t i = 0; g && i < g->n; i++) {
 		const struct map *m = &g->maps[i];
-		if (p->files[m->file].path[0] == '/' && (!low || m->start < low->start))
+		const char *fp = p->files[m->file].path;
+		if (fp[0] == '/' && fp[1] != '/' && (!low || m->start < low->start))
 			low = m;
 	}
 	if (!low)

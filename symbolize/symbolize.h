@@ -156,6 +156,9 @@ uint64_t sym_procs_image(const struct sym_procs *p, uint32_t pid, uint64_t time)
  * by p), -ENOENT when no readable ELF file is mapped there. */
 int sym_procs_module(struct sym_procs *p, uint32_t pid, uint64_t time, uint64_t addr,
 		     const char **path, uint64_t *bias);
+/* Whether user address ADDR of PID at TIME is in an executable mapping
+ * (a file's, or anonymous memory: JIT code, perf map regions). */
+bool sym_procs_exec_at(const struct sym_procs *p, uint32_t pid, uint64_t time, uint64_t addr);
 /* The program PID ran at TIME: the file of its lowest executable mapping
  * (the kernel maps a program below its libraries and the loader). Returns
  * 0 (*PATH owned by p), -ENOENT when no file is mapped. */
@@ -224,6 +227,10 @@ void sym_unwinder_rules(struct sym_unwinder *u, bool on);
  * stack is whole. False when it stopped short for any reason: the copy's
  * end (its *CUT), code without CFI, MAX frames. */
 bool sym_unwind_ended(const struct sym_unwinder *u);
+/* The first address of the last sym_unwind or sym_unwind_splice in code
+ * in no file (anonymous memory: JIT code), or 0 when the walk met none:
+ * the summary asks whether a perf map names it. */
+uint64_t sym_unwind_anon(const struct sym_unwinder *u);
 /* How many of sym_unwind's walks applied the rules alone (the sampled
  * frame by one CFI step from its registers, each return address above it
  * by its rule, learnt from probes there when new), and were full. */

@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <libelf.h>
 #include <stdlib.h>
+#include <string.h>
 #include "symbolize/unwind_internal.h"
 
 #define SPLICE_LOOK 4       /* chain entries a CFI return address is looked for in */
@@ -59,10 +60,74 @@ static uint32_t chain_at(const uint64_t *chain, uint32_t nchain, uint64_t ip)
 	return 0;
 }
 
+/* Resumes the CFI walk at frame F, reached by a frame-pointer step: a
+ * cursor from its rip, rsp and rbp alone (u->fp_regs), rip one byte back
+ * (a return address: libunwind takes a first frame's row at the ip itself,
+ * a caller's at its call). False when libunwind cannot start there. */
+static bool resume_at(struct sym_unwinder *u, unw_addr_space_t as, unw_cursor_t *c,
+		      const uint64_t f[3])
+{
+	memset(u->fp_regs, 0, sizeof(u->fp_regs));
+	u->fp_regs[16] = f[0] - 1, u->fp_regs[7] = f[1], u->fp_regs[6] = f[2];
+	u->regs = u->fp_regs;
+	return unw_init_remote(c, as, u) == 0;
+}
+
+/* A frame of the walk (rip, rsp, rbp F) kept for the rules to learn from */
+static void keep_frame(struct sym_unwinder *u, const uint64_t f[3])
+{
+	if (u->nfr > RULE_FRAMES)
+		return;
+	u->fr[u->nfr].ip = f[0], u->fr[u->nfr].sp = f[1], u->fr[u->nfr].bp = f[2];
+	u->nfr++;
+}
+
+/* One step of the walk from frame F (*N frames so far, cursor C at F
+ * unless *FP_AT, then F was reached by a frame-pointer step): by CFI where
+ * F's code has it, else by rbp (sym_uw_fp_step), the cursor then started
+ * anew at the caller. 1 with the caller in F (*KNOWN false when libunwind
+ * did not give its rsp and rbp), 0 at the stack's end (the CFI says it,
+ * or a zero return address by CFI), < 0 when it stops. */
+static int step(struct sym_unwinder *u, unw_addr_space_t as, unw_cursor_t *c, uint64_t f[3],
+		uint32_t n, bool *fp_at, bool *known)
+{
+	*known = true;
+	if (!sym_uw_has_cfi(u, as, f[0] - (n > 1))) {
+		if (sym_uw_at_entry(u, f[0] - (n > 1)))
+			return 0; /* Debian's ld.so's _start has no CFI */
+		if (sym_uw_fp_step(u, as, u->cur, f) < 0)
+			return -UNW_ENOINFO;
+		/* where the caller has no CFI either the next step is by rbp
+		 * again, and needs no cursor */
+		*fp_at = true;
+		return 1;
+	}
+	if (*fp_at && !resume_at(u, as, c, f))
+		return -UNW_ENOINFO;
+	*fp_at = false;
+	unw_word_t v[3];
+	int ret = unw_step(c);
+	if (ret <= 0)
+		return ret;
+	if (unw_get_reg(c, UNW_REG_IP, &v[0]) < 0)
+		return -UNW_EUNSPEC;
+	/* libunwind may not say rbp (a sample in an epilogue after its pop:
+	 * the CFI's restore leaves no rule) nor rsp: its cursor goes on, the
+	 * rules learn nothing of the frame, and a frame-pointer step from it
+	 * takes them unchanged */
+	*known = unw_get_reg(c, UNW_X86_64_RSP, &v[1]) == 0 &&
+		 unw_get_reg(c, UNW_X86_64_RBP, &v[2]) == 0;
+	f[0] = v[0];
+	if (*known)
+		f[1] = v[1], f[2] = v[2];
+	/* a zero return address ends some stacks: the CFI said so */
+	return f[0] ? 1 : 0;
+}
+
 /* The walk of sym_unwind and sym_unwind_splice: CFI steps from the sampled
- * registers, until CHAIN (if any) is met (*MET). Returns the count; *FAILED
- * when not even the first step could be made; *CFI when the ip's function
- * has CFI (else libunwind's first step followed rbp). */
+ * registers, frame-pointer steps through code without CFI, until CHAIN (if
+ * any) is met (*MET). Returns the count; *FAILED when not even the first
+ * step could be made; *CFI when the ip's function has CFI. */
 uint32_t sym_uw_walk(struct sym_unwinder *u, const struct sym_ustack *s, const uint64_t *chain,
 		     uint32_t nchain, uint64_t *ips, uint32_t max, bool *cut, bool *failed,
 		     bool *met, bool *cfi)
@@ -72,6 +137,7 @@ uint32_t sym_uw_walk(struct sym_unwinder *u, const struct sym_ustack *s, const u
 	*met = false;
 	*cfi = false;
 	u->ended = false;
+	u->anon_ip = 0;
 	if (max == 0)
 		return 0;
 	u->cur = s;
@@ -80,37 +146,26 @@ uint32_t sym_uw_walk(struct sym_unwinder *u, const struct sym_ustack *s, const u
 	u->cut = false;
 	uint32_t n = 0;
 	ips[n++] = s->regs[16];
-	uint64_t bias;
-	if (!sym_uw_file_at(u, s->regs[16], &bias))
-		return n; /* the ip is in no ELF file */
+	uint64_t f[3] = { s->regs[16], s->regs[7], s->regs[6] };
 	unw_addr_space_t as = sym_uw_proc_as(u);
 	unw_cursor_t c;
-	if (!as || unw_init_remote(&c, as, u) < 0)
+	bool fp_at = false, known;
+	if (!as)
 		return n;
 	*cfi = sym_uw_has_cfi(u, as, s->regs[16]);
+	if ((*cfi && unw_init_remote(&c, as, u) < 0) ||
+	    (!*cfi && !sym_procs_exec_at(u->procs, s->pid, s->time, s->regs[16])))
+		return n; /* the ip in no code the process maps: nothing to go on with */
+	fp_at = !*cfi; /* no cursor yet: the first CFI frame starts one */
 	int ret = 1;
-	u->fr[0].ip = s->regs[16], u->fr[0].sp = s->regs[7], u->fr[0].bp = s->regs[6];
-	u->nfr = 1;
-	while (n < max && (ret = unw_step(&c)) > 0) {
-		unw_word_t ip, sp, bp;
-		if (unw_get_reg(&c, UNW_REG_IP, &ip) < 0)
-			break;
-		if (u->nfr <= RULE_FRAMES && unw_get_reg(&c, UNW_X86_64_RSP, &sp) == 0 &&
-		    unw_get_reg(&c, UNW_X86_64_RBP, &bp) == 0) {
-			u->fr[u->nfr].ip = ip, u->fr[u->nfr].sp = sp, u->fr[u->nfr].bp = bp;
-			u->nfr++;
-		}
-		if (ip == 0) {
-			/* a zero return address ends some stacks, when the CFI
-			 * says so: libunwind's guess where there is none (the
-			 * rbp chain) may read a zero anywhere */
-			u->ended = sym_uw_has_cfi(u, as, ips[n - 1] - (n > 1)) ||
-				   sym_uw_at_entry(u, ips[n - 1] - (n > 1));
-			break;
-		}
+	u->nfr = 0;
+	keep_frame(u, f);
+	while (n < max && (ret = step(u, as, &c, f, n, &fp_at, &known)) > 0) {
+		if (known)
+			keep_frame(u, f);
 		*failed = false;
-		ips[n++] = ip;
-		uint32_t j = chain ? chain_at(chain, nchain, ip) : 0;
+		ips[n++] = f[0];
+		uint32_t j = chain ? chain_at(chain, nchain, f[0]) : 0;
 		if (j) { /* the frame-pointer chain holds the rest */
 			*met = true;
 			for (j++; j < nchain && n < max; j++)
@@ -118,16 +173,14 @@ uint32_t sym_uw_walk(struct sym_unwinder *u, const struct sym_ustack *s, const u
 			return n;
 		}
 	}
-	/* unw_step's 0 is the stack's end when the frame's CFI says so
-	 * (_start's and clone3's mark their return address undefined) or the
-	 * frame is an entry point's; in other code without CFI (hand-written
-	 * assembly, as GMP's mpn routines, a stripped program's _init) it is
-	 * libunwind's rbp guess giving up, and a walk that stopped there is
-	 * not whole */
-	uint64_t last = ips[n - 1] - (n > 1);
-	u->last_ret = ret == 0 && !sym_uw_has_cfi(u, as, last) && !sym_uw_at_entry(u, last) ?
-		      -UNW_ENOINFO : ret;
-	u->ended |= u->last_ret == 0;
+	/* the end of the stack when the frame's CFI says so (_start's and
+	 * clone3's mark their return address undefined) or the frame is an
+	 * entry point's (step); a walk that
+	 * stopped anywhere else (code without CFI where rbp led nowhere:
+	 * hand-written assembly, as GMP's mpn routines; the copy's end) is not
+	 * whole */
+	u->last_ret = ret;
+	u->ended = ret == 0;
 	*cut = u->cut;
 	return n;
 }
@@ -154,6 +207,11 @@ uint64_t sym_unwinder_learnt(const struct sym_unwinder *u)
 bool sym_unwind_ended(const struct sym_unwinder *u)
 {
 	return u->ended;
+}
+
+uint64_t sym_unwind_anon(const struct sym_unwinder *u)
+{
+	return u->anon_ip;
 }
 
 void sym_unwinder_rules(struct sym_unwinder *u, bool on)

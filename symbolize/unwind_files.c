@@ -48,6 +48,46 @@ static void read_eh_frame_hdr(struct ufile *f, const uint8_t *h, size_t len)
 	f->table = f->hdr + 4 + ptr_size + 4;
 }
 
+const uint8_t *sym_uw_file_bytes(const struct ufile *f, uint64_t v, size_t len)
+{
+	for (int i = 0; i < f->nload; i++)
+		if (v >= f->load[i].vaddr && v - f->load[i].vaddr <= f->load[i].filesz &&
+		    f->load[i].filesz - (v - f->load[i].vaddr) >= len)
+			return f->map + f->load[i].off + (v - f->load[i].vaddr);
+	return NULL;
+}
+
+/* CPython's perf trampoline template in F, a libpython or python (E its
+ * ELF): sets f->tramp_ra when .dynsym names _Py_trampoline_func_start and
+ * its code is "sub $N,%rsp; call *%rcx" (CPython 3.12 and 3.13 on x86-64:
+ * N = 8), the frame each trampoline copied from it has. */
+static void find_trampoline(struct ufile *f, Elf *e)
+{
+	const char *base = strrchr(f->path, '/');
+	base = base ? base + 1 : f->path;
+	if (strncmp(base, "libpython", 9) != 0 && strncmp(base, "python", 6) != 0)
+		return;
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(e, scn));) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || !sh.sh_entsize ||
+		    !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			const char *name;
+			if (!gelf_getsym(d, (int)i, &sym) || !(name = elf_strptr(e, sh.sh_link, sym.st_name)) ||
+			    strcmp(name, "_Py_trampoline_func_start") != 0)
+				continue;
+			static const uint8_t sub[3] = { 0x48, 0x83, 0xec }, call[2] = { 0xff, 0xd1 };
+			const uint8_t *c = sym_uw_file_bytes(f, sym.st_value, 6);
+			if (c && memcmp(c, sub, 3) == 0 && memcmp(c + 4, call, 2) == 0 && c[3] < 0x80)
+				f->tramp_ra = c[3];
+			return;
+		}
+	}
+}
+
 static struct ufile *ufile_open(const char *path)
 {
 	struct ufile *f = calloc(1, sizeof(*f));
@@ -93,6 +133,7 @@ static struct ufile *ufile_open(const char *path)
 		f->hdr = eh.p_vaddr;
 		read_eh_frame_hdr(f, f->map + eh.p_offset, eh.p_filesz);
 	}
+	find_trampoline(f, e);
 	elf_end(e);
 	close(fd);
 	return f;

@@ -24,6 +24,9 @@
 #define RULE_CACHE 8192     /* ips whose CFA rule is known (a power of two) */
 #define RULE_FRAMES 128     /* frames of one walk whose rules are learnt */
 #define LEAF_SEEN 4096      /* sampled ips remembered for a second sight (unwind_leaf.c) */
+/* how far above sp an address is taken for a stack word (beyond the copy:
+ * the stack was cut) rather than nothing of the stack's */
+#define SYM_UW_STACK_RANGE (64ULL << 20)
 
 /* One ELF file, mapped read-only: its PT_LOAD segments and unwind table. */
 struct ufile {
@@ -35,6 +38,12 @@ struct ufile {
 	uint64_t lo, hi;              /* vaddr range of the PT_LOADs */
 	uint64_t hdr, table, nfde;    /* .eh_frame_hdr vaddr, its table's, entries */
 	uint64_t entry;               /* e_entry: where the program (or ld.so) starts */
+	/* CPython's -X perf trampolines are copies, in anonymous memory, of
+	 * its _Py_trampoline_func_start ("sub $N,%rsp; call *%rcx"), which
+	 * has no CFI and keeps no frame pointer: when this file holds that
+	 * template, a trampoline's return address lies at sp + TRAMP_RA (N)
+	 * in its frame (0: no template; unwind_files.c) */
+	uint32_t tramp_ra;
 };
 
 struct uproc {
@@ -75,13 +84,17 @@ struct sym_unwinder {
 	struct { uint64_t ip, sp, bp; } fr[RULE_FRAMES + 1];
 	uint32_t nfr;
 	int last_ret;
-	/* the walk in progress; REGS what access_reg gives (a probe's own) */
+	/* the walk in progress; REGS what access_reg gives (a probe's own, or
+	 * FP_REGS: a frame a frame-pointer step reached, whose rip, rsp and
+	 * rbp alone are known) */
 	const struct sym_ustack *cur;
 	const uint64_t *regs;
+	uint64_t fp_regs[17];
 	struct { uint64_t lo, hi, bias; struct ufile *f; } seen[WALK_FILES];
 	unsigned nseen;
 	bool cut;
 	bool ended; /* the last sym_unwind reached the outermost frame */
+	uint64_t anon_ip; /* the last walk's first frame in code in no file (JIT), or 0 */
 };
 
 /* ---- the mapped files (unwind_files.c) ---- */
@@ -90,6 +103,8 @@ struct sym_unwinder {
  * bias; NULL when no ELF file is mapped there or it cannot be read. The
  * walk remembers it (u->seen) while it lasts. */
 struct ufile *sym_uw_file_at(struct sym_unwinder *u, uint64_t addr, uint64_t *bias);
+/* The LEN bytes of F at its vaddr V (in a PT_LOAD's file part), or NULL. */
+const uint8_t *sym_uw_file_bytes(const struct ufile *f, uint64_t v, size_t len);
 /* Unmaps and frees F (NULL: nothing). */
 void sym_uw_file_free(struct ufile *f);
 /* Whether IP (a caller's: its return address less one) is in a program's
@@ -112,6 +127,19 @@ unw_addr_space_t sym_uw_proc_as_of(struct sym_unwinder *u, const struct sym_usta
  * CFI, asked of the files' tables: on x86-64 unw_get_proc_info answers 0
  * for a frame without any, so that is no test. */
 bool sym_uw_has_cfi(struct sym_unwinder *u, unw_addr_space_t as, uint64_t ip);
+
+/* ---- frame-pointer steps through code without CFI (unwind_fp.c) ---- */
+
+/* The word at ADDR in S's copy into *W; false beyond it. */
+bool sym_uw_copy_word(const struct sym_ustack *s, uint64_t addr, uint64_t *w);
+/* One frame-pointer step from frame F (rip, rsp, rbp) of S, whose code
+ * has no CFI: 1 with the caller's rip, rsp, rbp in F; -1 when the step is
+ * not plausible (rbp below sp or far above it, the return address in no
+ * executable mapping of the process, the saved rbp not above rbp while
+ * the caller has no CFI either) or needs stack beyond the copy (then
+ * u->cut). */
+int sym_uw_fp_step(struct sym_unwinder *u, unw_addr_space_t as, const struct sym_ustack *s,
+		   uint64_t f[3]);
 
 /* ---- the full walk (unwind.c) ---- */
 

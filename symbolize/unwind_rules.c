@@ -7,12 +7,12 @@
  * Apart from the full walk (unwind.c) because it is a second unwinder of
  * its own, with its own cache and its own way to fail (a rule not learnt
  * sends the sample to the full walk). */
-#include <string.h>
 #include "symbolize/unwind_internal.h"
 
 #define RULE_DELTA 64       /* rbp's shift in the second probe */
 
-enum { RULE_NONE, RULE_SP, RULE_BP, RULE_END, RULE_NOT };
+/* RULE_FP: code without CFI, walked by a frame-pointer step (unwind_fp.c) */
+enum { RULE_NONE, RULE_SP, RULE_BP, RULE_END, RULE_NOT, RULE_FP };
 
 static struct urule *rule_slot(struct sym_unwinder *u, uint32_t pid, uint64_t key)
 {
@@ -64,16 +64,6 @@ static bool signal_at(struct sym_unwinder *u, unw_addr_space_t as, const struct 
 	return sig;
 }
 
-/* The word at ADDR in S's copy; false beyond it */
-static bool copy_word(const struct sym_ustack *s, uint64_t addr, uint64_t *w)
-{
-	uint64_t sp = s->regs[7];
-	if (addr < sp || addr - sp > s->size || s->size - (addr - sp) < 8)
-		return false;
-	memcpy(w, s->stack + (addr - sp), 8);
-	return true;
-}
-
 /* R applied to a frame's SP and BP in S: the caller's rip, rsp, rbp;
  * false when a word lies beyond the copy. */
 static bool rule_apply(const struct urule *r, const struct sym_ustack *s, uint64_t sp,
@@ -82,8 +72,8 @@ static bool rule_apply(const struct urule *r, const struct sym_ustack *s, uint64
 	uint64_t cfa = (r->kind == RULE_BP ? bp : sp) + (uint64_t)(int64_t)r->cfa_off;
 	out[1] = cfa;
 	out[2] = bp;
-	return copy_word(s, cfa + (uint64_t)(int64_t)r->ra_off, &out[0]) &&
-	       (!r->bp_saved || copy_word(s, cfa + (uint64_t)(int64_t)r->bp_off, &out[2]));
+	return sym_uw_copy_word(s, cfa + (uint64_t)(int64_t)r->ra_off, &out[0]) &&
+	       (!r->bp_saved || sym_uw_copy_word(s, cfa + (uint64_t)(int64_t)r->bp_off, &out[2]));
 }
 
 /* The rule of frame K of the last full walk of S, from two probes, or
@@ -93,6 +83,9 @@ static struct urule learn_one(struct sym_unwinder *u, unw_addr_space_t as,
 			      const struct sym_ustack *s, uint32_t k)
 {
 	struct urule r = { .kind = RULE_NOT };
+	uint64_t at = u->fr[k].ip - (k > 0);
+	if (!sym_uw_has_cfi(u, as, at))
+		return (struct urule){ .kind = sym_uw_at_entry(u, at) ? RULE_END : RULE_FP };
 	if (k + 1 >= u->nfr && u->last_ret != 0)
 		return (struct urule){ .kind = RULE_NONE }; /* no caller seen to check against */
 	if (signal_at(u, as, s, u->fr[k].ip, u->fr[k].sp))
@@ -184,14 +177,15 @@ static const struct urule *learn_frame(struct sym_unwinder *u, const struct sym_
 		return NULL;
 	uint64_t in[3] = { f[0] - 1, f[1], f[2] }, o[3], ra, bp;
 	int p = probe(u, as, s, in, o, &ra, &bp);
-	if (p < 0)
-		return NULL;
+	if (p < 0 && sym_uw_has_cfi(u, as, in[0]))
+		return NULL; /* no simple rule (without CFI: learn_one's RULE_FP) */
 	u->fr[1].ip = f[0], u->fr[1].sp = f[1], u->fr[1].bp = f[2];
-	u->fr[2].ip = o[0], u->fr[2].sp = o[1], u->fr[2].bp = o[2];
+	if (p > 0)
+		u->fr[2].ip = o[0], u->fr[2].sp = o[1], u->fr[2].bp = o[2];
 	u->nfr = p > 0 ? 3 : 2;
 	u->last_ret = p;
 	struct urule r = learn_one(u, as, s, 1);
-	if (r.kind != RULE_SP && r.kind != RULE_BP && r.kind != RULE_END)
+	if (r.kind != RULE_SP && r.kind != RULE_BP && r.kind != RULE_END && r.kind != RULE_FP)
 		return NULL;
 	uint64_t key = f[0] * 2 + 1;
 	struct urule *slot = rule_slot(u, s->pid, key);
@@ -203,22 +197,21 @@ static const struct urule *learn_frame(struct sym_unwinder *u, const struct sym_
 
 /* The sampled frame's one CFI step, from every register taken: a sample's
  * ip is seldom seen twice (a busy interpreter's loop has thousands), so it
- * rarely has a rule, while the return addresses above it do. 1 with the
+ * rarely has a rule, while the return addresses above it do (code without
+ * CFI, JIT code: a frame-pointer step). 1 with the
  * caller's rip, rsp, rbp in F; 0 at the stack's end; -1 when the step
  * fails, needs stack beyond the copy or is a signal frame's (a full walk
  * then says why). */
 static int leaf_step(struct sym_unwinder *u, const struct sym_ustack *s, uint64_t f[3])
 {
-	uint64_t bias;
 	unw_cursor_t c;
 	unw_word_t v[3];
 	u->cur = s, u->regs = s->regs, u->nseen = 0, u->cut = false;
-	if (!sym_uw_file_at(u, s->regs[16], &bias))
-		return -1;
 	unw_addr_space_t as = sym_uw_proc_as(u);
-	/* without CFI libunwind guesses: the full walk judges */
-	if (!as || !sym_uw_has_cfi(u, as, s->regs[16]) || unw_init_remote(&c, as, u) < 0 ||
-	    unw_is_signal_frame(&c) != 0)
+	if (as && !sym_uw_has_cfi(u, as, s->regs[16])) /* JIT code */
+		return sym_procs_exec_at(u->procs, s->pid, s->time, f[0]) &&
+		       sym_uw_fp_step(u, as, s, f) > 0 && !u->cut ? 1 : -1;
+	if (!as || unw_init_remote(&c, as, u) < 0 || unw_is_signal_frame(&c) != 0)
 		return -1;
 	int ret = unw_step(&c);
 	if (ret <= 0 || u->cut)
@@ -238,6 +231,7 @@ uint32_t sym_uw_rules_walk(struct sym_unwinder *u, const struct sym_ustack *s, u
 {
 	*cut = false;
 	u->ended = false;
+	u->anon_ip = 0;
 	uint64_t f[3] = { s->regs[16], s->regs[7], s->regs[6] };
 	uint32_t n = 0;
 	ips[n++] = f[0];
@@ -266,6 +260,15 @@ uint32_t sym_uw_rules_walk(struct sym_unwinder *u, const struct sym_ustack *s, u
 		if (r->kind == RULE_END) {
 			u->ended = true;
 			break;
+		}
+		if (r->kind == RULE_FP) {
+			u->cut = false;
+			if (sym_uw_fp_step(u, sym_uw_proc_as_of(u, s), s, f) < 0) {
+				*cut = u->cut; /* as the full walk, which stops there too */
+				break;
+			}
+			ips[n++] = f[0];
+			continue;
 		}
 		if (!rule_apply(r, s, f[1], f[2], f)) {
 			*cut = true; /* as libunwind's step, which needs the same word */

@@ -17,8 +17,6 @@ extern int UNW_OBJ(dwarf_search_unwind_table)(unw_addr_space_t as, unw_word_t ip
 					      unw_dyn_info_t *di, unw_proc_info_t *pi,
 					      int need_unwind_info, void *arg);
 
-#define UNWIND_CUT_RANGE (64ULL << 20)
-
 static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi,
 			  int need_unwind_info, void *arg)
 {
@@ -60,8 +58,12 @@ static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *valp, in
 		memcpy(valp, s->stack + (addr - sp), sizeof(*valp));
 		return 0;
 	}
-	struct ufile *f = addr >= sp && addr - sp < UNWIND_CUT_RANGE ? NULL :
-			  sym_uw_file_at(u, addr, &bias);
+	/* a file first, also just above the stack: a thread's stack is mapped
+	 * below the libraries (clone3's CFI, in libc, lay 1.7 MB above
+	 * pingpong's second thread's sp), and until 2026-11-26 such reads were
+	 * taken for stack words beyond the copy, so every thread's stack was
+	 * "cut" at start_thread */
+	struct ufile *f = sym_uw_file_at(u, addr, &bias);
 	for (int i = 0; f && i < f->nload; i++) {
 		uint64_t v = addr - bias;
 		if (v >= f->load[i].vaddr && v - f->load[i].vaddr <= f->load[i].filesz &&
@@ -70,7 +72,7 @@ static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *valp, in
 			return 0;
 		}
 	}
-	if (addr >= sp && addr - sp < UNWIND_CUT_RANGE)
+	if (!f && addr >= sp && addr - sp < SYM_UW_STACK_RANGE)
 		u->cut = true; /* a stack word the copy did not reach */
 	return -UNW_EINVAL;
 }
@@ -89,6 +91,11 @@ static int access_reg(unw_addr_space_t as, unw_regnum_t reg, unw_word_t *valp, i
 	 * than walking on from a made-up 0 */
 	const struct sym_ustack *s = u->cur;
 	if (s && u->regs == s->regs && s->regs_known && !(s->regs_known & (1u << reg)))
+		return -UNW_EBADREG;
+	/* after a frame-pointer step only rip, rsp and rbp are known: the
+	 * code without CFI may have kept the others anywhere */
+	if (u->regs == u->fp_regs && reg != UNW_X86_64_RIP && reg != UNW_X86_64_RSP &&
+	    reg != UNW_X86_64_RBP)
 		return -UNW_EBADREG;
 	*valp = u->regs[reg];
 	return 0;

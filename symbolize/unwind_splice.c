@@ -18,6 +18,7 @@ uint32_t sym_unwind_splice(struct sym_unwinder *u, const struct sym_ustack *s,
 	uint64_t ip = s->regs[16], image = sym_procs_image(u->procs, s->pid, s->time);
 	unsigned slot = (unsigned)((ip ^ (ip >> 12) ^ s->pid) & (FP_CACHE - 1));
 	typeof(u->top[0]) *t = &u->top[slot];
+	u->anon_ip = 0;
 	if (nchain > 1 && max > 1 && t->ip == ip && t->pid == s->pid && t->image == image &&
 	    (uint64_t)t->ra_slot * 8 <= s->size) {
 		*cut = false;

@@ -8,13 +8,15 @@ pkgs="build-essential pkg-config libtracefs-dev libtraceevent-dev libelf-dev
       golang-go libxml2-utils firefox-esr
       libcap2-bin valgrind
       podman runc jq
-      libcurl4-openssl-dev clickhouse-server python3"
+      libcurl4-openssl-dev clickhouse-server python3 openjdk-17-jdk-headless"
 # podman runc jq: tests/live/podman_test.sh runs README's container recipe
 # (runc: podman's default crun refuses a hybrid cgroup layout; jq writes the
 # recipe's seccomp profile). Rootful with --network none: no uidmap,
 # slirp4netns or fuse-overlayfs needed
 # libdw-dev: only its <dwarf.h>, the DWARF constants (DW_EH_PE_*) the
 # unwinder reads .eh_frame_hdr with; libdw itself is not linked
+# jit_test: java and javac (openjdk-17-jdk-headless), node (npm's below);
+# python 3.12+ is not in Debian 12: pyenv's builds where present, else skipped
 # report_formats_test: node and npm fetch speedscope's schema (a nodejs that
 # already brings npm, e.g. NodeSource's, is kept)
 command -v npm >/dev/null || pkgs="$pkgs npm"

@@ -108,6 +108,7 @@ static void test_sample_raw_user(void)
 	      "17 user regs in mask order");
 	CHECK(r.sample.ustack == bytes_of(&b) + stack_at && r.sample.ustack_size == 40,
 	      "user stack: dyn_size bytes in place");
+	CHECK_EQ_U64(r.sample.ustack_room, 64, "user stack: its room, the static size");
 	CHECK_EQ_U64(r.sample.nuips, 1, "chain before raw");
 	check_truncations(&b, len, type, mask, "raw+regs+stack sample");
 	/* dyn_size larger than the copy */

@@ -75,7 +75,8 @@ static void test_asked(void)
 	}
 }
 
-/* The summary's line for SM's cut stacks (stderr captured), or "". */
+/* The summary's line for SM's cut stacks or JIT code without a map (stderr
+ * captured), or "". */
 static const char *cut_line(const struct ft_summary *sm)
 {
 	static char buf[1024];
@@ -95,7 +96,8 @@ static const char *cut_line(const struct ft_summary *sm)
 	rewind(f);
 	char line[512];
 	while (fgets(line, sizeof(line), f))
-		if (strstr(line, "user stacks reached") || strstr(line, "user stacks may be cut"))
+		if (strstr(line, "user stacks reached") || strstr(line, "user stacks may be cut") ||
+		    strstr(line, "no perf map names"))
 			snprintf(buf, sizeof(buf), "%s", line);
 	fclose(f);
 	return buf;
@@ -130,8 +132,29 @@ static void test_cut_summary(void)
 	sm.cut_file = "leaf_ab", sm.cut_fp = 142;
 	CHECK(strstr(cut_line(&sm), "leaf_ab keeps frame pointers: --call-graph fp walks them whole"),
 	      "dwarf,65528, a binary with frame pointers: fp named");
+	/* the kernel copied them whole (each copy shorter than asked): a walk
+	 * that read beyond went astray, whatever the copy's size; never
+	 * "deeper than the kernel copies" (until 2026-11-26 every thread's
+	 * stack was told so, cut at start_thread) */
+	sm.stack_cut_top = 7, sm.cut_file = "libc.so.6", sm.cut_fp = 15;
+	CHECK_STR(cut_line(&sm), "ftstack: 7 user stacks reached the end of the 65528-byte stack "
+		  "copy and may be cut (user stacks: dwarf; the kernel copied less than it had room for, "
+		  "up to the stack's top or a page it could not read then: a step in libc.so.6 read "
+		  "beyond it, no larger copy helps)\n",
+		  "copied whole: a bad read named, not a deep stack");
+	sm.stack_cut_top = 6;
+	CHECK(strstr(cut_line(&sm), "deeper than the kernel copies"), "some not copied whole: deep");
+	sm.stack_cut_top = 0;
 	sm.stack_cut = 0;
 	CHECK_STR(cut_line(&sm), "", "none cut: no line");
+	/* JIT code no perf map names: the runtime's flag named */
+	sm.jit_unnamed = 5, sm.jit_runtime = "node", sm.jit_needs = "--perf-basic-prof";
+	CHECK_STR(cut_line(&sm), "ftstack: 5 user stacks went through JIT code no perf map names: "
+		  "run node with --perf-basic-prof\n", "JIT code without a map: the flag named");
+	sm.jit_runtime = NULL;
+	CHECK(strstr(cut_line(&sm), "5 user stacks went through JIT code no perf map names (a JIT "
+		     "names its code in /tmp/perf-PID.map"), "an unknown runtime's: the map named");
+	sm.jit_unnamed = 0;
 	/* dwarf stacks that stop short of their start otherwise: counted too */
 	sm.stack_stopped = 3, sm.stop_file = "python3.11", sm.stop_fp = 0;
 	CHECK_STR(cut_line(&sm), "ftstack: 3 user stacks may be cut: their walk stopped short of "
@@ -229,8 +252,31 @@ static void test_fp_verdict(void)
 	      "stopped in the program itself, which keeps frame pointers: fp named (%d)", sm.stop_fp);
 }
 
+/* The runtimes' table: each told by its program or a library, up to a dot */
+static void test_runtimes(void)
+{
+	const struct ft_runtime *r;
+	CHECK((r = ft_runtime_of("/usr/bin/node")) && strcmp(r->name, "node") == 0, "node");
+	CHECK((r = ft_runtime_of("/usr/lib/jvm/java-17-openjdk-amd64/lib/server/libjvm.so")) &&
+	      strcmp(r->name, "java") == 0 && strstr(r->needs, "-XX:+DumpPerfMapAtExit") &&
+	      strstr(r->needs, "jcmd PID Compiler.perfmap"), "java: libjvm.so, its flags");
+	CHECK((r = ft_runtime_of("/root/.pyenv/versions/3.12.1/lib/libpython3.12.so.1.0")) &&
+	      strstr(r->needs, "-X perf"), "python 3.12: libpython3.12.so.1.0, -X perf");
+	CHECK((r = ft_runtime_of("/usr/bin/python3.13")) && strstr(r->needs, "-X perf"), "python3.13");
+	CHECK(!ft_runtime_of("/usr/bin/python3.11") && !ft_runtime_of("/usr/bin/nodejs-x") &&
+	      !ft_runtime_of("/usr/lib/libpython3.1.so") && !ft_runtime_of("/bin/bash"),
+	      "python3.11 (no -X perf), a name that only starts like one, bash: none");
+	size_t n;
+	ft_runtime_table(&n);
+	struct tfs_check_item it[8];
+	CHECK(ft_runtimes_check(it, 8) == (int)n && n >= 3 && it[0].ok &&
+	      strstr(it[0].detail, "--perf-basic-prof") && ft_runtimes_check(it, 1) == 1,
+	      "ftstack check: a line a runtime (%zu)", n);
+}
+
 int main(void)
 {
+	test_runtimes();
 	test_cut_summary();
 	test_default();
 	test_fp_verdict();
