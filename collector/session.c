@@ -60,7 +60,8 @@ int ft_session_alloc(struct ft_session *s, const char *proc_root, const char *de
 {
 	const struct ft_options *o = s->opt;
 	const struct sym_cache_style style = { .offsets = o->offsets, .addresses = o->addresses,
-					       .demangle = !o->no_demangle };
+					       .demangle = !o->no_demangle,
+					       .build_ids = o->build_ids || o->sink };
 	struct agg_config ac = { .key_pid = s->keep.key_pid, .key_tid = s->keep.key_tid,
 				 .key_cgroup = o->per_cgroup, .max_stacks = o->max_stacks };
 	if (s->kernel.state == FT_KSYMS_READY &&

@@ -124,10 +124,14 @@ static char *resolve(struct sym_cache *c, uint32_t pid, uint64_t time, uint64_t 
 	if (!c->procs || sym_procs_lookup(c->procs, pid, time, look, &f) < 0)
 		return format(c, addr, NULL, 0);
 	if (!f.name && f.dso) {
-		/* no symbol in a known file: "[libc.so.6]", as stackcollapse-perf names it */
+		/* no symbol in a known file: "[libc.so.6]", as stackcollapse-perf names
+		 * it, or what names it later (build-id and address) */
 		const char *base = strrchr(f.dso, '/');
 		char *bracketed = NULL;
-		if (asprintf(&bracketed, "[%s]", base ? base + 1 : f.dso) < 0)
+		if (c->style.build_ids && f.build_id)
+			bracketed = sym_deferred_format(base ? base + 1 : f.dso, f.vaddr, f.build_id,
+							f.build_id_len);
+		if (!bracketed && asprintf(&bracketed, "[%s]", base ? base + 1 : f.dso) < 0)
 			return NULL;
 		char *s = format(c, addr, bracketed, 0);
 		free(bracketed);

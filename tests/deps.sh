@@ -7,7 +7,11 @@ pkgs="build-essential pkg-config libtracefs-dev libtraceevent-dev libelf-dev
       linux-perf cppcheck systemtap-sdt-dev busybox-static cpio qemu-system-x86
       golang-go libxml2-utils firefox-esr
       libcap2-bin valgrind
-      libcurl4-openssl-dev clickhouse-server python3"
+      libcurl4-openssl-dev clickhouse-server python3
+      libdebuginfod-dev debuginfod python3.11-dbg libc6-dbg"
+# libdebuginfod-dev: the debuginfod client; debuginfod (the server),
+# python3.11-dbg and libc6-dbg: tests/live/debuginfod_test.sh serves their
+# debug files to a stripped-binary run
 # libdw-dev: only its <dwarf.h>, the DWARF constants (DW_EH_PE_*) the
 # unwinder reads .eh_frame_hdr with; libdw itself is not linked
 # report_formats_test: node and npm fetch speedscope's schema (a nodejs that
