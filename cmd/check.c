@@ -113,7 +113,7 @@ int ft_cmd_check(const struct ft_options *o)
 {
 	(void)o;
 	char root[256] = "";
-	struct tfs_check_item items[32];
+	struct tfs_check_item items[33];
 	int find_err = tfs_find_root(root, sizeof(root));
 	if (find_err < 0)
 		root[0] = '\0';
@@ -123,6 +123,11 @@ int ft_cmd_check(const struct ft_options *o)
 	if (n >= 0 && root[0] && check_user_stacks(root, &cost, &items[n]) == 0 &&
 	    ft_ustack_check(&cost, &items[++n]) == 0)
 		n++;
+	if (n >= 0) { /* names for stripped binaries (names.c) */
+		items[n].what = "debuginfod";
+		ft_names_check(items[n].detail, sizeof(items[n].detail), &items[n].ok);
+		n++;
+	}
 	int width = 0;
 	for (int i = 0; i < n; i++)
 		if ((int)strlen(items[i].what) > width)

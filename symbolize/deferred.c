@@ -32,8 +32,10 @@ static int hexval(char c)
 
 const char *sym_deferred_identity(const char *frame)
 {
+	if (frame[0] != '[')
+		return NULL; /* most frames: a name */
 	size_t len = strlen(frame);
-	if (len < 10 || frame[0] != '[' || frame[len - 1] != ']')
+	if (len < 10 || frame[len - 1] != ']')
 		return NULL;
 	const char *at = strrchr(frame, '@');
 	if (!at || (size_t)(frame + len - 1 - (at + 1)) < 4 || (frame + len - 1 - (at + 1)) % 2 ||
