@@ -55,8 +55,10 @@ static void on_progress(void *ctx, const char *file, long done, long total)
 		n->last = 0;
 	}
 	bool always = getenv("DEBUGINFOD_PROGRESS") != NULL;
-	if ((!always && t - n->start < SLOW_SECONDS) || t - n->last < (n->tty ? 0.1 : 1.0))
-		return;
+	/* a terminal's line is rewritten; a log gets a line at most each 10 s */
+	if ((!always && t - n->start < SLOW_SECONDS) || t - n->last < (n->tty ? 0.1 : 10.0) ||
+	    (!n->tty && total <= 0))
+		return; /* no download under way: a log gets the failure's one line, if it fails */
 	n->last = t;
 	n->shown = true;
 	if (n->tty && total > 0)
@@ -65,8 +67,8 @@ static void on_progress(void *ctx, const char *file, long done, long total)
 	else if (n->tty)
 		ft_progress_line("debuginfod: %s's debug file: %.1f MB", file, done / 1e6);
 	else
-		ft_warn("debuginfod: %s's debug file: %.1f MB of %.1f", file, done / 1e6,
-			total > 0 ? total / 1e6 : 0.0);
+		ft_warn("debuginfod: %s's debug file: %.1f of %.1f MB", file, done / 1e6,
+			total / 1e6);
 }
 
 int ft_names_open(const struct ft_options *o, struct ft_names *n)
@@ -81,6 +83,9 @@ int ft_names_open(const struct ft_options *o, struct ft_names *n)
 			 "https://debuginfod.debian.net)");
 		return 2;
 	}
+	/* a server that does not answer costs DEBUGINFOD_TIMEOUT once: the
+	 * library's retries (2 by default) would make it three times */
+	setenv("DEBUGINFOD_RETRY_LIMIT", "0", 0);
 	int ret = ft_sudo_user(&n->who);
 	if (ret < 0)
 		return ret == -EINVAL ? 2 : 1;
