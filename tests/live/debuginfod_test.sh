@@ -66,6 +66,16 @@ expect_eq "second run: named from the cache, the server's log shows no request" 
 	"$(grep -c '\[cpu_ab' $TMP/s2):$(paths $TMP/s2):$(($(requests) - before))" \
 	"0:main;func_a;spin main;func_b;spin :0"
 
+# ---- under sudo: the fetch and the cache are the invoking user's ----
+U=$(mktemp -d /tmp/ftstack-dbgi-user.XXXXXX)
+chmod 755 $U; cp $TMP/cpu_ab $U/; mkdir $U/cache; chown 65534:65534 $U/cache
+SUDO_UID=65534 SUDO_GID=65534 DEBUGINFOD_CACHE_PATH=$U/cache \
+	run_ft $TMP/u1 $TMP/ue1 profile -F 499 -f $NODBG -c "$U/cpu_ab 0.5"
+expect_eq "under sudo: named, the cache's files are the user's (uid 65534), none root's" \
+	"$(grep -c '\[cpu_ab' $TMP/u1):$(paths $TMP/u1):$(find $U/cache -mindepth 1 ! -uid 65534 | wc -l):$(find $U/cache -uid 65534 -name debuginfo | wc -l | awk '{ print ($1 > 0) }')" \
+	"0:main;func_a;spin main;func_b;spin :0:1"
+rm -rf $U
+
 # ---- python3.11 and libc, named by Debian's debug files ----
 if [[ " $served " != *" python3.11 "* ]]; then
 	ok "python3.11 frames named # SKIP no python3.11-dbg debug file matches /usr/bin/python3.11's build-id"
