@@ -72,6 +72,7 @@ int ft_session_alloc(struct ft_session *s, const char *proc_root, const char *de
 	    sym_cache_alloc(s->kernel.syms, s->procs, &style, &s->output.symcache) < 0 ||
 	    (s->ustacks.copy_size && sym_unwinder_alloc(s->procs, &s->ustacks.unwinder) < 0))
 		return -ENOMEM;
+	sym_cache_use_deferred(s->output.symcache, o->build_ids); /* --sink's rows: sink.c */
 	return 0;
 }
 

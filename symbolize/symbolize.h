@@ -301,8 +301,9 @@ struct sym_cache;
 
 /* How names are written: -s, -v, and user names demangled unless
  * --no-demangle; BUILD_IDS (--build-ids, --sink): a frame in a file with a
- * build-id but no symbol there is deferred text (sym_deferred_format), not
- * "[file]". */
+ * build-id but no symbol there also has its deferred text
+ * (sym_deferred_format), which sym_cache_use_deferred hands out instead
+ * of "[file]". */
 struct sym_cache_style {
 	bool offsets, addresses, demangle, build_ids;
 };
@@ -320,6 +321,10 @@ void sym_cache_set_kernel(struct sym_cache *c, const struct sym_kernel *k);
  * address). Never NULL; owned by the cache. */
 const char *sym_cache_name(struct sym_cache *c, uint32_t pid, uint64_t time, uint64_t addr,
 			     bool leaf);
+/* ON: sym_cache_name returns the deferred text of the frames that have
+ * one (style.build_ids), else "[file]" (the default). The sink's rows take
+ * the one, a run's output the other, from one cache. */
+void sym_cache_use_deferred(struct sym_cache *c, bool on);
 /* Forgets every name (a -i interval's end: the next names what it counts
  * afresh, so the cache holds no more than one interval's addresses).
  * Names handed out before are freed. */
