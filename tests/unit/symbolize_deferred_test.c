@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include "symbolize/symbolize.h"
 #include "fleet/fleet.h"
+#include "report/report.h"
 #include "tests/unit/check.h"
 
 __attribute__((noinline)) int deferred_target(int x)
@@ -128,8 +129,46 @@ static void namer_checks(void)
 	sym_elf_free(self);
 }
 
+static int user_frames(void *ctx, const struct report_stack *s)
+{
+	char *out = ctx;
+	for (uint32_t i = 0; i < s->nu; i++)
+		snprintf(out + strlen(out), 512 - strlen(out), "%s%s", i ? "," : "", s->uframes[i]);
+	strncat(out, "|", 511 - strlen(out));
+	return 0;
+}
+
+/* perf script --show-mmap-events of a perf record --buildid-mmap: the
+ * file's [unknown] frames deferred (a return address's call: ADDR - 1),
+ * the side-band lines no samples; a file without a build-id stays [file]. */
+static void perf_script_checks(void)
+{
+	const char *text =
+		"cpu_ab 19290 PERF_RECORD_MMAP2 19290/19290: [0x5600e3cad000(0x1000) @ 0x1000 "
+		"<aed1be9ec45a1679b92f538a8ca72a62711a70b4>]: r-xp /tmp/x/cpu_ab\n"
+		"cpu_ab 19290 PERF_RECORD_MMAP2 19290/19290: [0x7f026baca000(0x2000) @ 0 00:00 0 0]: "
+		"r-xp [vdso]\n"
+		"cpu_ab 19290 PERF_RECORD_COMM exec: cpu_ab:19290/19290\n"
+		"\n"
+		"cpu_ab 19290\n"
+		"\t            11be [unknown] (/tmp/x/cpu_ab)\n"
+		"\t            1200 [unknown] (/tmp/x/cpu_ab)\n"
+		"\t            4000 [unknown] (/tmp/x/other)\n"
+		"\t           2724a __libc_start_call_main (/usr/lib/x86_64-linux-gnu/libc.so.6)\n"
+		"\n";
+	char out[512] = "";
+	struct report_stats st;
+	int ret = report_parse(text, strlen(text), REPORT_PERF_SCRIPT, user_frames, out, &st);
+	CHECK(ret == 0 && st.stacks == 1, "perf script with MMAP2 lines: one sample (%d, %" PRIu64 ")",
+	      ret, st.stacks);
+	CHECK_STR(out, "[cpu_ab+0x11be@aed1be9ec45a1679b92f538a8ca72a62711a70b4],"
+		  "[cpu_ab+0x11ff@aed1be9ec45a1679b92f538a8ca72a62711a70b4],[other],"
+		  "__libc_start_call_main|", "perf script: [unknown] frames of a file with a build-id deferred");
+}
+
 int main(void)
 {
+	perf_script_checks();
 	text_checks();
 	hash_checks();
 	namer_checks();
