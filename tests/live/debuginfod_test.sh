@@ -122,6 +122,17 @@ check "a stopped server costs one DEBUGINFOD_TIMEOUT (2 s), not one a file: ${ms
 unset DEBUGINFOD_TIMEOUT
 check "--no-debuginfod: no line about it" test "$(grep -c 'debuginfod' $TMP/de0)" -eq 0
 
+# ---- perf script text with build-ids, named by report ----
+if command -v perf >/dev/null; then
+	perf record -q --buildid-mmap -g -F 499 -o $TMP/perf.data $TMP/cpu_ab 0.5 >/dev/null 2>&1
+	perf script -i $TMP/perf.data --show-mmap-events -F comm,pid,ip,sym,dso >$TMP/perf.txt 2>/dev/null
+	run_ft $TMP/pr $TMP/pre report -f $NODBG $TMP/perf.txt
+	expect_eq "report names perf script's [unknown] frames by their MMAP2 build-id" \
+		"$(grep -c '\[cpu_ab' $TMP/pr):$(paths $TMP/pr)" "0:main;func_a;spin main;func_b;spin "
+else
+	ok "perf script names # SKIP perf is not installed (tests/deps.sh installs linux-perf)"
+fi
+
 # ---- the fleet: deferred frames sunk by a host without access ----
 if ! ch_available; then
 	ok "fleet deferred frames # SKIP clickhouse-server is not installed (tests/deps.sh installs it)"
