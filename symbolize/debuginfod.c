@@ -5,7 +5,8 @@
  * user's environment, so the download and the cache are theirs, never
  * root's files in their home. Progress goes to the caller's callback; a
  * failure other than "no such file" ends the fetching for the rest of the
- * run, so a server that is down or slow costs its timeout once. */
+ * run, and the library's retries are off unless DEBUGINFOD_RETRY_LIMIT
+ * says otherwise, so a server that is down or slow costs its timeout once. */
 #include <errno.h>
 #include <elfutils/debuginfod.h>
 #include <fcntl.h>
@@ -77,13 +78,22 @@ static int on_progress(debuginfod_client *c, long done, long total)
 /* The fetch itself, in this process. Returns 0 with *path, or -errno. */
 static int find(struct sym_debuginfod *d, const uint8_t *id, size_t n, char **path)
 {
+	/* a server that does not answer costs DEBUGINFOD_TIMEOUT once: the
+	 * library's retries (2 by default) would make it three times. Set for
+	 * the fetch only, so no traced command inherits it */
+	bool retries = getenv(DEBUGINFOD_RETRY_LIMIT_ENV_VAR) != NULL;
+	if (!retries)
+		setenv(DEBUGINFOD_RETRY_LIMIT_ENV_VAR, "0", 1);
 	debuginfod_client *c = debuginfod_begin();
-	if (!c)
-		return -ENOMEM;
-	debuginfod_set_user_data(c, d);
-	debuginfod_set_progressfn(c, on_progress);
-	int fd = debuginfod_find_debuginfo(c, id, (int)n, path);
-	debuginfod_end(c);
+	int fd = -ENOMEM;
+	if (c) {
+		debuginfod_set_user_data(c, d);
+		debuginfod_set_progressfn(c, on_progress);
+		fd = debuginfod_find_debuginfo(c, id, (int)n, path);
+		debuginfod_end(c);
+	}
+	if (!retries)
+		unsetenv(DEBUGINFOD_RETRY_LIMIT_ENV_VAR);
 	if (fd < 0)
 		return fd;
 	close(fd);
