@@ -12,7 +12,7 @@
 
 CC      ?= cc
 # libunwind: the DWARF unwinder of user stacks (doc/ARCHITECTURE.md says why not libdw)
-PKGS    := libtracefs libtraceevent libelf libunwind-generic libcurl
+PKGS    := libtracefs libtraceevent libelf libunwind-generic libcurl libdebuginfod
 BUILD   ?= build
 CFLAGS  ?= -O2 -g
 override CFLAGS += -std=gnu11 -Wall -Wextra -Werror -Wno-format-truncation -Wno-unknown-warning-option -MMD -MP -D_GNU_SOURCE \

@@ -6,12 +6,14 @@
 #   bench/fleet_fixture.sh     (made 2026-11-25 on the 2-CPU VM)
 set -eu
 cd "$(dirname "$0")/.."
-out=bench/fleet_data/profiles.folded.gz tmp=$(mktemp -d)
+# OUT and FLAGS (ftstack's) for a variant: deferred frames (issue 31) are
+#   OUT=bench/fleet_data/deferred.folded.gz FLAGS="--build-ids --no-debuginfod --debug-dir /nonexistent"
+out=${OUT:-bench/fleet_data/profiles.folded.gz} tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 py=/usr/bin/python3
 [ -x $py ] || py=python3
 prof() { # prof NAME COMMAND
-	flock /tmp/ftstack-live.lock ./ftstack profile -F 999 -f -o "$tmp/$1" -c "$2" 2>"$tmp/$1.err"
+	flock /tmp/ftstack-live.lock ./ftstack profile -F 999 -f ${FLAGS:-} -o "$tmp/$1" -c "$2" 2>"$tmp/$1.err"
 	echo "$1: $(wc -l <"$tmp/$1") stacks, $(awk '{ n += $NF } END { print n }' "$tmp/$1") samples"
 }
 prof python3 "$py -c 'import json, re, compileall, difflib, textwrap

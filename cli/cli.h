@@ -69,6 +69,10 @@ struct ft_options {
 	bool per_cgroup;         /* --per-cgroup: stacks of different cgroups kept apart */
 	bool delimiter, annotate, offsets, addresses, per_process;
 	bool no_demangle;        /* --no-demangle: C++/Rust names as the ELF file has them */
+	/* --debuginfod / --no-debuginfod; by default on when DEBUGINFOD_URLS is set */
+	enum ft_debuginfod { FT_DEBUGINFOD_ENV, FT_DEBUGINFOD_ON, FT_DEBUGINFOD_OFF } debuginfod;
+	bool build_ids;          /* --build-ids: unnamed frames as [FILE+0xADDR@BUILDID] */
+	const char *debug_dir;   /* --debug-dir DIR: separate debug files (/usr/lib/debug) */
 	bool pid_frame;          /* -P given (not implied by profile/offcpu): folded's
 	                          * first frame is comm-PID */
 	uint64_t min_count;      /* -m (count/profile) */

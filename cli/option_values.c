@@ -333,6 +333,14 @@ int ft_option_apply(int c, const char *arg, struct ft_options *o)
 		return 0;
 	case OPT_DEBUG: o->debug = true; return 0;
 	case OPT_NO_DEMANGLE: o->no_demangle = true; return 0;
+	case OPT_DEBUGINFOD: o->debuginfod = FT_DEBUGINFOD_ON; return 0;
+	case OPT_NO_DEBUGINFOD: o->debuginfod = FT_DEBUGINFOD_OFF; return 0;
+	case OPT_BUILD_IDS: o->build_ids = true; return 0;
+	case OPT_DEBUG_DIR:
+		if (!*arg)
+			return bad("--debug-dir needs a directory");
+		o->debug_dir = arg;
+		return 0;
 	case OPT_KEEP_ROOT: o->keep_root = true; return 0;
 	case OPT_FORCE: o->force = true; return 0;
 	case OPT_CGROUP:

@@ -17,6 +17,7 @@ enum {
 	OPT_SINK, OPT_SINK_BUFFER, OPT_HOST_NAME, OPT_SINCE, OPT_UNTIL, OPT_HOST,
 	OPT_EVENT, OPT_MODE,
 	OPT_CGROUP, OPT_PER_CGROUP,
+	OPT_DEBUGINFOD, OPT_NO_DEBUGINFOD, OPT_BUILD_IDS, OPT_DEBUG_DIR,
 };
 
 /* Says what is wrong with the command line; the caller exits 2. */

@@ -190,6 +190,11 @@ int ft_cmd_check(const struct ft_options *o)
 	if (n >= 0 && root[0] && check_user_stacks(root, &cost, &items[n]) == 0 &&
 	    ft_ustack_check(&cost, &items[++n]) == 0)
 		n++;
+	if (n >= 0) { /* names for stripped binaries (names.c) */
+		items[n].what = "debuginfod";
+		ft_names_check(items[n].detail, sizeof(items[n].detail), &items[n].ok);
+		n++;
+	}
 	if (n >= 0) /* the runtimes whose frames ftstack walks and names */
 		n += ft_runtimes_check(&items[n], 48 - n);
 	int width = 0;

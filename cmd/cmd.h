@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include "cli/cli.h"
 #include "output/output.h"
+#include "task/task.h"
 
 /* ---- subcommands ---- */
 int ft_cmd_run(const struct ft_options *o);  /* count, profile, offcpu */
@@ -41,5 +42,25 @@ int ft_dest_open(const struct ft_options *o, struct ft_dest *r);
 /* Complete: renames the new file over FILE; else drops it. Returns 0, or 1
  * after saying why. Safe on a result never opened (zeroed). */
 int ft_dest_close(const struct ft_options *o, struct ft_dest *r, bool complete);
+
+/* ---- names of stripped binaries' frames (names.c) ---- */
+struct sym_debuginfod;
+struct ft_names {
+	struct sym_debuginfod *client; /* NULL: no debuginfod */
+	const char *debug_dir;         /* --debug-dir, else /usr/lib/debug */
+	struct ft_child who;           /* under sudo: the user who fetches */
+	bool tty;                      /* stderr is a terminal */
+	const char *file;              /* progress: the file being fetched */
+	double start, last;
+	bool shown;
+};
+/* Decides from O and the environment whether debuginfod is used, and
+ * readies its client. Returns 0, or the exit status after saying why (2:
+ * --debuginfod with no server to ask). */
+int ft_names_open(const struct ft_options *o, struct ft_names *n);
+/* Says in one line what failed, if a fetch did, and releases N. */
+void ft_names_close(struct ft_names *n);
+/* `ftstack check`'s debuginfod line into BUF; *OK when URLs are set. */
+void ft_names_check(char *buf, size_t len, bool *ok);
 
 #endif

@@ -36,11 +36,12 @@ int ft_cmd_report(const struct ft_options *o)
 	}
 	struct report_ctx c = { .o = o };
 	struct ft_dest res = { 0 };
+	struct ft_names names = { 0 };
 	int status = 1;
 	if (agg_named_alloc(&c.named) < 0)
 		return 1;
 	/* -o is refused (a symlink, a directory) before any input is read */
-	if ((status = ft_dest_open(o, &res)) != 0)
+	if ((status = ft_dest_open(o, &res)) != 0 || (status = ft_report_names_open(&c, &names)) != 0)
 		goto cleanup;
 	for (int i = 0; i < o->nreport_files; i++)
 		if ((status = ft_report_parse_file(&c, o->report_files[i])) != 0)
@@ -54,6 +55,7 @@ int ft_cmd_report(const struct ft_options *o)
 cleanup:
 	if (ft_dest_close(o, &res, status == 0) != 0)
 		status = 1;
+	ft_report_names_close(&c, &names);
 	ft_report_ctx_free(&c);
 	return status;
 }

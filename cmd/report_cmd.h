@@ -19,6 +19,7 @@ struct report_ctx {
 	/* per event: samples, samples whose header showed a period, weighted by it */
 	uint64_t ev_samples[FT_MAX_EVENTS], ev_periods[FT_MAX_EVENTS];
 	bool ev_weighted[FT_MAX_EVENTS];
+	struct sym_namer *namer;   /* names deferred frames; NULL: none */
 };
 
 /* Adds one parsed stack to c->named (-K/-U/--through applied). Returns 0
@@ -41,6 +42,11 @@ void ft_report_out_options(const struct report_ctx *c, struct out_options *oo);
  * summary on stderr. Returns 0 or -errno. */
 int ft_report_write(struct report_ctx *c, FILE *out);
 void ft_report_ctx_free(struct report_ctx *c);
+/* Readies N (debuginfod, as for a run) and c->namer for deferred frames.
+ * Returns 0, or the exit status after saying why. */
+int ft_report_names_open(struct report_ctx *c, struct ft_names *n);
+/* Says how many deferred frames were named, and frees c->namer and N. */
+void ft_report_names_close(struct report_ctx *c, struct ft_names *n);
 /* report --diff A B. Returns the exit status. */
 int ft_cmd_report_diff(const struct ft_options *o, FILE *out);
 

@@ -53,10 +53,12 @@ int ft_cmd_report_diff(const struct ft_options *o, FILE *out)
 	struct report_ctx c[2] = { { .o = &one }, { .o = &one } };
 	struct agg_named *m = NULL;
 	char *names[FT_MAX_EVENTS];
+	struct ft_names dbg = { 0 };
 	int n = 0, status = 1, ret = 0;
 	if (agg_named_alloc(&c[0].named) < 0 || agg_named_alloc(&c[1].named) < 0 ||
-	    agg_named_alloc(&m) < 0)
+	    agg_named_alloc(&m) < 0 || (status = ft_report_names_open(&c[0], &dbg)) != 0)
 		goto cleanup;
+	c[1].namer = c[0].namer; /* one namer: each debug file opened once */
 	for (int side = 0; side < 2; side++)
 		if ((status = ft_report_parse_file(&c[side], o->report_files[side])) != 0)
 			goto cleanup;
@@ -82,6 +84,8 @@ int ft_cmd_report_diff(const struct ft_options *o, FILE *out)
 	else
 		status = 0;
 cleanup:
+	c[1].namer = NULL;
+	ft_report_names_close(&c[0], &dbg);
 	agg_named_free(m);
 	for (int i = 0; i < n; i++)
 		free(names[i]);

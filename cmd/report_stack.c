@@ -2,8 +2,10 @@
  * table, with -K/-U and --through applied. Shared by the file parsers
  * (report/'s, called from report_parse.c) and the clickhouse:// source
  * (report_fleet.c). */
+#include <inttypes.h>
 #include <string.h>
 #include "cmd/report_cmd.h"
+#include "symbolize/symbolize.h"
 
 static int event_index(struct report_ctx *c, const char *name)
 {
@@ -45,8 +47,12 @@ int ft_report_on_stack(void *arg, const struct report_stack *s)
 		return 0;
 	for (uint32_t i = 0; i < nk; i++)
 		c->frames[i] = s->kframes[k0 + i];
-	for (uint32_t i = 0; i < nu; i++)
-		c->frames[nk + i] = s->uframes[i];
+	for (uint32_t i = 0; i < nu; i++) {
+		/* a frame its host deferred: named here when a debug file is */
+		const char *named = c->namer && s->uframes[i][0] == '[' ?
+			sym_namer_name(c->namer, s->uframes[i], !c->o->no_demangle) : NULL;
+		c->frames[nk + i] = named ? named : s->uframes[i];
+	}
 	c->have_comm |= *s->comm != '\0';
 	bool comm = out_needs_comm(c->o->format, c->o->per_process);
 	int ev = event_index(c, s->event);
@@ -60,4 +66,29 @@ int ft_report_on_stack(void *arg, const struct report_stack *s)
 		.count = s->count, .weight = s->period ? s->period * s->count : s->count,
 	};
 	return (c->err = agg_named_add(c->named, &ns));
+}
+
+int ft_report_names_open(struct report_ctx *c, struct ft_names *n)
+{
+	int status = ft_names_open(c->o, n);
+	if (status == 0 && sym_namer_alloc(n->debug_dir, n->client, &c->namer) < 0) {
+		ft_error("out of memory");
+		status = 1;
+	}
+	return status;
+}
+
+void ft_report_names_close(struct report_ctx *c, struct ft_names *n)
+{
+	uint64_t named, unnamed;
+	sym_namer_counts(c->namer, &named, &unnamed);
+	if (unnamed)
+		ft_warn("deferred frames: %" PRIu64 " named here, %" PRIu64 " not (no debug file "
+			"under %s%s)", named, unnamed, n->debug_dir,
+			n->client ? " nor from DEBUGINFOD_URLS" : "; DEBUGINFOD_URLS is not set");
+	else if (named)
+		ft_warn("deferred frames: %" PRIu64 " named here", named);
+	sym_namer_free(c->namer);
+	c->namer = NULL;
+	ft_names_close(n);
 }

@@ -201,7 +201,7 @@ static int prepare(struct ft_session *s)
 	}
 	if (s->opt->through && !s->plan.through_name)
 		s->plan.through_name = s->opt->through;
-	if (ft_session_alloc(s, "/proc", "/usr/lib/debug") < 0) {
+	if (ft_session_alloc(s, "/proc", s->opt->debug_dir ? s->opt->debug_dir : "/usr/lib/debug") < 0) {
 		ft_error("out of memory");
 		return 1;
 	}
@@ -216,6 +216,7 @@ int ft_cmd_run(const struct ft_options *o)
 	struct ft_session s;
 	int epfd = -1, status = 1, ret;
 	struct ft_dest res = { 0 };
+	struct ft_names names = { 0 };
 	FILE *out = NULL;
 	sigset_t mask;
 
@@ -224,8 +225,10 @@ int ft_cmd_run(const struct ft_options *o)
 	signal(SIGPIPE, SIG_IGN);
 
 	ft_session_init(&s, o);
-	if ((status = choose_mechanism(&s)) != 0 || (status = prepare(&s)) != 0)
+	if ((status = ft_names_open(o, &names)) != 0 || (status = choose_mechanism(&s)) != 0 ||
+	    (status = prepare(&s)) != 0)
 		goto cleanup;
+	sym_procs_set_debuginfod(s.procs, names.client); /* names are made at the end, -i's too */
 	if (ft_sink_open(&s.sink, o) < 0) {
 		status = 2;
 		goto cleanup;
@@ -300,5 +303,6 @@ cleanup:
 	ft_plan_destroy(&s.plan);
 	close_cgroups(&s.cgroup);
 	ft_session_free(&s);
+	ft_names_close(&names);
 	return status;
 }

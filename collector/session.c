@@ -60,7 +60,8 @@ int ft_session_alloc(struct ft_session *s, const char *proc_root, const char *de
 {
 	const struct ft_options *o = s->opt;
 	const struct sym_cache_style style = { .offsets = o->offsets, .addresses = o->addresses,
-					       .demangle = !o->no_demangle };
+					       .demangle = !o->no_demangle,
+					       .build_ids = o->build_ids || o->sink };
 	struct agg_config ac = { .key_pid = s->keep.key_pid, .key_tid = s->keep.key_tid,
 				 .key_cgroup = o->per_cgroup, .max_stacks = o->max_stacks };
 	if (s->kernel.state == FT_KSYMS_READY &&
@@ -71,6 +72,7 @@ int ft_session_alloc(struct ft_session *s, const char *proc_root, const char *de
 	    sym_cache_alloc(s->kernel.syms, s->procs, &style, &s->output.symcache) < 0 ||
 	    (s->ustacks.copy_size && sym_unwinder_alloc(s->procs, &s->ustacks.unwinder) < 0))
 		return -ENOMEM;
+	sym_cache_use_deferred(s->output.symcache, o->build_ids); /* --sink's rows: sink.c */
 	return 0;
 }
 

@@ -62,8 +62,11 @@ void ft_sink_interval(struct ft_session *s)
 	struct agg_named *named = NULL;
 	const char **names = calloc(s->plan.nevents + 1, sizeof(*names));
 	int ret = names ? agg_named_alloc(&named) : -ENOMEM;
-	if (ret == 0)
+	if (ret == 0) { /* the fleet's rows: what the host cannot name, by build-id */
+		sym_cache_use_deferred(s->output.symcache, true);
 		ret = ft_build_named(s, named, true);
+		sym_cache_use_deferred(s->output.symcache, s->opt->build_ids);
+	}
 	if (ret == 0) {
 		for (int i = 0; i < s->plan.nevents; i++)
 			names[i] = s->plan.events[i].name;

@@ -2,11 +2,15 @@
  * its row of TABLE_stacks (the hash and the frames), and the set of hashes
  * a run has already written there. The hash is ftstack's own (FNV-1a over
  * the frame counts and the NUL-terminated frames): the server never
- * computes it, so any ClickHouse release reads it as a plain UInt64. */
+ * computes it, so any ClickHouse release reads it as a plain UInt64. A
+ * deferred frame ("[FILE+0xVADDR@BUILDID]") counts by its identity alone,
+ * not by the file's name, which is the reader's: the same code under
+ * another path or "(deleted)" is the same stack (doc/FLEET.md). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include "fleet/fleet.h"
+#include "symbolize/symbolize.h"
 
 static uint64_t fnv(uint64_t h, const void *p, size_t n)
 {
@@ -23,8 +27,11 @@ uint64_t fleet_stack_hash(const struct agg_named_stack *s)
 		counts[4 + i] = (unsigned char)(s->nuframes >> (8 * i));
 	}
 	uint64_t h = fnv(1469598103934665603ull, counts, sizeof(counts));
-	for (uint32_t i = 0; i < s->nkframes + s->nuframes; i++)
-		h = fnv(h, s->frames[i], strlen(s->frames[i]) + 1); /* the NUL ends each frame */
+	for (uint32_t i = 0; i < s->nkframes + s->nuframes; i++) {
+		const char *id = i >= s->nkframes ? sym_deferred_identity(s->frames[i]) : NULL;
+		const char *text = id ? id : s->frames[i];
+		h = fnv(h, text, strlen(text) + 1); /* the NUL ends each frame */
+	}
 	return h ? h : 1;
 }
 

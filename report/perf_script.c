@@ -14,10 +14,19 @@
  * file is the kernel's (vmlinux, [kernel.kallsyms], a module); kernel frames are only the leading
  * run, so the order of a stack is never changed (the end-of-stack marker
  * ffffffffffffffff stays at the root).
+ * Side-band lines ("PERF_RECORD_...", `perf script --show-mmap-events`) are
+ * no samples; an MMAP2 line with a build-id (`perf record --buildid-mmap`)
+ * makes its file's "[unknown]" frames deferred, "[BASENAME+0xADDR@BUILDID]"
+ * (the address perf prints: the ELF address in a shared object, PIE or
+ * program; a return address's call, ADDR - 1), which report names where
+ * the debug files are (doc/FLEET.md, "Deferred names").
  */
 #include "report/internal.h"
 
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define KERNEL_START 0xffff800000000000ULL
@@ -32,7 +41,54 @@ struct ps_sample {
 	uint32_t pid;
 	uint64_t period;
 	struct report_sb k, u;
+	struct ps_id *ids; /* the build-ids MMAP2 lines gave, by path */
+	size_t nids, capids;
 };
+
+struct ps_id {
+	char *path;
+	char hex[129];
+};
+
+/* "... PERF_RECORD_MMAP2 P/T: [0xS(0xL) @ 0xO <BUILDID>]: r-xp PATH": keeps
+ * PATH's build-id. Returns 0 or -ENOMEM (a line of another shape: 0). */
+static int keep_build_id(struct ps_sample *s, const char *p, size_t n)
+{
+	const char *lt = memchr(p, '<', n), *end = p + n;
+	const char *gt = lt ? memchr(lt, '>', (size_t)(end - lt)) : NULL;
+	const char *colon = gt ? memmem(gt, (size_t)(end - gt), "]: ", 3) : NULL;
+	const char *sp = colon ? memchr(colon + 3, ' ', (size_t)(end - colon - 3)) : NULL;
+	size_t nhex = gt ? (size_t)(gt - lt - 1) : 0;
+	if (!sp || nhex < 4 || nhex > 128 || nhex % 2 || sp + 1 >= end || sp[1] != '/')
+		return 0;
+	for (size_t i = 0; i < s->nids; i++)
+		if (strlen(s->ids[i].path) == (size_t)(end - sp - 1) &&
+		    memcmp(s->ids[i].path, sp + 1, (size_t)(end - sp - 1)) == 0)
+			return 0;
+	if (s->nids == s->capids) {
+		size_t cap = s->capids ? 2 * s->capids : 16;
+		struct ps_id *ids = realloc(s->ids, cap * sizeof(*ids));
+		if (!ids)
+			return -ENOMEM;
+		s->ids = ids;
+		s->capids = cap;
+	}
+	struct ps_id *id = &s->ids[s->nids];
+	if (!(id->path = strndup(sp + 1, (size_t)(end - sp - 1))))
+		return -ENOMEM;
+	memcpy(id->hex, lt + 1, nhex);
+	id->hex[nhex] = '\0';
+	s->nids++;
+	return 0;
+}
+
+static const char *build_id_of(const struct ps_sample *s, const char *dso, size_t nd)
+{
+	for (size_t i = 0; dso && i < s->nids; i++)
+		if (strlen(s->ids[i].path) == nd && memcmp(s->ids[i].path, dso, nd) == 0)
+			return s->ids[i].hex;
+	return NULL;
+}
 
 /* "cpu-clock:ppp" -> "cpu-clock": drops a trailing group of modifier letters. */
 static size_t strip_modifiers(const char *p, size_t n)
@@ -207,6 +263,18 @@ static int parse_frame(struct ps_sample *s, const char *p, size_t n, struct repo
 	if (n > 0 && p[0] == '(')
 		return 0; /* stackcollapse-perf skips these (process names) */
 	bool kernel = !s->user_seen && kernel_frame(addr, dso, nd);
+	const char *id = kernel || !(n == 0 || (n == 9 && memcmp(p, "[unknown]", 9) == 0)) ? NULL :
+			 build_id_of(s, dso, nd);
+	if (id && addr) { /* deferred: named later by its build-id */
+		const char *slash = memrchr(dso, '/', nd);
+		size_t nb = slash ? nd - (size_t)(slash + 1 - dso) : nd;
+		char buf[NAME_BUF + 160];
+		int len = snprintf(buf, sizeof(buf), "[%.*s+0x%" PRIx64 "@%s]",
+				   (int)(nb < REPORT_MAX_NAME ? nb : REPORT_MAX_NAME),
+				   slash ? slash + 1 : dso, s->u.n ? addr - 1 : addr, id);
+		s->user_seen = true;
+		return report_sb_add(&s->u, buf, (size_t)len, st);
+	}
 	s->user_seen |= !kernel;
 	return add_chain(s, kernel ? &s->k : &s->u, p, n, dso, nd, st);
 }
@@ -266,6 +334,11 @@ static int on_line(struct report_emitter *em, struct ps_sample *s, const struct 
 	}
 	if (n == 0)
 		return flush(em, s);
+	if (memmem(p, n, " PERF_RECORD_", 13)) { /* side-band, not a sample */
+		int ret = s->open ? flush(em, s) : 0;
+		em->st->skipped++;
+		return ret ? ret : keep_build_id(s, p, n);
+	}
 	if (l->partial) {
 		em->st->truncated = 1;
 		return 0;
@@ -310,5 +383,8 @@ int report_parse_perf(struct report_in *in, struct report_emitter *em)
 		ret = flush(em, &s);
 	report_sb_free(&s.k);
 	report_sb_free(&s.u);
+	for (size_t i = 0; i < s.nids; i++)
+		free(s.ids[i].path);
+	free(s.ids);
 	return ret;
 }

@@ -43,7 +43,10 @@ struct sym_elf {
 	struct seg segs[MAX_SEGS];
 	int nsegs;
 	bool dyn;
+	bool named;     /* symbols beyond .dynsym: a .symtab, its own or a debug file's */
 	uint64_t entry; /* e_entry; 0 in a shared library */
+	uint8_t build_id[64];
+	uint8_t build_id_len;
 };
 
 static const char *arena_dup(struct sym_elf *e, const char *s)
@@ -199,8 +202,8 @@ int sym_open_elf(const char *path, int *fd, Elf **elf)
 	return 0;
 }
 
-/* DEBUG_ROOT/.build-id/xx/rest.debug from the NT_GNU_BUILD_ID note. */
-static bool build_id_path(Elf *elf, const char *debug_root, char *buf, size_t len)
+/* The NT_GNU_BUILD_ID note's bytes into E (none: build_id_len 0). */
+static void read_build_id(struct sym_elf *e, Elf *elf)
 {
 	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
 		GElf_Shdr sh;
@@ -210,20 +213,28 @@ static bool build_id_path(Elf *elf, const char *debug_root, char *buf, size_t le
 		GElf_Nhdr nh;
 		size_t off = 0, noff, doff;
 		while ((off = gelf_getnote(d, off, &nh, &noff, &doff)) > 0) {
-			const uint8_t *id = (const uint8_t *)d->d_buf + doff;
 			if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != 4 || nh.n_descsz < 2 ||
-			    nh.n_descsz > 64 || memcmp((const char *)d->d_buf + noff, "GNU", 4) != 0)
+			    nh.n_descsz > sizeof(e->build_id) ||
+			    memcmp((const char *)d->d_buf + noff, "GNU", 4) != 0)
 				continue;
-			int n = snprintf(buf, len, "%s/.build-id/%02x/", debug_root, id[0]);
-			for (size_t i = 1; i < nh.n_descsz && n > 0 && (size_t)n < len; i++)
-				n += snprintf(buf + n, len - (size_t)n, "%02x", id[i]);
-			if (n <= 0 || (size_t)n + sizeof(".debug") > len)
-				return false;
-			memcpy(buf + n, ".debug", sizeof(".debug"));
-			return true;
+			memcpy(e->build_id, (const uint8_t *)d->d_buf + doff, nh.n_descsz);
+			e->build_id_len = (uint8_t)nh.n_descsz;
+			return;
 		}
 	}
-	return false;
+}
+
+int sym_build_id_path(const char *debug_root, const uint8_t *id, size_t n, char *buf, size_t len)
+{
+	if (n < 2)
+		return -ENOENT;
+	int w = snprintf(buf, len, "%s/.build-id/%02x/", debug_root, id[0]);
+	for (size_t i = 1; i < n && w > 0 && (size_t)w < len; i++)
+		w += snprintf(buf + w, len - (size_t)w, "%02x", id[i]);
+	if (w <= 0 || (size_t)w + sizeof(".debug") > len)
+		return -ENAMETOOLONG;
+	memcpy(buf + w, ".debug", sizeof(".debug"));
+	return 0;
 }
 
 /* Reads the symbols of debuginfo file CAND; true when it had a .symtab. */
@@ -246,7 +257,7 @@ static int read_debuginfo(struct sym_elf *e, Elf *elf, const char *path, const c
 {
 	char cand[4096];
 	int ret = 0;
-	if (build_id_path(elf, debug_root, cand, sizeof(cand)))
+	if (sym_build_id_path(debug_root, e->build_id, e->build_id_len, cand, sizeof(cand)) == 0)
 		ret = try_debug_file(e, cand, path, found);
 	Elf_Scn *scn = section(elf, ".gnu_debuglink");
 	Elf_Data *d = scn ? elf_getdata(scn, NULL) : NULL;
@@ -343,8 +354,10 @@ int sym_elf_load(const char *path, const char *debug_root, struct sym_elf **out)
 		return ret;
 	struct sym_elf *e = calloc(1, sizeof(*e));
 	ret = e ? read_symbols(e, elf, &has_symtab) : -ENOMEM;
-	if (ret == 0)
+	if (ret == 0) {
 		read_segments(e, elf);
+		read_build_id(e, elf);
+	}
 	if (ret == 0 && !has_symtab)
 		ret = read_debuginfo(e, elf, path, debug_root ? debug_root : "/usr/lib/debug",
 				     &has_symtab);
@@ -356,6 +369,7 @@ int sym_elf_load(const char *path, const char *debug_root, struct sym_elf **out)
 		sym_elf_free(e);
 		return ret;
 	}
+	e->named = has_symtab;
 	sort_dedup(e);
 	ret = name_entry(e);
 	if (ret < 0) {
@@ -419,4 +433,27 @@ int sym_elf_foreach(const struct sym_elf *e,
 bool sym_elf_is_dyn(const struct sym_elf *e)
 {
 	return e && e->dyn;
+}
+
+const uint8_t *sym_elf_build_id(const struct sym_elf *e, size_t *n)
+{
+	*n = e ? e->build_id_len : 0;
+	return *n ? e->build_id : NULL;
+}
+
+bool sym_elf_named(const struct sym_elf *e)
+{
+	return e && e->named;
+}
+
+int sym_elf_add_debug(struct sym_elf *e, const char *debug_path)
+{
+	bool found = false;
+	int ret = try_debug_file(e, debug_path, "", &found);
+	if (ret == 0 && !found)
+		ret = -ENOENT; /* not a debug file with a .symtab */
+	e->named |= found;
+	sort_dedup(e); /* what was added, sorted in (and _start kept once) */
+	int named = name_entry(e);
+	return ret < 0 ? ret : named;
 }

@@ -110,12 +110,14 @@ struct file {
 	char *path;
 	struct sym_elf *elf; /* NULL: not (yet) readable as ELF */
 	bool tried;
+	bool fetched; /* debuginfod asked (procs_files.c's sym_file_named) */
 };
 
 struct sym_procs {
 	char proc_root[256];
 	char debug_root[256];
 	char perfmap_dir[256];
+	struct sym_debuginfod *debuginfod; /* borrowed, may be NULL */
 	struct proc *procs; /* in no order; found by pid through pids */
 	size_t cap, n;
 	struct agg_index pids; /* pid -> index into procs + 1 */
@@ -147,6 +149,10 @@ long sym_file_index(struct sym_procs *p, const char *path);
 /* procs_files.c: F's ELF file, opened at the first call (NULL: not
  * readable as ELF, tried once). */
 struct sym_elf *sym_file_elf(struct sym_procs *p, struct file *f);
+/* procs_files.c: F's ELF file as sym_file_elf opens it, with the symbols
+ * of its debug file from debuginfod added at the first call when it has
+ * none beyond .dynsym (naming only: never on the sampling path). */
+struct sym_elf *sym_file_named(struct sym_procs *p, struct file *f);
 /* procs_history.c: PR's generation in effect at TIME (the earliest when
  * TIME precedes all: a snapshot is taken a little after the first
  * samples); NULL for no entry or none. */

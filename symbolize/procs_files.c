@@ -50,3 +50,24 @@ struct sym_elf *sym_file_elf(struct sym_procs *p, struct file *f)
 	}
 	return f->elf;
 }
+
+void sym_procs_set_debuginfod(struct sym_procs *p, struct sym_debuginfod *d)
+{
+	p->debuginfod = d;
+}
+
+struct sym_elf *sym_file_named(struct sym_procs *p, struct file *f)
+{
+	struct sym_elf *e = sym_file_elf(p, f);
+	size_t n;
+	const uint8_t *id = sym_elf_build_id(e, &n);
+	char *debug = NULL;
+	if (!e || f->fetched || !p->debuginfod || sym_elf_named(e) || !id)
+		return e;
+	f->fetched = true;
+	const char *base = strrchr(f->path, '/');
+	if (sym_debuginfod_fetch(p->debuginfod, id, n, base ? base + 1 : f->path, &debug) == 0)
+		sym_elf_add_debug(e, debug); /* a file without a .symtab: names stay as they were */
+	free(debug);
+	return e;
+}

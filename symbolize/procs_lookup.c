@@ -140,9 +140,12 @@ int sym_procs_lookup(struct sym_procs *p, uint32_t pid, uint64_t time, uint64_t 
 		struct file *f = &p->files[m->file];
 		out->dso = f->path;
 		out->dso_offset = addr - m->start + m->pgoff;
-		struct sym_elf *e = sym_file_elf(p, f);
-		if (e && sym_elf_offset_to_vaddr(e, out->dso_offset, &vaddr) == 0)
+		struct sym_elf *e = sym_file_named(p, f);
+		if (e && sym_elf_offset_to_vaddr(e, out->dso_offset, &vaddr) == 0) {
 			out->name = sym_elf_lookup(e, vaddr, &out->offset);
+			out->build_id = sym_elf_build_id(e, &out->build_id_len);
+			out->vaddr = vaddr;
+		}
 	}
 	/* no ELF symbol: JIT code (anonymous memory, or a memfd) may be named */
 	const char *jit = !out->name && pr ? sym_perfmap_lookup(perfmap_of(p, pr), addr,

@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* ---- kernel ---- */
 struct sym_kernel;
@@ -69,6 +70,17 @@ int sym_elf_foreach(const struct sym_elf *e,
 		    void *ctx);
 /* True when the file is a shared object or PIE (ET_DYN). */
 bool sym_elf_is_dyn(const struct sym_elf *e);
+/* The file's GNU build-id (*N bytes), or NULL (*N 0) when it has none. */
+const uint8_t *sym_elf_build_id(const struct sym_elf *e, size_t *n);
+/* True when it has symbols beyond .dynsym (a .symtab of its own, of a debug
+ * file, of MiniDebugInfo): false is a stripped file debuginfod may name. */
+bool sym_elf_named(const struct sym_elf *e);
+/* Adds the .symtab of debug file DEBUG_PATH (one fetched by build-id).
+ * Returns 0, -ENOENT when it has none, or -errno. */
+int sym_elf_add_debug(struct sym_elf *e, const char *debug_path);
+/* Writes DEBUG_ROOT/.build-id/xx/rest.debug for build-id ID (N bytes) into
+ * BUF. Returns 0, -ENOENT for an id too short, -ENAMETOOLONG. */
+int sym_build_id_path(const char *debug_root, const uint8_t *id, size_t n, char *buf, size_t len);
 
 /* ---- demangling (demangle.c) ---- */
 
@@ -91,11 +103,15 @@ const char *sym_perfmap_lookup(const struct sym_perfmap *m, uint64_t addr, uint6
 
 /* ---- processes ---- */
 struct sym_procs;
+struct sym_debuginfod;
 
 /* Creates an empty process history. proc_root is "/proc" (or a fixture
  * directory laid out like it). Returns 0 or -ENOMEM. */
 int sym_procs_alloc(const char *proc_root, const char *debug_root, struct sym_procs **out);
 void sym_procs_free(struct sym_procs *p);
+/* Fetches debug files through D (borrowed; NULL: none) for the stripped
+ * files sym_procs_lookup names, once each, at the first name asked. */
+void sym_procs_set_debuginfod(struct sym_procs *p, struct sym_debuginfod *d);
 /* Where perf maps are looked for (default "/tmp", as perf and bcc do). */
 void sym_procs_set_perfmap_dir(struct sym_procs *p, const char *dir);
 /* Records PID as it is now: its comm and its /proc/PID/maps (executable
@@ -134,6 +150,9 @@ struct sym_frame {
 	uint64_t offset;      /* into the function */
 	const char *dso;      /* mapped file path, or NULL (owned by p) */
 	uint64_t dso_offset;  /* file offset of the address in dso */
+	const uint8_t *build_id; /* dso's build-id (NULL: none, or not ELF), owned by p */
+	size_t build_id_len;
+	uint64_t vaddr;       /* the address in dso's ELF addresses (valid with build_id) */
 };
 /* Names user address ADDR of PID as its address space was at TIME: from
  * the ELF file mapped there, else (JIT code) from PID's perf map,
@@ -292,9 +311,12 @@ int sym_usdt_list(const char *path, struct sym_usdt **out);
 struct sym_cache;
 
 /* How names are written: -s, -v, and user names demangled unless
- * --no-demangle. */
+ * --no-demangle; BUILD_IDS (--build-ids, --sink): a frame in a file with a
+ * build-id but no symbol there also has its deferred text
+ * (sym_deferred_format), which sym_cache_use_deferred hands out instead
+ * of "[file]". */
 struct sym_cache_style {
-	bool offsets, addresses, demangle;
+	bool offsets, addresses, demangle, build_ids;
 };
 
 /* Returns 0 and a cache naming kernel addresses through K and user addresses
@@ -310,11 +332,87 @@ void sym_cache_set_kernel(struct sym_cache *c, const struct sym_kernel *k);
  * address). Never NULL; owned by the cache. */
 const char *sym_cache_name(struct sym_cache *c, uint32_t pid, uint64_t time, uint64_t addr,
 			     bool leaf);
+/* ON: sym_cache_name returns the deferred text of the frames that have
+ * one (style.build_ids), else "[file]" (the default). The sink's rows take
+ * the one, a run's output the other, from one cache. */
+void sym_cache_use_deferred(struct sym_cache *c, bool on);
 /* Forgets every name (a -i interval's end: the next names what it counts
  * afresh, so the cache holds no more than one interval's addresses).
  * Names handed out before are freed. */
 void sym_cache_clear(struct sym_cache *c);
 /* Returns how many distinct addresses were resolved. */
 uint64_t sym_cache_resolved(const struct sym_cache *c);
+
+/* ---- debuginfod (debuginfod.c): debug files fetched by build-id ---- */
+struct sym_debuginfod;
+
+/* Who fetches: under sudo the invoking user (DROP), with that user's
+ * groups and environment (HOME: the cache is theirs). All borrowed. */
+struct sym_debuginfod_user {
+	bool drop;
+	uid_t uid;
+	gid_t gid;
+	const gid_t *groups;
+	int ngroups;
+	char **envp;
+};
+/* Told while a debug file downloads: DONE of TOTAL bytes (TOTAL <= 0:
+ * unknown) of FILE's (the mapped file the fetch is for). */
+typedef void (*sym_debuginfod_progress_fn)(void *ctx, const char *file, long done, long total);
+
+struct sym_debuginfod_stats {
+	unsigned fetched;  /* debug files found (downloaded or in the cache) */
+	unsigned missing;  /* build-ids no server knew */
+	unsigned failed;   /* fetches that failed otherwise (the first ends fetching) */
+	int last_error;    /* -errno of the last failure */
+	double seconds;    /* spent fetching */
+};
+
+/* DEBUGINFOD_URLS when it names a server, else NULL. */
+const char *sym_debuginfod_urls(void);
+/* A client fetching as USER (NULL: as this process), telling FN (may be
+ * NULL) of progress. Returns 0 or -ENOMEM. */
+int sym_debuginfod_alloc(const struct sym_debuginfod_user *user, sym_debuginfod_progress_fn fn,
+			 void *ctx, struct sym_debuginfod **out);
+void sym_debuginfod_free(struct sym_debuginfod *d);
+/* Fetches the debug file of build-id ID (N bytes) for mapped file FILE
+ * into the client cache. Returns 0 with *PATH (to free) the cached file,
+ * -ENOENT when no server has it, -ECANCELED once a fetch failed otherwise
+ * (a server down or slow is waited for once), or the failure's -errno. */
+int sym_debuginfod_fetch(struct sym_debuginfod *d, const uint8_t *id, size_t n, const char *file,
+			 char **path);
+/* What the fetches did so far (zeros for NULL). */
+void sym_debuginfod_stats(const struct sym_debuginfod *d, struct sym_debuginfod_stats *out);
+
+/* ---- deferred names (deferred.c): frames named where the debug files are ---- */
+
+/* A deferred frame, "[FILE+0xVADDR@BUILDID]", parsed. */
+struct sym_deferred {
+	char file[256];    /* the mapped file's base name, for the reader */
+	uint64_t vaddr;    /* the ELF address looked up (a return address's call) */
+	uint8_t id[64];    /* the file's build-id */
+	size_t id_len;
+};
+/* FILE's frame at ELF address VADDR, build-id ID (N bytes), as deferred
+ * text in a string to free(); NULL without memory or a usable id. */
+char *sym_deferred_format(const char *file, uint64_t vaddr, const uint8_t *id, size_t n);
+/* Where FRAME's identity starts when it is a deferred frame ("+0x...@...]",
+ * what a stack's fleet hash covers), else NULL. */
+const char *sym_deferred_identity(const char *frame);
+/* Parses deferred FRAME into *OUT. Returns 0, or -EINVAL when it is none. */
+int sym_deferred_parse(const char *frame, struct sym_deferred *out);
+
+struct sym_namer;
+/* A namer of deferred frames through the debug files under DEBUG_ROOT (by
+ * build-id), then through D (borrowed; NULL: local files only). Returns 0
+ * or -ENOMEM. */
+int sym_namer_alloc(const char *debug_root, struct sym_debuginfod *d, struct sym_namer **out);
+void sym_namer_free(struct sym_namer *m);
+/* The function deferred FRAME is in (demangled when DEMANGLE), owned by
+ * the namer; NULL when FRAME is not deferred or nothing names it. Each
+ * build-id's debug file is looked for once. */
+const char *sym_namer_name(struct sym_namer *m, const char *frame, bool demangle);
+/* How many deferred frames it named and left unnamed (zeros for NULL). */
+void sym_namer_counts(const struct sym_namer *m, uint64_t *named, uint64_t *unnamed);
 
 #endif

@@ -18,6 +18,7 @@ struct entry {
 	uint32_t pid;     /* 0 for kernel addresses */
 	uint64_t image;   /* the process's layout; 0 for kernel addresses */
 	const char *name;
+	const char *deferred; /* its deferred text (style.build_ids), else NULL */
 };
 
 struct sym_cache {
@@ -30,6 +31,7 @@ struct sym_cache {
 	const struct sym_kernel *k;
 	struct sym_procs *procs;
 	uint64_t resolved;
+	bool use_deferred; /* sym_cache_name hands out the deferred text */
 };
 
 int sym_cache_alloc(const struct sym_kernel *k, struct sym_procs *procs,
@@ -110,7 +112,11 @@ static char *format(const struct sym_cache *c, uint64_t addr, const char *name, 
 	return r < 0 ? NULL : s;
 }
 
-static char *resolve(struct sym_cache *c, uint32_t pid, uint64_t time, uint64_t addr, bool leaf)
+/* Resolves a user or kernel address into its name; *DEFERRED (with
+ * style.build_ids) gets the deferred text of a frame in a file with a
+ * build-id but no symbol there, else stays NULL. */
+static char *resolve(struct sym_cache *c, uint32_t pid, uint64_t time, uint64_t addr, bool leaf,
+		     char **deferred)
 {
 	uint64_t off = 0;
 	c->resolved++;
@@ -124,9 +130,16 @@ static char *resolve(struct sym_cache *c, uint32_t pid, uint64_t time, uint64_t 
 	if (!c->procs || sym_procs_lookup(c->procs, pid, time, look, &f) < 0)
 		return format(c, addr, NULL, 0);
 	if (!f.name && f.dso) {
-		/* no symbol in a known file: "[libc.so.6]", as stackcollapse-perf names it */
+		/* no symbol in a known file: "[libc.so.6]", as stackcollapse-perf names
+		 * it, or what names it later (build-id and address) */
 		const char *base = strrchr(f.dso, '/');
-		char *bracketed = NULL;
+		char *bracketed = NULL, *id = NULL;
+		if (c->style.build_ids && f.build_id &&
+		    (id = sym_deferred_format(base ? base + 1 : f.dso, f.vaddr, f.build_id,
+					      f.build_id_len))) {
+			*deferred = format(c, addr, id, 0);
+			free(id);
+		}
 		if (asprintf(&bracketed, "[%s]", base ? base + 1 : f.dso) < 0)
 			return NULL;
 		char *s = format(c, addr, bracketed, 0);
@@ -153,19 +166,27 @@ const char *sym_cache_name(struct sym_cache *c, uint32_t pid, uint64_t time, uin
 	for (uint32_t i = agg_index_first(&c->index, h, &p); i; i = agg_index_next(&c->index, &p))
 		if (c->entries[i].addr == key && c->entries[i].pid == pid &&
 		    c->entries[i].image == image)
-			return c->entries[i].name;
-	const char *name = keep(c, resolve(c, pid, time, addr, leaf));
+			return c->use_deferred && c->entries[i].deferred ? c->entries[i].deferred :
+									  c->entries[i].name;
+	char *later = NULL;
+	const char *name = keep(c, resolve(c, pid, time, addr, leaf, &later));
+	const char *deferred = later ? keep(c, later) : NULL;
 	if (!name)
 		return "[unknown]";
 	if (room) { /* else named again next time */
 		c->entries[c->n] = (struct entry){ .addr = key, .pid = pid, .image = image,
-						   .name = name };
+						   .name = name, .deferred = deferred };
 		agg_index_put(&c->index, &p, c->n++);
 	}
-	return name;
+	return c->use_deferred && deferred ? deferred : name;
 }
 
 uint64_t sym_cache_resolved(const struct sym_cache *c)
 {
 	return c->resolved;
+}
+
+void sym_cache_use_deferred(struct sym_cache *c, bool on)
+{
+	c->use_deferred = on;
 }

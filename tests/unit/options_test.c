@@ -48,6 +48,16 @@ static void test_subcommand_after_options(void)
 	CHECK(o.cmd == FT_PROFILE && o.freq == 99, "profile -F 99");
 	CHECK(PARSE("profile", "--no-demangle") == 0 && o.no_demangle, "--no-demangle");
 	CHECK(PARSE("profile") == 0 && !o.no_demangle, "demangling by default");
+	/* names for stripped binaries (issue 31) */
+	CHECK(PARSE("profile") == 0 && o.debuginfod == FT_DEBUGINFOD_ENV && !o.build_ids &&
+	      !o.debug_dir, "debuginfod from the environment, no --build-ids, default debug dir");
+	CHECK(PARSE("profile", "--no-debuginfod", "--debuginfod") == 0 &&
+	      o.debuginfod == FT_DEBUGINFOD_ON, "--debuginfod: the last one given");
+	CHECK(PARSE("report", "--debuginfod", "--no-debuginfod", "f") == 0 &&
+	      o.debuginfod == FT_DEBUGINFOD_OFF, "report --no-debuginfod");
+	CHECK(PARSE("profile", "--build-ids", "--debug-dir", "/d") == 0 && o.build_ids &&
+	      o.debug_dir && !strcmp(o.debug_dir, "/d"), "--build-ids --debug-dir /d");
+	CHECK(PARSE("profile", "--debug-dir", "") == -EINVAL, "--debug-dir '': refused");
 }
 
 static void test_values_are_not_subcommands(void)
