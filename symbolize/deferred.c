@@ -118,13 +118,13 @@ static struct sym_elf *open_debug(struct sym_namer *m, const struct sym_deferred
 	char path[512], *fetched = NULL;
 	struct sym_elf *e = NULL;
 	if (sym_build_id_path(m->debug_root, d->id, d->id_len, path, sizeof(path)) == 0 &&
-	    sym_elf_open(path, m->debug_root, &e) == 0 && sym_elf_named(e))
+	    sym_elf_load(path, m->debug_root, &e) == 0 && sym_elf_named(e))
 		return e;
 	sym_elf_free(e);
 	e = NULL;
 	if (m->debuginfod &&
 	    sym_debuginfod_fetch(m->debuginfod, d->id, d->id_len, d->file, &fetched) == 0 &&
-	    sym_elf_open(fetched, m->debug_root, &e) < 0)
+	    sym_elf_load(fetched, m->debug_root, &e) < 0)
 		e = NULL;
 	free(fetched);
 	return e;

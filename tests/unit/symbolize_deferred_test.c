@@ -92,7 +92,7 @@ static void namer_checks(void)
 	size_t n = 0;
 	const uint8_t *id = NULL;
 	char dir[] = "/tmp/ftstack-deferred.XXXXXX";
-	if (sym_elf_open("/proc/self/exe", "/nonexistent", &self) == 0)
+	if (sym_elf_load("/proc/self/exe", "/nonexistent", &self) == 0)
 		id = sym_elf_build_id(self, &n);
 	if (!id || !sym_elf_named(self) || sym_elf_foreach(self, find_target, &vaddr) != 1 ||
 	    !mkdtemp(dir)) {
