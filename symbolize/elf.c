@@ -2,8 +2,8 @@
  * deduplicated), of its separate debuginfo (build-id or .gnu_debuglink
  * under debug_root) when the file has no .symtab, and of MiniDebugInfo
  * (.gnu_debugdata, an xz-compressed ELF holding a .symtab). Sorted by
- * address; PT_LOAD segments kept for file offset -> vaddr. Names live in a
- * chunked arena: a big library has tens of thousands. */
+ * address; PT_LOAD segments kept for file offset -> vaddr. Names live in
+ * mem/'s arena: a big library has tens of thousands. */
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -17,15 +17,8 @@
 #include "symbolize/symbolize.h"
 #include "symbolize/internal.h"
 
-#define ARENA_CHUNK (64u << 10)
 #define MAX_SEGS 32
 #define MINI_MAX_OUT (256u << 20) /* decompressed MiniDebugInfo bound */
-
-struct chunk {
-	struct chunk *next;
-	size_t used, cap;
-	char data[];
-};
 
 struct esym {
 	uint64_t addr, size; /* addr first: sym_addr_upper_bound */
@@ -39,7 +32,7 @@ struct seg {
 struct sym_elf {
 	struct esym *syms;
 	size_t n, cap;
-	struct chunk *names;
+	struct mem_arena names;
 	struct seg segs[MAX_SEGS];
 	int nsegs;
 	bool dyn;
@@ -49,27 +42,11 @@ struct sym_elf {
 	uint8_t build_id_len;
 };
 
-static const char *arena_dup(struct sym_elf *e, const char *s)
-{
-	size_t len = strlen(s) + 1;
-	struct chunk *c = e->names;
-	if (!c || c->cap - c->used < len) {
-		size_t cap = len > ARENA_CHUNK ? len : ARENA_CHUNK;
-		if (!(c = malloc(sizeof(*c) + cap)))
-			return NULL;
-		*c = (struct chunk){ .next = e->names, .cap = cap };
-		e->names = c;
-	}
-	char *p = memcpy(c->data + c->used, s, len);
-	c->used += len;
-	return p;
-}
-
 static int add_sym(struct sym_elf *e, const char *name, uint64_t addr, uint64_t size)
 {
 	if (MEM_GROW(e->syms, e->cap, e->n + 1, 256))
 		return -ENOMEM;
-	const char *copy = arena_dup(e, name);
+	const char *copy = mem_arena_strdup(&e->names, name);
 	if (!copy)
 		return -ENOMEM;
 	e->syms[e->n++] = (struct esym){ addr, size, copy };
@@ -384,10 +361,7 @@ void sym_elf_free(struct sym_elf *e)
 {
 	if (!e)
 		return;
-	for (struct chunk *c = e->names, *next; c; c = next) {
-		next = c->next;
-		free(c);
-	}
+	mem_arena_free(&e->names);
 	free(e->syms);
 	free(e);
 }
