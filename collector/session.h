@@ -13,6 +13,7 @@
 #include "collector/offcpu.h"
 #include "perfev/perfev.h"
 #include "host/host.h"
+#include "python/python.h"
 #include "symbolize/symbolize.h"
 #include "source/source.h"
 
@@ -59,6 +60,9 @@ struct ft_ustacks {
 	uint64_t stopped;        /* dwarf: stacks that stopped short of their start otherwise */
 	struct ft_cut_file cut_files[FT_CUT_FILES]; /* where they ended */
 	uint64_t walk[AGG_MAX_DEPTH];  /* the user frames walked here */
+	uint64_t sps[AGG_MAX_DEPTH];   /* their stack pointers (sym_unwinder_sps) */
+	struct py_reader *py;          /* Python's frames, put in place (python/) */
+	uint64_t with_py[AGG_MAX_DEPTH]; /* the walk with them */
 	uint64_t chain[AGG_MAX_DEPTH]; /* copy: the frame-pointer walk of the copy */
 };
 

@@ -79,6 +79,7 @@ uint32_t sym_uw_walk(struct sym_unwinder *u, const struct sym_ustack *s, const u
 	u->nseen = 0;
 	u->cut = false;
 	uint32_t n = 0;
+	sym_uw_keep_sp(u, n, s->regs[7]);
 	ips[n++] = s->regs[16];
 	uint64_t bias;
 	if (!sym_uw_file_at(u, s->regs[16], &bias))
@@ -95,8 +96,9 @@ uint32_t sym_uw_walk(struct sym_unwinder *u, const struct sym_ustack *s, const u
 		unw_word_t ip, sp, bp;
 		if (unw_get_reg(&c, UNW_REG_IP, &ip) < 0)
 			break;
-		if (u->nfr <= RULE_FRAMES && unw_get_reg(&c, UNW_X86_64_RSP, &sp) == 0 &&
-		    unw_get_reg(&c, UNW_X86_64_RBP, &bp) == 0) {
+		bool have_sp = unw_get_reg(&c, UNW_X86_64_RSP, &sp) == 0;
+		sym_uw_keep_sp(u, n, have_sp ? sp : 0);
+		if (u->nfr <= RULE_FRAMES && have_sp && unw_get_reg(&c, UNW_X86_64_RBP, &bp) == 0) {
 			u->fr[u->nfr].ip = ip, u->fr[u->nfr].sp = sp, u->fr[u->nfr].bp = bp;
 			u->nfr++;
 		}
@@ -113,8 +115,10 @@ uint32_t sym_uw_walk(struct sym_unwinder *u, const struct sym_ustack *s, const u
 		uint32_t j = chain ? chain_at(chain, nchain, ip) : 0;
 		if (j) { /* the frame-pointer chain holds the rest */
 			*met = true;
-			for (j++; j < nchain && n < max; j++)
+			for (j++; j < nchain && n < max; j++) {
+				sym_uw_keep_sp(u, n, 0); /* not known from a chain */
 				ips[n++] = chain[j];
+			}
 			return n;
 		}
 	}
@@ -154,6 +158,11 @@ uint64_t sym_unwinder_learnt(const struct sym_unwinder *u)
 bool sym_unwind_ended(const struct sym_unwinder *u)
 {
 	return u->ended;
+}
+
+void sym_unwinder_sps(struct sym_unwinder *u, uint64_t *sps)
+{
+	u->sps = sps;
 }
 
 void sym_unwinder_rules(struct sym_unwinder *u, bool on)

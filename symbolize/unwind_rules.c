@@ -240,6 +240,7 @@ uint32_t sym_uw_rules_walk(struct sym_unwinder *u, const struct sym_ustack *s, u
 	u->ended = false;
 	uint64_t f[3] = { s->regs[16], s->regs[7], s->regs[6] };
 	uint32_t n = 0;
+	sym_uw_keep_sp(u, n, f[1]);
 	ips[n++] = f[0];
 	while (n < max) {
 		uint64_t key = f[0] * 2 + (n > 1);
@@ -253,6 +254,7 @@ uint32_t sym_uw_rules_walk(struct sym_unwinder *u, const struct sym_ustack *s, u
 				u->ended = true;
 				break;
 			}
+			sym_uw_keep_sp(u, n, f[1]);
 			ips[n++] = f[0];
 			continue;
 		}
@@ -273,6 +275,7 @@ uint32_t sym_uw_rules_walk(struct sym_unwinder *u, const struct sym_ustack *s, u
 			u->ended = true;
 			break;
 		}
+		sym_uw_keep_sp(u, n, f[1]);
 		ips[n++] = f[0];
 	}
 	return n;
