@@ -67,7 +67,8 @@ static uint32_t find_acts(const struct py_proc *p, const struct py_stack *s, str
 
 /* Whether OFF puts every activation's _PyCFrame where the chain holds:
  * each one's previous the next one's, the last's the thread's root_cframe
- * (ROOT, when the stack is whole) */
+ * ROOT (0: no thread state found), or, when the stack is not whole (the
+ * next activation not in it), an address above its own on the stack */
 static bool cframes_chain(const struct py_proc *p, const struct py_stack *s, const struct act *a,
 			  uint32_t n, int64_t off, uint64_t root)
 {
@@ -77,18 +78,19 @@ static bool cframes_chain(const struct py_proc *p, const struct py_stack *s, con
 		uint64_t rec = a[i].cfa + (uint64_t)off;
 		uint64_t prev = copy_word(s, rec + l->cf_previous, &ok);
 		uint64_t cur = copy_word(s, rec + l->cf_current, &ok);
-		uint64_t want = i + 1 < n ? a[i + 1].cfa + (uint64_t)off : root;
-		ok &= cur != 0 && (want ? prev == want : prev > rec);
+		if (i + 1 < n)
+			ok &= cur != 0 && prev == a[i + 1].cfa + (uint64_t)off;
+		else
+			ok &= cur != 0 && ((root && prev == root) || (!s->whole && prev > rec));
 	}
 	return ok;
 }
 
-/* The thread state's root_cframe for S's thread (0: not whole, or no
- * thread state: then the chain cannot be checked at its end) */
+/* The thread state's root_cframe for S's thread (0: no thread state) */
 static uint64_t root_cframe(struct py_reader *r, struct py_proc *p, const struct py_stack *s,
 			    bool fresh)
 {
-	uint64_t ts = s->whole ? py_proc_tstate(r, p, s->tid, fresh) : 0;
+	uint64_t ts = py_proc_tstate(r, p, s->tid, fresh);
 	return ts ? ts + p->lay.ts_root_cframe : 0;
 }
 
@@ -98,8 +100,11 @@ static int learn_cframe(struct py_reader *r, struct py_proc *p, const struct py_
 			const struct act *a, uint32_t n)
 {
 	uint64_t root = root_cframe(r, p, s, true);
-	if (!root && n < 2)
+	if (!root)
 		return -EAGAIN; /* nothing to check a candidate against */
+	struct py_stack strict = *s;
+	strict.whole = true; /* learnt only where the thread state confirms it */
+	s = &strict;
 	int64_t found = 0, lowest = -(int64_t)(a[0].cfa - s->sps[a[0].k]);
 	int nfound = 0;
 	for (int64_t off = -8; off >= lowest && off >= -PY_SCAN; off -= 8)
