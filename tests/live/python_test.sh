@@ -6,7 +6,8 @@
 # (heavy() = spin() twice, light() = once: 2:1), the names, two threads
 # with their own stacks, offcpu in nested functions, count's user stacks
 # of c:malloc, and a user without privileges profiling their own command.
-# pyenv's 3.12 and 3.13 (shared libpython): names and split. Each part is
+# pyenv's 3.12 and 3.13 (shared libpython): names and split; 3.10: said
+# once to be unsupported, its native stacks kept. Each part is
 # skipped with its reason where its python is missing. Run under the live
 # lock (the count part makes uprobes).
 cd "$(dirname "$0")/../.." && . tests/live/lib.sh
@@ -82,4 +83,13 @@ for v in 3.12.1 3.13.0; do
 		ok "python$v # SKIP $py is not installed (pyenv)"
 	fi
 done
+py=$PYENV/3.10.13/bin/python3.10
+if [ -x "$py" ]; then
+	run_ft $TMP/o $TMP/e profile -F 199 -f -c "$py $PY/split.py 1"
+	expect_eq "python3.10: said once that its frames cannot be read" \
+		"$(grep -c 'Python before 3.11 (.*libpython3.10.*): its Python frames cannot be read' $TMP/e)" 1
+	check "python3.10: its native stacks kept" grep -q '_PyEval_EvalFrameDefault' $TMP/o
+else
+	ok "python3.10 # SKIP $py is not installed (pyenv)"
+fi
 finish
