@@ -1,0 +1,32 @@
+# A fixed amount of Python work for bench/python: split.py's heavy() and
+# light() ARGV[1] times (default 100); prints the seconds the loop took,
+# measured inside, so start-up and the tracer's own start do not count.
+import sys
+import time
+
+
+def spin(n):
+    x = 0
+    for i in range(n):
+        x += i
+    return x
+
+
+def heavy():
+    spin(20000)
+    spin(20000)
+
+
+def light():
+    spin(20000)
+
+
+def main(n):
+    t0 = time.perf_counter()
+    for _ in range(n):
+        heavy()
+        light()
+    print("%.6f" % (time.perf_counter() - t0))
+
+
+main(int(sys.argv[1]) if len(sys.argv) > 1 else 100)
