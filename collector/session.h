@@ -63,6 +63,7 @@ struct ft_ustacks {
 	uint64_t sps[AGG_MAX_DEPTH];   /* their stack pointers (sym_unwinder_sps) */
 	struct py_reader *py;          /* Python's frames, put in place (python/) */
 	uint64_t with_py[AGG_MAX_DEPTH]; /* the walk with them */
+	uint64_t py_ns;                /* time spent reading them (bench/python) */
 	uint64_t chain[AGG_MAX_DEPTH]; /* copy: the frame-pointer walk of the copy */
 };
 

@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include "collector/result.h"
 #include "collector/session.h"
 #include "tracefs/tracefs.h"
@@ -258,8 +259,8 @@ void ft_ustack_summary(const struct ft_ustacks *u, struct ft_summary *sm)
 			sm->py_why = py_fail_text((enum py_fail)i);
 		}
 	ft_debug("python: %" PRIu64 " stacks ran Python code, %" PRIu64 " read (%" PRIu64
-		 " frames put in, %" PRIu64 " reads of memory)", pc.stacks, pc.read, pc.frames,
-		 pc.reads);
+		 " frames put in, %" PRIu64 " reads of memory, %" PRIu64 " us reading)", pc.stacks,
+		 pc.read, pc.frames, pc.reads, u->py_ns / 1000);
 	uint64_t ruled = 0, full = 0;
 	if (u->unwinder)
 		sym_unwinder_counts(u->unwinder, &ruled, &full);
@@ -286,7 +287,12 @@ static int python_frames(struct ft_ustacks *u, const struct perfev_sample *smp, 
 	struct py_stack ps = { .pid = smp->pid, .tid = smp->tid, .time = smp->time,
 			       .ips = u->walk, .sps = u->sps, .n = n, .stack = smp->ustack,
 			       .size = smp->ustack ? smp->ustack_size : 0, .whole = whole };
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	int got = py_reader_expand(u->py, &ps, u->with_py, max);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	u->py_ns += (uint64_t)(t1.tv_sec - t0.tv_sec) * 1000000000ull + (uint64_t)t1.tv_nsec -
+		    (uint64_t)t0.tv_nsec;
 	if (got < 0)
 		py_reader_unsupported(u->py, say_unsupported, NULL);
 	return got;

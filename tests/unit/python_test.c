@@ -168,7 +168,7 @@ static void rm_root(const struct fixture *f, const char *dir)
 /* Expands the fixture's sample with a new reader: the count, and the
  * reader's counts */
 static int replay(struct fixture *f, const char *root, uint64_t *out, struct py_counts *c,
-		  struct py_reader **keep)
+		  struct py_reader **keep, struct sym_procs **keep_procs)
 {
 	struct sym_procs *procs = NULL;
 	struct py_reader *r = NULL;
@@ -182,7 +182,7 @@ static int replay(struct fixture *f, const char *root, uint64_t *out, struct py_
 		py_reader_counts(r, c);
 	}
 	if (keep && n >= 0) {
-		*keep = r; /* freed by the caller, procs leaked with it: a test */
+		*keep = r, *keep_procs = procs; /* the caller frees them */
 		return n;
 	}
 	py_reader_free(r);
@@ -229,7 +229,8 @@ static void test_replay(const char *file)
 		return;
 	}
 	struct py_reader *r = NULL;
-	int n = replay(&f, dir, out, &c, &r);
+	struct sym_procs *procs = NULL;
+	int n = replay(&f, dir, out, &c, &r, &procs);
 	CHECK(n == (int)(f.n + f.nnames), "python3.11 replayed: %d frames, %u native + %u Python", n,
 	      f.n, f.nnames);
 	CHECK(c.stacks == 1 && c.read == 1, "counted as read (%" PRIu64 " of %" PRIu64 ")", c.read,
@@ -252,13 +253,14 @@ static void test_replay(const char *file)
 	      "again: the same frames, %" PRIu64 " reads (the names not read again)",
 	      c.reads - reads);
 	py_reader_free(r);
+	sym_procs_free(procs);
 
 	/* the code object freed and its memory reused: not named */
 	struct range *code = code_read(&f);
 	if (code) {
 		uint8_t saved = code->bytes[8];
 		code->bytes[8] ^= 0x40; /* ob_type */
-		n = replay(&f, dir, out, &c, NULL);
+		n = replay(&f, dir, out, &c, NULL, NULL);
 		CHECK(n == (int)f.n && c.failed[PY_FAIL_CODE] == 1,
 		      "a code object whose type changed: native frames only, counted (%d)", n);
 		code->bytes[8] = saved;
@@ -272,7 +274,7 @@ static void test_replay(const char *file)
 			rec_prev = f.sps[k + 1] - 176 + 16; /* 3.11's cframe.previous, learnt -176 */
 	if (rec_prev && rec_prev - f.sp < f.size) {
 		f.stack[rec_prev - f.sp] ^= 0x08;
-		n = replay(&f, dir, out, &c, NULL);
+		n = replay(&f, dir, out, &c, NULL, NULL);
 		CHECK(n == (int)f.n && c.failed[PY_FAIL_LEARN] + c.failed[PY_FAIL_CHAIN] == 1,
 		      "a cframe whose previous is not the thread's root: not read, counted");
 		f.stack[rec_prev - f.sp] ^= 0x08;
@@ -281,7 +283,7 @@ static void test_replay(const char *file)
 	}
 	/* the process gone */
 	f.fail_read = -ESRCH;
-	n = replay(&f, dir, out, &c, NULL);
+	n = replay(&f, dir, out, &c, NULL, NULL);
 	CHECK(n == -1 || (n == (int)f.n && c.read == 0),
 	      "the process's memory unreadable: native frames only (%d)", n);
 	f.fail_read = 0;
