@@ -148,6 +148,7 @@ void ft_ustack_choose(struct ft_ustacks *u, const struct ft_options *o)
 	 * start from ip, sp and bp (r10 and r11 for gcc's odd CFA rules), and
 	 * each register asked for costs the kernel a call a sample
 	 * (perfev_user_frame_regs_mask) */
+	u->offcpu = o->cmd == FT_OFFCPU;
 	u->regs_mask = u->method == FT_USTACK_DWARF ? perfev_user_regs_mask() :
 			perfev_user_frame_regs_mask();
 	u->copy_size = !o->call_graph_set ? dflt_size :
@@ -258,6 +259,10 @@ void ft_ustack_summary(const struct ft_ustacks *u, struct ft_summary *sm)
 			most = pc.failed[i];
 			sm->py_why = py_fail_text((enum py_fail)i);
 		}
+	for (int i = 1; i < PY_FAILS; i++)
+		if (pc.failed[i])
+			ft_debug("python: %" PRIu64 " not read: %s", pc.failed[i],
+				 py_fail_text((enum py_fail)i));
 	ft_debug("python: %" PRIu64 " stacks ran Python code, %" PRIu64 " read (%" PRIu64
 		 " frames put in, %" PRIu64 " reads of memory, %" PRIu64 " us reading)", pc.stacks,
 		 pc.read, pc.frames, pc.reads, u->py_ns / 1000);
@@ -284,11 +289,24 @@ static int python_frames(struct ft_ustacks *u, const struct perfev_sample *smp, 
 {
 	if (!u->py || !n || !u->sps[0])
 		return -1;
+	uint64_t regs[17] = { 0 };
+	uint32_t known;
 	struct py_stack ps = { .pid = smp->pid, .tid = smp->tid, .time = smp->time,
 			       .ips = u->walk, .sps = u->sps, .n = n, .stack = smp->ustack,
-			       .size = smp->ustack ? smp->ustack_size : 0, .whole = whole };
+			       .size = smp->ustack ? smp->ustack_size : 0, .whole = whole,
+			       .regs = perfev_ustack_dwarf_regs(smp, u->regs_mask, regs, &known) == 0 ?
+				       regs : NULL };
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
+	/* the sample's age: perf's clock and CLOCK_MONOTONIC tick alike here
+	 * but from different origins, so the least lag seen stands for their
+	 * offset (an age is then never over-, at worst under-estimated);
+	 * offcpu's samples are of blocked threads, whose frames wait for them */
+	int64_t lag = (int64_t)((uint64_t)t0.tv_sec * 1000000000ull + (uint64_t)t0.tv_nsec -
+				smp->time);
+	if (!u->py_lag_known || lag < u->py_min_lag)
+		u->py_min_lag = lag, u->py_lag_known = true;
+	ps.age_ns = u->offcpu ? 0 : (uint64_t)(lag - u->py_min_lag);
 	int got = py_reader_expand(u->py, &ps, u->with_py, max);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	u->py_ns += (uint64_t)(t1.tv_sec - t0.tv_sec) * 1000000000ull + (uint64_t)t1.tv_nsec -

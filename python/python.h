@@ -48,17 +48,25 @@ void py_reader_free(struct py_reader *r);
 
 /* One walked user stack: IPS[0] the sampled ip, then return addresses;
  * SPS[i] frame i's rsp (0: not known); the copy STACK of SIZE bytes from
- * SPS[0]; WHOLE when the walk reached the stack's start (its outermost
+ * SPS[0]; REGS the sampled registers; WHOLE when the walk reached the stack's start (its outermost
  * eval loop is then the thread's first). */
 struct py_stack {
 	uint32_t pid, tid;
 	uint64_t time;
 	const uint64_t *ips, *sps;
 	uint32_t n;
+	const uint64_t *regs;     /* the sampled registers, DWARF's numbering (NULL: none) */
+	uint64_t age_ns;          /* how long ago it was taken (0: not known, or a blocked thread's) */
 	const uint8_t *stack;
 	uint64_t size;
 	bool whole;
 };
+
+/* A sample read later than this after it was taken is not read: its
+ * thread's Python frames above the newest may have changed in between (a
+ * function returned and another called in its place, at the same
+ * addresses), which nothing in the sample can tell. */
+#define PY_MAX_AGE_NS 1000000ull
 
 /* Why a stack's Python frames could not be read (py_reader_counts). */
 enum py_fail {
@@ -68,6 +76,8 @@ enum py_fail {
 	PY_FAIL_CHAIN,      /* the records in the copy do not chain to the thread's state */
 	PY_FAIL_READ,       /* the process's memory could not be read (gone, or refused) */
 	PY_FAIL_FRAMES,     /* the interpreter frames do not lead back to their eval loop */
+	PY_FAIL_MOVED,      /* the thread had left the sampled frames when they were read */
+	PY_FAIL_LATE,       /* read more than PY_MAX_AGE_NS after the sample */
 	PY_FAIL_CODE,       /* a frame's code is not a code object */
 	PY_FAIL_ROOM,       /* the stack would pass MAX frames */
 	PY_FAILS

@@ -146,6 +146,50 @@ static int learn_entry(struct py_reader *r, struct py_proc *p, const struct py_s
 	return -EAGAIN;
 }
 
+/* 3.11, 3.12: whether the newest activation's sampled newest frame is
+ * still live when its frames are read: the live _PyCFrame at the same
+ * place on the thread's stack has it as its current frame, or a frame
+ * that leads back to it (the thread went deeper since). A thread that
+ * returned from it may since have run other functions at the same depth,
+ * in frames at the same addresses: those are not the sampled ones. */
+static bool still_live(struct py_reader *r, struct py_proc *p, const struct act *a)
+{
+	const struct py_layout *l = &p->lay;
+	uint64_t live[2];
+	if (py_proc_read(r, p, a->rec + l->cf_current, live, sizeof(live)) < 0)
+		return false;
+	uint64_t f = l->cf_current < l->cf_previous ? live[0] : live[1];
+	for (int i = 0; f && i < PY_MAX_FRAMES; i++) {
+		if (f == a->newest)
+			return true;
+		if (py_proc_read(r, p, f + l->fr_previous, &f, 8) < 0)
+			return false;
+	}
+	return false;
+}
+
+/* 3.13: whether the thread's current frame F, read now, was the newest
+ * activation's newest when the sample was taken: the eval loop keeps it in
+ * a callee-saved register, so it is among the sampled registers or was
+ * saved on the stack below the activation's CFA (its callees push it).
+ * Not a proof (a stale word may hold it), but a thread that has left
+ * that frame since leaves it nowhere there. */
+static bool sampled_newest(const struct py_stack *s, const uint64_t *regs, const struct act *a,
+			   uint64_t f)
+{
+	for (int i = 0; regs && i < 17; i++)
+		if (regs[i] == f)
+			return true;
+	for (uint64_t at = s->sps[0]; at + 8 <= a->cfa; at += 8) {
+		uint64_t w;
+		if (!in_copy(s, at, &w, 8))
+			return false;
+		if (w == f)
+			return true;
+	}
+	return false;
+}
+
 /* Each activation's record and newest frame, checked to chain: 0 or the
  * reason it does not */
 static int records(struct py_reader *r, struct py_proc *p, const struct py_stack *s,
@@ -161,7 +205,7 @@ static int records(struct py_reader *r, struct py_proc *p, const struct py_stack
 			return PY_FAIL_CHAIN;
 		for (uint32_t i = 0; i < n; i++)
 			a[i].newest = copy_word(s, a[i].rec + l->cf_current, &ok);
-		return 0;
+		return still_live(r, p, &a[0]) ? 0 : PY_FAIL_MOVED;
 	}
 	for (uint32_t i = 0; i < n && ok; i++) {
 		uint8_t owner = 0;
@@ -177,7 +221,7 @@ static int records(struct py_reader *r, struct py_proc *p, const struct py_stack
 	uint64_t ts = py_proc_tstate(r, p, s->tid, false);
 	if (!ts || py_proc_read(r, p, ts + l->ts_current_frame, &a[0].newest, 8) < 0)
 		return PY_FAIL_READ;
-	return 0;
+	return sampled_newest(s, s->regs, &a[0], a[0].newest) ? 0 : PY_FAIL_MOVED;
 }
 
 /* Activation I's Python frames, newest first, into OUT (room for MAX):
@@ -261,7 +305,7 @@ int py_reader_expand(struct py_reader *r, const struct py_stack *s, uint64_t *ou
 		return (int)keep;
 	r->active = true;
 	r->cnt.stacks++;
-	int why = n == 0 ? PY_FAIL_NO_CFA : 0;
+	int why = n == 0 ? PY_FAIL_NO_CFA : s->age_ns > PY_MAX_AGE_NS ? PY_FAIL_LATE : 0;
 	struct py_stack whole = *s;
 	whole.whole &= !open;
 	if (!why && !p->bin->learnt &&

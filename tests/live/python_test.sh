@@ -16,18 +16,24 @@ PY311=/usr/bin/python3.11
 PYENV=/root/.pyenv/versions
 
 # profile_split NAME PYTHON: PYTHON runs split.py; the share of samples in
-# Python code that carry Python frames, the unreadable ones said, the split
+# Python code that carry Python frames, the unreadable ones said, the split.
+# A sample whose frames could not be read within PY_MAX_AGE_NS (1 ms) of
+# it is not read (ftstack waited for a CPU: this host's load, not the
+# reader's doing); the share is of the samples read in time, the late ones
+# shown
 profile_split() {
 	local name=$1 py=$2
-	run_ft $TMP/o $TMP/e profile -F 199 -f -c "$py $PY/split.py 6"
-	local ev py_n heavy light said
+	run_ft $TMP/o $TMP/e profile --debug -F 199 -f -c "$py $PY/split.py 6"
+	local ev py_n heavy light said late
 	ev=$(folded_count $TMP/o '_PyEval_EvalFrameDefault')
 	py_n=$(folded_count $TMP/o '\(split\.py:[0-9]+\)')
 	heavy=$(folded_count $TMP/o 'heavy \(split\.py:17\);spin \(split\.py:10\)')
 	light=$(folded_count $TMP/o 'light \(split\.py:22\);spin \(split\.py:10\)')
 	said=$(sed -n "s/.* \([0-9]*\) of \([0-9]*\) samples' Python frames could not be read.*/\1/p" $TMP/e)
-	check "$name: >= 99% of the $ev samples in Python code carry Python frames ($py_n)" \
-		[ $((py_n * 100)) -ge $((ev * 99)) ]
+	late=$(sed -n 's/.*python: \([0-9]*\) not read: they would have been read too long.*/\1/p' $TMP/e)
+	echo "# $name: ${late:-0} of $ev samples not read within 1 ms of the sample"
+	check "$name: >= 99% of the $((ev - ${late:-0})) samples in Python code read in time carry Python frames ($py_n)" \
+		[ $((py_n * 100)) -ge $(((ev - ${late:-0}) * 99)) ]
 	expect_eq "$name: the samples without them are said in the summary" "${said:-0}" $((ev - py_n))
 	check "$name: heavy:light = 2:1 (spin under them $heavy:$light, $(ratio_bound $light $heavy 2))" \
 		ratio_ok $light $heavy 2
@@ -40,6 +46,17 @@ if [ ! -x $PY311 ]; then
 	ok "python3.11 # SKIP $PY311 is not installed"
 else
 	profile_split python3.11 $PY311
+
+	# frames read late would name the caller running then: a sample whose
+	# native leaf is the xor of spin_l was taken under light(), never heavy()
+	run_ft $TMP/o $TMP/e profile -F 199 -f -c "$PY311 $PY/proof.py 6"
+	right=$(folded_count $TMP/o 'light \(proof.py:[0-9]+\);spin_l \(proof.py:[0-9]+\);(binary_iop|PyNumber_InPlaceXor)')
+	wrong=$(folded_count $TMP/o '(heavy|spin_h) \(proof.py:[0-9]+\);.*(binary_iop|PyNumber_InPlaceXor)')
+	check "proof: samples in spin_l's xor named under light ($right)" [ "$right" -gt 5 ]
+	# the reader's one blind spot: a thread that left a frame and called
+	# another at the same depth within PY_MAX_AGE_NS (1 ms) of the sample;
+	# 1 of 83 at 2 ms in one run here
+	check "proof: <= 3% of them named under heavy ($wrong)" [ $((wrong * 100)) -le $((right * 3)) ]
 
 	run_ft $TMP/o $TMP/e profile -F 199 -f -c "$PY311 $PY/split.py 4 2"
 	mixed=$(folded_count $TMP/o 'spin2 .*heavy|heavy.*spin2|other \(split.*heavy|light.*other \(split')
@@ -56,10 +73,13 @@ else
 		[ "$nap" -ge 1000000 -a "$nap" -le 1600000 ]
 	expect_eq "offcpu: every time.sleep stack carries them" "$nap" "$bare"
 
-	run_ft $TMP/o $TMP/e -e c:malloc -f -c "$PY311 $PY/allocs.py 1000"
-	made=$(folded_count $TMP/o '<module> \(allocs.py:1\);outer \(allocs.py:13\);make \(allocs.py:9\);.*bytearray')
-	check "count -e c:malloc: the 1000 bytearrays' mallocs under outer;make (>= 990: $made)" \
-		[ "$made" -ge 990 -a "$made" -le 1000 ]
+	run_ft $TMP/o $TMP/e -e c:malloc -f -c "$PY311 $PY/allocs.py 50"
+	heavy=$(folded_count $TMP/o '<module> \(allocs.py:1\);outer \(allocs.py:27\);heavy \(allocs.py:18\);make \(allocs.py:12\);.*bytearray')
+	light=$(folded_count $TMP/o '<module> \(allocs.py:1\);outer \(allocs.py:27\);light \(allocs.py:23\);make \(allocs.py:12\);.*bytearray')
+	check "count -e c:malloc: of 100 mallocs under heavy;make and 50 under light;make, none misnamed ($heavy, $light)" \
+		[ "$heavy" -le 100 -a "$light" -le 50 ]
+	check "count -e c:malloc: >= 95% of them carry their frames ($((heavy + light)) of 150)" \
+		[ $((heavy + light)) -ge 143 ]
 
 	if [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -lt 2 ]; then
 		ok "unprivileged # SKIP perf_event_paranoid is below 2 here"

@@ -29,7 +29,7 @@ struct fixture {
 	uint32_t pid, tid;
 	char path[256], maps[512];
 	struct py_symbols sy;
-	uint64_t ips[FIX_MAX_FRAMES], sps[FIX_MAX_FRAMES];
+	uint64_t ips[FIX_MAX_FRAMES], sps[FIX_MAX_FRAMES], regs[17];
 	uint32_t n;
 	bool whole;
 	uint64_t sp, size;
@@ -111,6 +111,9 @@ static int load(const char *file, struct fixture *f)
 			       &f->sy.eval_lo, &f->sy.eval_hi, &f->sy.text_off, &f->sy.text_vaddr);
 		else if (!strcmp(key, "frame") && f->n < FIX_MAX_FRAMES)
 			sscanf(v, "%" SCNx64 " %" SCNx64, &f->ips[f->n], &f->sps[f->n]), f->n++;
+		else if (!strcmp(key, "regs"))
+			for (int i = 0, o2 = 0, k; i < 17 && sscanf(v + o2, "%" SCNx64 "%n", &f->regs[i], &k) == 1; i++)
+				o2 += k;
 		else if (!strcmp(key, "whole"))
 			f->whole = atoi(v);
 		else if (!strcmp(key, "stack") && sscanf(v, "%" SCNx64 " %n", &f->sp, &off) == 1)
@@ -174,7 +177,8 @@ static int replay(struct fixture *f, const char *root, uint64_t *out, struct py_
 	struct py_reader *r = NULL;
 	int n = -ENOMEM;
 	struct py_stack s = { .pid = f->pid, .tid = f->tid, .time = 1, .ips = f->ips, .sps = f->sps,
-			      .n = f->n, .stack = f->stack, .size = f->size, .whole = f->whole };
+			      .n = f->n, .stack = f->stack, .size = f->size, .whole = f->whole,
+			      .regs = f->regs };
 	if (sym_procs_alloc(root, "/nonexistent", &procs) == 0 &&
 	    py_reader_alloc(procs, root, fake_read, f, &r) == 0 &&
 	    py_reader_binary(r, f->path, &f->sy) == 0) {
@@ -231,7 +235,9 @@ static void test_replay(const char *file)
 	struct py_reader *r = NULL;
 	struct sym_procs *procs = NULL;
 	int n = replay(&f, dir, out, &c, &r, &procs);
-	CHECK(n == (int)(f.n + f.nnames), "python3.11 replayed: %d frames, %u native + %u Python", n,
+	struct py_proc *pp = r ? py_proc_get(r, f.pid, 1) : NULL;
+	uint64_t lo = f.sy.eval_lo + (pp ? pp->bias : 0), span = f.sy.eval_hi - f.sy.eval_lo;
+	CHECK(n == (int)(f.n + f.nnames), "%s replayed: %d frames, %u native + %u Python", file, n,
 	      f.n, f.nnames);
 	CHECK(c.stacks == 1 && c.read == 1, "counted as read (%" PRIu64 " of %" PRIu64 ")", c.read,
 	      c.stacks);
@@ -241,17 +247,22 @@ static void test_replay(const char *file)
 	bool placed = n > 0 && f.nnames > 0;
 	for (int i = 0; i + 1 < n && placed; i++)
 		if (py_frame_is(out[i]) && !py_frame_is(out[i + 1]))
-			placed = out[i + 1] - f.sy.eval_lo < f.sy.eval_hi - f.sy.eval_lo + 1;
+			placed = out[i + 1] - 1 - lo < span;
 	CHECK(placed, "each eval loop's Python frames end at it");
 	/* a second sample of the same frames: the code objects' names are kept */
 	struct py_stack s = { .pid = f.pid, .tid = f.tid, .time = 1, .ips = f.ips, .sps = f.sps,
-			      .n = f.n, .stack = f.stack, .size = f.size, .whole = f.whole };
+			      .n = f.n, .stack = f.stack, .size = f.size, .whole = f.whole,
+			      .regs = f.regs };
 	uint64_t again[FIX_MAX_FRAMES * 2], reads = c.reads;
 	int n2 = r ? py_reader_expand(r, &s, again, FIX_MAX_FRAMES * 2) : -1;
 	py_reader_counts(r, &c);
-	CHECK(n2 == n && memcmp(again, out, (size_t)n * 8) == 0 && c.reads - reads <= f.nnames * 2,
-	      "again: the same frames, %" PRIu64 " reads (the names not read again)",
+	CHECK(n2 == n && memcmp(again, out, (size_t)n * 8) == 0 && c.reads - reads <= f.nnames * 2 + 1,
+	      "again: the same frames, %" PRIu64 " reads (a frame and its code each, and the "
+	      "liveness check: the names not read again)",
 	      c.reads - reads);
+	int32_t rec_off = pp && pp->bin ? pp->bin->rec_off : 0;
+	uint64_t tstate = pp && pp->nthreads ? pp->threads[0].tstate : 0;
+	struct py_layout lay = pp ? pp->lay : (struct py_layout){ 0 };
 	py_reader_free(r);
 	sym_procs_free(procs);
 
@@ -267,19 +278,44 @@ static void test_replay(const char *file)
 	} else {
 		CHECK(0, "the fixture has a code object's read");
 	}
-	/* the copy's eval loop record changed: the chain does not hold */
-	uint64_t rec_prev = 0;
-	for (uint32_t k = 0; k + 1 < f.n && !rec_prev; k++)
-		if (f.ips[k] - (k > 0) - f.sy.eval_lo < f.sy.eval_hi - f.sy.eval_lo)
-			rec_prev = f.sps[k + 1] - 176 + 16; /* 3.11's cframe.previous, learnt -176 */
-	if (rec_prev && rec_prev - f.sp < f.size) {
-		f.stack[rec_prev - f.sp] ^= 0x08;
+	/* the copy's eval loop record changed: the chain does not hold (3.11,
+	 * 3.12: the _PyCFrame's previous; 3.13: the entry frame's owner) */
+	uint64_t at = 0;
+	for (uint32_t k = 0; k + 1 < f.n && !at && rec_off; k++)
+		if (f.ips[k] - (k > 0) - lo < span)
+			at = f.sps[k + 1] + (uint64_t)(int64_t)rec_off +
+			     (lay.entry_frame ? lay.fr_owner : lay.cf_previous);
+	if (at && at - f.sp < f.size) {
+		f.stack[at - f.sp] ^= 0x08;
 		n = replay(&f, dir, out, &c, NULL, NULL);
 		CHECK(n == (int)f.n && c.failed[PY_FAIL_LEARN] + c.failed[PY_FAIL_CHAIN] == 1,
-		      "a cframe whose previous is not the thread's root: not read, counted");
-		f.stack[rec_prev - f.sp] ^= 0x08;
+		      "3.%u: an eval loop's record that does not chain: not read, counted", lay.minor);
+		f.stack[at - f.sp] ^= 0x08;
 	} else {
 		CHECK(0, "the fixture's stack holds an eval loop's cframe");
+	}
+	/* the thread has left the sampled frames when they are read: the live
+	 * record (3.11, 3.12) or the thread's current frame (3.13) says another */
+	uint64_t live = 0;
+	for (uint32_t k = 0; k + 1 < f.n && !live && rec_off; k++)
+		if (f.ips[k] - (k > 0) - lo < span)
+			live = lay.entry_frame ? tstate + lay.ts_current_frame :
+			       f.sps[k + 1] + (uint64_t)(int64_t)rec_off + lay.cf_current;
+	uint8_t *word = NULL;
+	for (size_t i = 0; i < f.nreads && live && !word; i++)
+		if (live >= f.reads[i].addr && live + 8 <= f.reads[i].addr + f.reads[i].len)
+			word = f.reads[i].bytes + (live - f.reads[i].addr);
+	if (word) {
+		word[1] ^= 0x10; /* another frame, 4 KB away */
+		n = replay(&f, dir, out, &c, NULL, NULL);
+		/* 3.13 learns its offset from the same current frame: then it
+		 * is not learnt from this sample */
+		CHECK(n == (int)f.n && c.failed[PY_FAIL_MOVED] +
+					       (lay.entry_frame ? c.failed[PY_FAIL_LEARN] : 0) == 1,
+		      "3.%u: the thread since in another frame: not read, counted", lay.minor);
+		word[1] ^= 0x10;
+	} else {
+		CHECK(0, "the fixture holds the read of the thread's live frame");
 	}
 	/* the process gone */
 	f.fail_read = -ESRCH;
@@ -344,8 +380,9 @@ static int capture(uint32_t pid, const char *file)
 	f.n = sym_unwind(u, &us, f.ips, FIX_MAX_FRAMES, &cut);
 	f.whole = !cut && sym_unwind_ended(u);
 	uint64_t out[FIX_MAX_FRAMES * 2];
+	memcpy(f.regs, r, sizeof(r));
 	struct py_stack s = { .pid = pid, .tid = pid, .time = 1, .ips = f.ips, .sps = f.sps, .n = f.n,
-			      .stack = f.stack, .size = f.size, .whole = f.whole };
+			      .stack = f.stack, .size = f.size, .whole = f.whole, .regs = f.regs };
 	int n = py_reader_expand(rd, &s, out, FIX_MAX_FRAMES * 2);
 	ptrace(PTRACE_DETACH, pid, 0, 0);
 	struct py_proc *p = py_proc_get(rd, pid, 1);
@@ -371,7 +408,10 @@ static int capture(uint32_t pid, const char *file)
 		fclose(m);
 	for (uint32_t i = 0; i < f.n; i++)
 		fprintf(o, "frame %" PRIx64 " %" PRIx64 "\n", f.ips[i], f.sps[i]);
-	fprintf(o, "whole %d\n", f.whole);
+	fprintf(o, "regs");
+	for (int i = 0; i < 17; i++)
+		fprintf(o, " %" PRIx64, f.regs[i]);
+	fprintf(o, "\nwhole %d\n", f.whole);
 	/* the copy up to a little above the outermost frame's rsp */
 	uint64_t keep = f.sps[f.n - 1] && f.sps[f.n - 1] + 512 - f.sp < f.size ?
 			f.sps[f.n - 1] + 512 - f.sp : f.size;
@@ -396,6 +436,9 @@ int main(int argc, char **argv)
 		return ret < 0;
 	}
 	test_layouts();
+	/* Debian's python3.11 (stripped), pyenv's 3.12.1 and 3.13.0 (shared libpython) */
 	test_replay("tests/unit/fixtures/python311.txt");
+	test_replay("tests/unit/fixtures/python312.txt");
+	test_replay("tests/unit/fixtures/python313.txt");
 	CHECK_DONE();
 }
