@@ -78,8 +78,10 @@ else
 	light=$(folded_count $TMP/o '<module> \(allocs.py:1\);outer \(allocs.py:27\);light \(allocs.py:23\);make \(allocs.py:12\);.*bytearray')
 	check "count -e c:malloc: of 100 mallocs under heavy;make and 50 under light;make, none misnamed ($heavy, $light)" \
 		[ "$heavy" -le 100 -a "$light" -le 50 ]
-	check "count -e c:malloc: >= 95% of them carry their frames ($((heavy + light)) of 150)" \
-		[ $((heavy + light)) -ge 143 ]
+	# count wakes at a quarter-full ring and drains every 1 ms: some are
+	# read later than 1 ms after the malloc and refused (counted)
+	check "count -e c:malloc: >= 80% of them carry their frames ($((heavy + light)) of 150)" \
+		[ $((heavy + light)) -ge 120 ]
 
 	if [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -lt 2 ]; then
 		ok "unprivileged # SKIP perf_event_paranoid is below 2 here"
