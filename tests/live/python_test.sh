@@ -32,6 +32,8 @@ profile_split() {
 	said=$(sed -n "s/.* \([0-9]*\) of \([0-9]*\) samples' Python frames could not be read.*/\1/p" $TMP/e)
 	late=$(sed -n 's/.*python: \([0-9]*\) not read: they would have been read too long.*/\1/p' $TMP/e)
 	echo "# $name: ${late:-0} of $ev samples not read within 1 ms of the sample"
+	check "$name: at most a quarter read too late (${late:-0} of $ev)" \
+		[ $((${late:-0} * 4)) -le "$ev" -a "$ev" -gt 100 ]
 	check "$name: >= 99% of the $((ev - ${late:-0})) samples in Python code read in time carry Python frames ($py_n)" \
 		[ $((py_n * 100)) -ge $(((ev - ${late:-0}) * 99)) ]
 	expect_eq "$name: the samples without them are said in the summary" "${said:-0}" $((ev - py_n))
