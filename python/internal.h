@@ -8,8 +8,11 @@
 #include "aggregate/aggregate.h"
 #include "python/python.h"
 
-#define PY_PROCS 64         /* processes whose interpreter is known (replaced in turn) */
-#define PY_THREADS 64       /* thread states kept per process */
+/* processes whose interpreter is known (or known to be none), direct-mapped
+ * by pid: a system-wide run samples hundreds, each found from its /proc
+ * maps once, not again each time another took its slot in turn */
+#define PY_PROCS 1024
+#define PY_THREADS 16       /* thread states kept per process (replaced in turn) */
 #define PY_MAX_FRAMES 256   /* interpreter frames read per eval loop, at most */
 #define PY_SCAN 4096        /* bytes below a CFA the C-stack record is looked for in */
 
@@ -82,7 +85,6 @@ struct py_reader {
 	py_read_fn read;
 	void *read_ctx;
 	struct py_proc procs_cache[PY_PROCS];
-	unsigned next_proc;
 	struct py_binary **bins;
 	size_t nbins, bins_cap;
 	struct py_code *codes;            /* [0] unused: an index's item 0 is empty */

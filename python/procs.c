@@ -202,16 +202,9 @@ static void find_interpreter(struct py_reader *r, struct py_proc *p)
 struct py_proc *py_proc_get(struct py_reader *r, uint32_t pid, uint64_t time)
 {
 	uint64_t image = sym_procs_image(r->procs, pid, time);
-	struct py_proc *p = NULL;
-	for (int i = 0; i < PY_PROCS && !p; i++)
-		if (r->procs_cache[i].pid == pid && r->procs_cache[i].kind != PY_UNKNOWN)
-			p = &r->procs_cache[i];
-	if (p && p->image == image)
+	struct py_proc *p = &r->procs_cache[(pid ^ (pid >> 10)) % PY_PROCS];
+	if (p->pid == pid && p->kind != PY_UNKNOWN && p->image == image)
 		return p;
-	if (!p) {
-		p = &r->procs_cache[r->next_proc];
-		r->next_proc = (r->next_proc + 1) % PY_PROCS;
-	}
 	*p = (struct py_proc){ .pid = pid, .image = image };
 	find_interpreter(r, p);
 	return p;
