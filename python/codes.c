@@ -115,6 +115,7 @@ uint64_t py_code_frame(struct py_reader *r, struct py_proc *p, uint64_t addr, en
 	uint8_t obj[256];
 	uint64_t type;
 	*why = PY_FAIL_CODE;
+	r->last_code_lo = r->last_code_hi = 0;
 	if (!addr || l->co_size > sizeof(obj)) {
 		return 0;
 	}
@@ -125,6 +126,10 @@ uint64_t py_code_frame(struct py_reader *r, struct py_proc *p, uint64_t addr, en
 	memcpy(&type, obj + l->ob_type, 8);
 	if (type != p->bin->code_type + p->bias)
 		return 0;
+	uint64_t units;
+	memcpy(&units, obj + 16, 8); /* ob_size */
+	r->last_code_lo = l->co_code ? addr + l->co_code : 0;
+	r->last_code_hi = l->co_code && units < (1u << 24) ? r->last_code_lo + 2 * units : 0;
 	struct py_code c = { .pid = p->pid, .addr = addr };
 	memcpy(&c.name, obj + l->co_name, 8);
 	memcpy(&c.filename, obj + l->co_filename, 8);
@@ -144,6 +149,12 @@ uint64_t py_code_frame(struct py_reader *r, struct py_proc *p, uint64_t addr, en
 	}
 	uint32_t i = code_add(r, p, &c, &probe);
 	return i ? PY_TAG | i : 0;
+}
+
+void py_code_bytecode(const struct py_reader *r, uint64_t *lo, uint64_t *hi)
+{
+	*lo = r->last_code_lo;
+	*hi = r->last_code_hi;
 }
 
 bool py_frame_is(uint64_t addr)

@@ -32,6 +32,8 @@ struct py_layout {
 	bool entry_frame;                 /* 3.13: the C stack holds an entry frame, no cframe */
 	uint32_t ob_type;
 	uint32_t co_filename, co_name, co_qualname, co_firstlineno, co_size;
+	uint32_t co_code;                 /* co_code_adaptive: the bytecode, 2 bytes a unit
+					   * (PyVarObject's ob_size units, at 16) */
 	uint32_t str_length, str_state, str_ascii, str_compact; /* PyUnicode */
 };
 
@@ -94,6 +96,7 @@ struct py_reader {
 	bool *said;
 	size_t nunsupported, unsupported_cap, said_cap;
 	bool active;
+	uint64_t last_code_lo, last_code_hi; /* py_code_bytecode's answer */
 	struct py_counts cnt;
 };
 
@@ -114,6 +117,9 @@ int py_proc_read(struct py_reader *r, const struct py_proc *p, uint64_t addr, vo
  * file and line). 0 with *WHY set when it cannot be. */
 uint64_t py_code_frame(struct py_reader *r, struct py_proc *p, uint64_t addr,
 		       enum py_fail *why);
+/* The [lo, hi) of the bytecode of the code object at ADDR in P, as the
+ * last py_code_frame of it read (0, 0 when not known). */
+void py_code_bytecode(const struct py_reader *r, uint64_t *lo, uint64_t *hi);
 void py_codes_free(struct py_reader *r);
 
 #endif

@@ -14,7 +14,7 @@ static const struct py_layout py311 = {
 	.cf_current = 8, .cf_previous = 16,
 	.fr_code = 32, .fr_previous = 48, .fr_owner = 69, .fr_is_entry = 68, .fr_size = 72,
 	.ob_type = 8, .co_filename = 112, .co_name = 120, .co_qualname = 128,
-	.co_firstlineno = 72, .co_size = 136,
+	.co_firstlineno = 72, .co_size = 136, .co_code = 184,
 	.str_length = 16, .str_state = 32, .str_ascii = 48, .str_compact = 72,
 };
 
@@ -24,7 +24,7 @@ static const struct py_layout py312 = {
 	.cf_current = 0, .cf_previous = 8,
 	.fr_code = 0, .fr_previous = 8, .fr_owner = 70, .fr_size = 72, .owner_cstack = 3,
 	.ob_type = 8, .co_filename = 112, .co_name = 120, .co_qualname = 128,
-	.co_firstlineno = 68, .co_size = 136,
+	.co_firstlineno = 68, .co_size = 136, .co_code = 192,
 	.str_length = 16, .str_state = 32, .str_ascii = 40, .str_compact = 56,
 };
 
@@ -40,7 +40,7 @@ enum {
 	DO_TS_NEXT = 21, DO_TS_CURRENT_FRAME = 23, DO_TS_NATIVE_TID = 25,
 	DO_FR_SIZE = 28, DO_FR_PREVIOUS = 29, DO_FR_EXECUTABLE = 30, DO_FR_OWNER = 33,
 	DO_CO_SIZE = 34, DO_CO_FILENAME = 35, DO_CO_NAME = 36, DO_CO_QUALNAME = 37,
-	DO_CO_FIRSTLINENO = 39, DO_OB_TYPE = 45,
+	DO_CO_FIRSTLINENO = 39, DO_CO_CODE = 43, DO_OB_TYPE = 45,
 	DO_STR_STATE = 68, DO_STR_LENGTH = 69, DO_STR_ASCII_SIZE = 70,
 };
 
@@ -52,7 +52,7 @@ static bool sane(const uint64_t *w)
 				      DO_TS_NEXT, DO_TS_CURRENT_FRAME, DO_TS_NATIVE_TID,
 				      DO_FR_PREVIOUS, DO_FR_EXECUTABLE, DO_FR_OWNER,
 				      DO_CO_FILENAME, DO_CO_NAME, DO_CO_QUALNAME,
-				      DO_CO_FIRSTLINENO, DO_OB_TYPE, DO_STR_STATE,
+				      DO_CO_FIRSTLINENO, DO_CO_CODE, DO_OB_TYPE, DO_STR_STATE,
 				      DO_STR_LENGTH, DO_STR_ASCII_SIZE };
 	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
 		if (w[fields[i]] > 65536)
@@ -76,6 +76,7 @@ int py_layout_debug(const uint64_t *w, size_t n, struct py_layout *out)
 		.ob_type = (uint32_t)w[DO_OB_TYPE], .co_filename = (uint32_t)w[DO_CO_FILENAME],
 		.co_name = (uint32_t)w[DO_CO_NAME], .co_qualname = (uint32_t)w[DO_CO_QUALNAME],
 		.co_firstlineno = (uint32_t)w[DO_CO_FIRSTLINENO],
+		.co_code = (uint32_t)w[DO_CO_CODE],
 		.co_size = (uint32_t)w[DO_CO_QUALNAME] + 8,
 		.str_length = (uint32_t)w[DO_STR_LENGTH], .str_state = (uint32_t)w[DO_STR_STATE],
 		.str_ascii = (uint32_t)w[DO_STR_ASCII_SIZE],

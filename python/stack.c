@@ -190,6 +190,27 @@ static bool sampled_newest(const struct py_stack *s, const uint64_t *regs, const
 	return false;
 }
 
+/* Whether the sample points into [LO, HI): a sampled register, or a word
+ * of the stack below the newest activation A's CFA. The eval loop keeps
+ * its next instruction (in the newest frame's bytecode) in a register or
+ * its own frame, so a sample taken in that code points into it; one that
+ * does not was taken in other code, which a thread that returned and
+ * called again at the same depth since leaves in the same frame. */
+static bool points_into(const struct py_stack *s, const struct act *a, uint64_t lo, uint64_t hi)
+{
+	for (int i = 0; s->regs && i < 17; i++)
+		if (s->regs[i] >= lo && s->regs[i] < hi)
+			return true;
+	for (uint64_t at = s->sps[0]; at + 8 <= a->cfa; at += 8) {
+		uint64_t w;
+		if (!in_copy(s, at, &w, 8))
+			return false;
+		if (w >= lo && w < hi)
+			return true;
+	}
+	return false;
+}
+
 /* Each activation's record and newest frame, checked to chain: 0 or the
  * reason it does not */
 static int records(struct py_reader *r, struct py_proc *p, const struct py_stack *s,
@@ -257,6 +278,10 @@ static int act_frames(struct py_reader *r, struct py_proc *p, const struct py_st
 			return -PY_FAIL_ROOM;
 		if (!(out[m++] = py_code_frame(r, p, code, &why)))
 			return -(int)why;
+		uint64_t lo, hi;
+		py_code_bytecode(r, &lo, &hi);
+		if (i == 0 && m == 1 && hi && !points_into(s, &a[0], lo, hi))
+			return -PY_FAIL_MOVED; /* the newest frame runs other code now */
 		if (l->fr_is_entry && fr[l->fr_is_entry])
 			/* 3.11: the activation's first frame; the outer one's next */
 			return (i + 1 < n ? prev == end : !s->whole || prev == 0) ? (int)m :
@@ -264,6 +289,20 @@ static int act_frames(struct py_reader *r, struct py_proc *p, const struct py_st
 		f = prev;
 	}
 	return -PY_FAIL_FRAMES;
+}
+
+/* Whether the thread still runs the newest activation's newest frame once
+ * its frames were read: the reads are not one snapshot, and a thread that
+ * returned and called again meanwhile may have changed a caller's frame
+ * after the newest was read */
+static bool unchanged(struct py_reader *r, struct py_proc *p, const struct py_stack *s,
+		      const struct act *a)
+{
+	if (!p->lay.entry_frame)
+		return still_live(r, p, &a[0]);
+	uint64_t ts = py_proc_tstate(r, p, s->tid, false), f = 0;
+	return ts && py_proc_read(r, p, ts + p->lay.ts_current_frame, &f, 8) == 0 &&
+	       f == a[0].newest;
 }
 
 /* S's frames with each activation's Python frames before it, into OUT */
@@ -314,6 +353,8 @@ int py_reader_expand(struct py_reader *r, const struct py_stack *s, uint64_t *ou
 	if (!why)
 		why = records(r, p, &whole, a, n);
 	int got = why ? -why : expand(r, p, &whole, a, n, out, max);
+	if (got >= 0 && !unchanged(r, p, s, a))
+		got = -PY_FAIL_MOVED; /* it moved while its frames were read */
 	if (got < 0) {
 		r->cnt.failed[-got]++;
 		memcpy(out, s->ips, keep * sizeof(*out));

@@ -26,7 +26,9 @@ profile_split() {
 	run_ft $TMP/o $TMP/e profile --debug -F 199 -f -c "$py $PY/split.py 6"
 	local ev py_n heavy light said late
 	ev=$(folded_count $TMP/o '_PyEval_EvalFrameDefault')
-	py_n=$(folded_count $TMP/o '\(split\.py:[0-9]+\)')
+	# any Python frame (split.py's, or threading's and importlib's at the
+	# start and the end)
+	py_n=$(folded_count $TMP/o ' \([^;()]*:[0-9]+\)(;| )')
 	heavy=$(folded_count $TMP/o 'heavy \(split\.py:17\);spin \(split\.py:10\)')
 	light=$(folded_count $TMP/o 'light \(split\.py:22\);spin \(split\.py:10\)')
 	said=$(sed -n "s/.* \([0-9]*\) of \([0-9]*\) samples' Python frames could not be read.*/\1/p" $TMP/e)
