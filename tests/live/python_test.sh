@@ -75,7 +75,10 @@ else
 	bare=$(folded_count $TMP/o 'time_sleep' )
 	check "offcpu: 50 naps of 20 ms under outer;middle;nap: ${nap} us" \
 		[ "$nap" -ge 1000000 -a "$nap" -le 1600000 ]
-	expect_eq "offcpu: every time.sleep stack carries them" "$nap" "$bare"
+	# a short block (a preemption on the way in or out) leaves the thread
+	# running again before its frames are read: refused, and counted
+	check "offcpu: >= 99% of the time in time.sleep carries them ($nap of $bare us)" \
+		[ $((nap * 100)) -ge $((bare * 99)) ]
 
 	run_ft $TMP/o $TMP/e -e c:malloc -f -c "$PY311 $PY/allocs.py 50"
 	heavy=$(folded_count $TMP/o '<module> \(allocs.py:1\);outer \(allocs.py:27\);heavy \(allocs.py:18\);make \(allocs.py:12\);.*bytearray')
