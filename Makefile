@@ -19,7 +19,7 @@ override CFLAGS += -std=gnu11 -Wall -Wextra -Werror -Wno-format-truncation -Wno-
            -I. $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 override LDLIBS += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -llzma -lz -lm -lstdc++ -lpthread
 
-MODULES := mem host tracefs perfev aggregate symbolize output report fleet cli plan task source collector cmd
+MODULES := mem host tracefs perfev aggregate symbolize python output report fleet cli plan task source collector cmd
 LIB_SRC := $(filter-out cmd/main.c,$(wildcard $(addsuffix /*.c,$(MODULES))))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 MAIN_OBJ := $(BUILD)/cmd/main.o

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "cmd/cmd.h"
+#include "python/python.h"
 #include "collector/session.h"
 #include "host/host.h"
 #include "perfev/perfev.h"
@@ -190,6 +191,15 @@ int ft_cmd_check(const struct ft_options *o)
 	if (n >= 0 && root[0] && check_user_stacks(root, &cost, &items[n]) == 0 &&
 	    ft_ustack_check(&cost, &items[++n]) == 0)
 		n++;
+	if (n >= 0) { /* what profile, offcpu and count put in user stacks (python/) */
+		items[n].what = "python frames";
+		items[n].ok = true;
+		snprintf(items[n].detail, sizeof(items[n].detail),
+			 "CPython %s, read from the process (process_vm_readv: the run's own "
+			 "user's, or CAP_SYS_PTRACE); other versions keep their native frames",
+			 py_versions());
+		n++;
+	}
 	if (n >= 0) { /* names for stripped binaries (names.c) */
 		items[n].what = "debuginfod";
 		ft_names_check(items[n].detail, sizeof(items[n].detail), &items[n].ok);

@@ -44,9 +44,11 @@ static void name_frames(struct ft_session *s, const struct agg_entry *e, const c
 		frames[i] = sym_cache_name(s->output.symcache, 0, e->first_time, e->kstack[i],
 					   true);
 	name_kfunc_leaf(s, e, frames);
-	for (uint32_t i = 0; i < e->nustack; i++)
-		frames[e->nkstack + i] = sym_cache_name(s->output.symcache, e->pid, e->first_time,
-							  e->ustack[i], i == 0);
+	for (uint32_t i = 0; i < e->nustack; i++) {
+		const char *py = py_frame_name(s->ustacks.py, e->ustack[i]); /* a Python function */
+		frames[e->nkstack + i] = py ? py : sym_cache_name(s->output.symcache, e->pid,
+								  e->first_time, e->ustack[i], i == 0);
+	}
 }
 
 /* --per-cgroup: the path of the entry's cgroup in NAMES (into BUF when the

@@ -123,6 +123,10 @@ void ft_result_summary(const struct ft_summary *c, const struct agg_named_stats 
 			c->ustack ? c->ustack : "?",
 			c->stop_file && c->stop_fp >= FT_KEEPS_FP ? "no CFI there, but frame pointers: "
 			"--call-graph fp follows them" : "no CFI there to go on with");
+	if (c->py_unread)
+		ft_warn("%" PRIu64 " of %" PRIu64 " samples' Python frames could not be read: "
+			"most because %s (their native frames are kept)", c->py_unread,
+			c->py_stacks, c->py_why ? c->py_why : "?");
 	if (c->filtered)
 		ft_warn("%" PRIu64 " off-CPU intervals filtered out "
 			"(--state, --min-block, --max-block, -u/-k)", c->filtered);

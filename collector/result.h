@@ -38,6 +38,8 @@ struct ft_summary {
 	 * share per mille of its functions keeping a frame pointer (-1: not known) */
 	const char *cut_file, *stop_file;
 	int cut_fp, stop_fp;
+	uint64_t py_stacks, py_unread; /* stacks in Python code; those without its frames */
+	const char *py_why;      /* why most of those could not be read */
 	uint64_t filtered, open_at_end; /* offcpu */
 	uint64_t bad_records;
 	int full_cpu;            /* the CPU whose ring was the fullest at a drain's start, or -1 */

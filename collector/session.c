@@ -70,9 +70,13 @@ int ft_session_alloc(struct ft_session *s, const char *proc_root, const char *de
 	if (sym_procs_alloc(proc_root, debug_root, &s->procs) < 0 ||
 	    agg_table_alloc(&ac, &s->agg) < 0 ||
 	    sym_cache_alloc(s->kernel.syms, s->procs, &style, &s->output.symcache) < 0 ||
-	    (s->ustacks.copy_size && sym_unwinder_alloc(s->procs, &s->ustacks.unwinder) < 0))
+	    (s->ustacks.copy_size && sym_unwinder_alloc(s->procs, &s->ustacks.unwinder) < 0) ||
+	    (s->ustacks.unwinder &&
+	     py_reader_alloc(s->procs, proc_root, py_read_process, NULL, &s->ustacks.py) < 0))
 		return -ENOMEM;
 	sym_cache_use_deferred(s->output.symcache, o->build_ids); /* --sink's rows: sink.c */
+	if (s->ustacks.py)
+		sym_unwinder_sps(s->ustacks.unwinder, s->ustacks.sps);
 	return 0;
 }
 
@@ -82,6 +86,7 @@ void ft_session_free(struct ft_session *s)
 	sym_cache_free(s->output.symcache);
 	agg_table_free(s->agg);
 	sym_unwinder_free(s->ustacks.unwinder);
+	py_reader_free(s->ustacks.py);
 	sym_procs_free(s->procs);
 	ft_ksyms_abandon(&s->kernel);
 	ft_kfilter_free(&s->kernel.filter);
@@ -91,6 +96,7 @@ void ft_session_free(struct ft_session *s)
 	s->output.symcache = NULL;
 	s->agg = NULL;
 	s->ustacks.unwinder = NULL;
+	s->ustacks.py = NULL;
 	s->procs = NULL;
 	s->kernel.syms = NULL;
 }

@@ -14,6 +14,7 @@
 #include "collector/offcpu.h"
 #include "perfev/perfev.h"
 #include "host/host.h"
+#include "python/python.h"
 #include "symbolize/symbolize.h"
 #include "source/source.h"
 
@@ -90,6 +91,9 @@ enum ft_ustack_method { FT_USTACK_FP, FT_USTACK_COPY, FT_USTACK_DWARF };
  * or ftstack's of a copy (copy), both repaired with CFI, or CFI alone
  * (dwarf); chosen by ft_ustack_choose, read by the perf source when it
  * opens events, and what the walks left short, for the summary. */
+/* profile wakes the reader at each sample up to this rate (python/) */
+#define FT_PYTHON_WAKE_RATE 1024
+
 struct ft_ustacks {
 	enum ft_ustack_method method;
 	uint32_t copy_size;      /* bytes of stack copied a sample (0: none, no walk here) */
@@ -103,6 +107,14 @@ struct ft_ustacks {
 	uint64_t stopped;        /* dwarf: stacks that stopped short of their start otherwise */
 	struct ft_cut_file cut_files[FT_CUT_FILES]; /* where they ended */
 	uint64_t walk[AGG_MAX_DEPTH];  /* the user frames walked here */
+	uint64_t sps[AGG_MAX_DEPTH];   /* their stack pointers (sym_unwinder_sps) */
+	struct py_reader *py;          /* Python's frames, put in place (python/) */
+	uint64_t with_py[AGG_MAX_DEPTH]; /* the walk with them */
+	uint64_t py_ns;                /* time spent reading them (bench/python) */
+	int64_t py_min_lag;            /* the least (CLOCK_MONOTONIC - sample time) seen: the
+					* clocks' offset, so a sample's age is its lag less this */
+	bool py_lag_known;
+	bool offcpu;                   /* offcpu's samples: of blocked threads */
 	uint64_t chain[AGG_MAX_DEPTH]; /* copy: the frame-pointer walk of the copy */
 };
 

@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include "collector/result.h"
 #include "collector/session.h"
 #include "tracefs/tracefs.h"
@@ -147,6 +148,7 @@ void ft_ustack_choose(struct ft_ustacks *u, const struct ft_options *o)
 	 * start from ip, sp and bp (r10 and r11 for gcc's odd CFA rules), and
 	 * each register asked for costs the kernel a call a sample
 	 * (perfev_user_frame_regs_mask) */
+	u->offcpu = o->cmd == FT_OFFCPU;
 	u->regs_mask = u->method == FT_USTACK_DWARF ? perfev_user_regs_mask() :
 			perfev_user_frame_regs_mask();
 	u->copy_size = !o->call_graph_set ? dflt_size :
@@ -248,11 +250,72 @@ void ft_ustack_summary(const struct ft_ustacks *u, struct ft_summary *sm)
 	sm->cut_fp = e && e->path[0] ? fp_share(e) : -1;
 	sm->stop_file = t && t->path[0] ? basename(t->path) : NULL;
 	sm->stop_fp = t && t->path[0] ? fp_share(t) : -1;
+	struct py_counts pc = { 0 };
+	if (u->py)
+		py_reader_counts(u->py, &pc);
+	sm->py_stacks = pc.stacks;
+	sm->py_unread = pc.stacks - pc.read;
+	uint64_t most = 0;
+	for (int i = 1; i < PY_FAILS; i++)
+		if (pc.failed[i] > most) {
+			most = pc.failed[i];
+			sm->py_why = py_fail_text((enum py_fail)i);
+		}
+	for (int i = 1; i < PY_FAILS; i++)
+		if (pc.failed[i])
+			ft_debug("python: %" PRIu64 " not read: %s", pc.failed[i],
+				 py_fail_text((enum py_fail)i));
+	ft_debug("python: %" PRIu64 " stacks ran Python code, %" PRIu64 " read (%" PRIu64
+		 " frames put in, %" PRIu64 " reads of memory, %" PRIu64 " us reading)", pc.stacks,
+		 pc.read, pc.frames, pc.reads, u->py_ns / 1000);
 	uint64_t ruled = 0, full = 0;
 	if (u->unwinder)
 		sym_unwinder_counts(u->unwinder, &ruled, &full);
 	ft_debug("user stacks: %" PRIu64 " walked by the CFA rules learnt, %" PRIu64 " full CFI walks",
 		 ruled, full);
+}
+
+/* A Python version the reader cannot read, said once */
+static void say_unsupported(void *ctx, const char *what)
+{
+	(void)ctx;
+	ft_warn("Python %s: its Python frames cannot be read (ftstack reads %s); "
+		"its native frames are kept", what, py_versions());
+}
+
+/* The walk's N frames of SMP with each Python eval loop's Python frames
+ * put in before it (python/): the count, in u->with_py, or -1 (u->walk
+ * as it is). */
+static int python_frames(struct ft_ustacks *u, const struct perfev_sample *smp, uint32_t n,
+			 uint32_t max, bool whole)
+{
+	if (!u->py || !n || !u->sps[0])
+		return -1;
+	uint64_t regs[17] = { 0 };
+	uint32_t known;
+	struct py_stack ps = { .pid = smp->pid, .tid = smp->tid, .time = smp->time,
+			       .ips = u->walk, .sps = u->sps, .n = n, .stack = smp->ustack,
+			       .size = smp->ustack ? smp->ustack_size : 0, .whole = whole,
+			       .regs = perfev_ustack_dwarf_regs(smp, u->regs_mask, regs, &known) == 0 ?
+				       regs : NULL };
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	/* the sample's age: perf's clock and CLOCK_MONOTONIC tick alike here
+	 * but from different origins, so the least lag seen stands for their
+	 * offset (an age is then never over-, at worst under-estimated);
+	 * offcpu's samples are of blocked threads, whose frames wait for them */
+	int64_t lag = (int64_t)((uint64_t)t0.tv_sec * 1000000000ull + (uint64_t)t0.tv_nsec -
+				smp->time);
+	if (!u->py_lag_known || lag < u->py_min_lag)
+		u->py_min_lag = lag, u->py_lag_known = true;
+	ps.age_ns = u->offcpu ? 0 : (uint64_t)(lag - u->py_min_lag);
+	int got = py_reader_expand(u->py, &ps, u->with_py, max);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	u->py_ns += (uint64_t)(t1.tv_sec - t0.tv_sec) * 1000000000ull + (uint64_t)t1.tv_nsec -
+		    (uint64_t)t0.tv_nsec;
+	if (got < 0)
+		py_reader_unsupported(u->py, say_unsupported, NULL);
+	return got;
 }
 
 const struct perfev_sample *ft_ustack_walk(struct ft_ustacks *u, struct sym_procs *procs,
@@ -264,6 +327,7 @@ const struct perfev_sample *ft_ustack_walk(struct ft_ustacks *u, struct sym_proc
 	bool cut = false;
 	uint32_t max = u->max_frames && u->max_frames < AGG_MAX_DEPTH ? u->max_frames :
 		       AGG_MAX_DEPTH;
+	u->sps[0] = 0; /* the walks that take no registers keep none */
 	int n = walk(u, procs, smp, max, &cut);
 	if (n < 0)
 		return smp;
@@ -283,8 +347,11 @@ const struct perfev_sample *ft_ustack_walk(struct ft_ustacks *u, struct sym_proc
 	if (anon)
 		ft_jit_note(&u->jit, procs, smp, anon, u->walk, (uint32_t)n);
 	*tmp = *smp;
-	tmp->uips = u->walk;
-	tmp->nuips = (uint32_t)n;
+	int with_py = python_frames(u, smp, (uint32_t)n, max,
+				    !cut && u->method == FT_USTACK_DWARF &&
+				    sym_unwind_ended(u->unwinder));
+	tmp->uips = with_py >= 0 ? u->with_py : u->walk;
+	tmp->nuips = (uint32_t)(with_py >= 0 ? with_py : n);
 	u->cut += cut;
 	return tmp;
 }

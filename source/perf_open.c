@@ -50,8 +50,9 @@ static void attr_for(const struct ft_perf_source *ps, const struct ft_event *e,
 	po->context_switch = e->kind == FT_EV_SCHED_SWITCH || e->kind == FT_EV_CTXSW;
 	/* perf_event_paranoid 2 without CAP_PERFMON: user mode only (ft_mech) */
 	po->exclude_kernel = c->user_mode_only;
-	/* wake the loop when a quarter of the ring is full, not per record */
-	po->wakeup_bytes = (uint32_t)(ps->ring_kb * 1024 / 4);
+	/* wake the loop when a quarter of the ring is full, not per record
+	 * (unless asked: profile reading Python's frames) */
+	po->wakeup_bytes = c->wake_each ? 0 : (uint32_t)(ps->ring_kb * 1024 / 4);
 	po->inherit = c->child > 0 || c->opt->npids > 0;
 	po->cgroup_id = c->opt->per_cgroup;
 	po->max_stack = c->max_stack;

@@ -25,6 +25,8 @@ struct ft_perf_config {
 	uint64_t uregs_mask;           /* the user registers taken with the copy */
 	uint16_t max_stack;            /* kernel.perf_event_max_stack */
 	bool track;                    /* side band wanted: comm, task, mmap2 with user stacks */
+	bool wake_each;                /* wake the reader at each record (python/ reads a sample's
+					* frames from the process: the sooner, the likelier the same) */
 	pid_t child;                   /* the -c command (followed with its children), or 0 */
 	int cgroup_fd;                 /* --cgroup's folder, every event's pid; -1 without */
 	const char *cgroup_path;       /* --cgroup's path, for messages */

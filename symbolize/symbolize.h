@@ -250,6 +250,12 @@ bool sym_unwind_ended(const struct sym_unwinder *u);
  * in no file (anonymous memory: JIT code), or 0 when the walk met none:
  * the summary asks whether a perf map names it. */
 uint64_t sym_unwind_anon(const struct sym_unwinder *u);
+/* SPS (NULL: none) receives, from each later sym_unwind and
+ * sym_unwind_splice, the rsp of each frame it returns: SPS[i] is frame i's
+ * (SPS[0] the sampled rsp, SPS[i] for i > 0 frame i-1's CFA), 0 where not
+ * known (a frame taken from a frame-pointer chain). Room for MAX of the
+ * walk. Python's frames are found from them (python/). */
+void sym_unwinder_sps(struct sym_unwinder *u, uint64_t *sps);
 /* How many of sym_unwind's walks applied the rules alone (the sampled
  * frame by one CFI step from its registers, each return address above it
  * by its rule, learnt from probes there when new), and were full. */

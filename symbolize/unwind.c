@@ -145,6 +145,7 @@ uint32_t sym_uw_walk(struct sym_unwinder *u, const struct sym_ustack *s, const u
 	u->nseen = 0;
 	u->cut = false;
 	uint32_t n = 0;
+	sym_uw_keep_sp(u, n, s->regs[7]);
 	ips[n++] = s->regs[16];
 	uint64_t f[3] = { s->regs[16], s->regs[7], s->regs[6] };
 	unw_addr_space_t as = sym_uw_proc_as(u);
@@ -164,12 +165,15 @@ uint32_t sym_uw_walk(struct sym_unwinder *u, const struct sym_ustack *s, const u
 		if (known)
 			keep_frame(u, f);
 		*failed = false;
+		sym_uw_keep_sp(u, n, f[1]);
 		ips[n++] = f[0];
 		uint32_t j = chain ? chain_at(chain, nchain, f[0]) : 0;
 		if (j) { /* the frame-pointer chain holds the rest */
 			*met = true;
-			for (j++; j < nchain && n < max; j++)
+			for (j++; j < nchain && n < max; j++) {
+				sym_uw_keep_sp(u, n, 0); /* not known from a chain */
 				ips[n++] = chain[j];
+			}
 			return n;
 		}
 	}
@@ -212,6 +216,11 @@ bool sym_unwind_ended(const struct sym_unwinder *u)
 uint64_t sym_unwind_anon(const struct sym_unwinder *u)
 {
 	return u->anon_ip;
+}
+
+void sym_unwinder_sps(struct sym_unwinder *u, uint64_t *sps)
+{
+	u->sps = sps;
 }
 
 void sym_unwinder_rules(struct sym_unwinder *u, bool on)

@@ -95,7 +95,15 @@ struct sym_unwinder {
 	bool cut;
 	bool ended; /* the last sym_unwind reached the outermost frame */
 	uint64_t anon_ip; /* the last walk's first frame in code in no file (JIT), or 0 */
+	uint64_t *sps; /* sym_unwinder_sps's buffer: each frame's rsp (NULL: not kept) */
 };
+
+/* Frame I's rsp into the caller's buffer, when it keeps one. */
+static inline void sym_uw_keep_sp(struct sym_unwinder *u, uint32_t i, uint64_t sp)
+{
+	if (u->sps)
+		u->sps[i] = sp;
+}
 
 /* ---- the mapped files (unwind_files.c) ---- */
 

@@ -234,6 +234,7 @@ uint32_t sym_uw_rules_walk(struct sym_unwinder *u, const struct sym_ustack *s, u
 	u->anon_ip = 0;
 	uint64_t f[3] = { s->regs[16], s->regs[7], s->regs[6] };
 	uint32_t n = 0;
+	sym_uw_keep_sp(u, n, f[1]);
 	ips[n++] = f[0];
 	while (n < max) {
 		uint64_t key = f[0] * 2 + (n > 1);
@@ -249,6 +250,7 @@ uint32_t sym_uw_rules_walk(struct sym_unwinder *u, const struct sym_ustack *s, u
 				u->ended = true;
 				break;
 			}
+			sym_uw_keep_sp(u, n, f[1]);
 			ips[n++] = f[0];
 			continue;
 		}
@@ -267,6 +269,7 @@ uint32_t sym_uw_rules_walk(struct sym_unwinder *u, const struct sym_ustack *s, u
 				*cut = u->cut; /* as the full walk, which stops there too */
 				break;
 			}
+			sym_uw_keep_sp(u, n, f[1]);
 			ips[n++] = f[0];
 			continue;
 		}
@@ -278,6 +281,7 @@ uint32_t sym_uw_rules_walk(struct sym_unwinder *u, const struct sym_ustack *s, u
 			u->ended = true;
 			break;
 		}
+		sym_uw_keep_sp(u, n, f[1]);
 		ips[n++] = f[0];
 	}
 	return n;

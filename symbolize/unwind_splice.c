@@ -28,6 +28,8 @@ uint32_t sym_unwind_splice(struct sym_unwinder *u, const struct sym_ustack *s,
 			memcpy(&ips[n++], s->stack + (t->ra_slot - 1) * 8, sizeof(*ips));
 		for (uint32_t j = 1; j < nchain && n < max; j++)
 			ips[n++] = chain[j];
+		for (uint32_t j = 0; j < n; j++) /* a chain's frames: rsp not known */
+			sym_uw_keep_sp(u, j, j ? 0 : s->regs[7]);
 		return n;
 	}
 	uint32_t n = sym_uw_walk(u, s, chain, nchain, ips, max, cut, &failed, &met, &cfi);
@@ -36,6 +38,8 @@ uint32_t sym_unwind_splice(struct sym_unwinder *u, const struct sym_ustack *s,
 		 * the chain (then still cut): the chain as it is */
 		n = nchain < max ? nchain : max;
 		memcpy(ips, chain, n * sizeof(*ips));
+		for (uint32_t j = 0; j < n; j++)
+			sym_uw_keep_sp(u, j, j ? 0 : s->regs[7]);
 	} else if (!met || !cfi || !image) {
 		/* nothing learnt: only a step by the ip's own CFI says its rule */
 	} else if (n >= 2 && nchain > 1 && ips[1] == chain[1]) {

@@ -21,9 +21,9 @@ import re
 import subprocess
 import sys
 
-MODULES = ["mem", "tracefs", "perfev", "aggregate", "symbolize", "output", "report",
+MODULES = ["mem", "tracefs", "perfev", "aggregate", "symbolize", "python", "output", "report",
            "cli", "plan", "task", "source", "collector", "cmd", "fleet", "host"]
-LOWER = ["host", "tracefs", "perfev", "aggregate", "symbolize", "output", "report", "fleet"]
+LOWER = ["host", "tracefs", "perfev", "aggregate", "symbolize", "python", "output", "report", "fleet"]
 # mem/ (grow-by-doubling, the chunked arena) is below everything: it includes and calls no other folder
 BOTTOM = ["mem"]
 # the run's layers, top down: cmd/ (subcommands), collector/ (the run),

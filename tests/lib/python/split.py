@@ -1,0 +1,52 @@
+# A deterministic split for Python frame reading (tests/live/python_test.sh):
+# heavy() calls spin() twice, light() once, so spin's samples under heavy
+# and light are 2:1. ARGV: seconds to run (default 3), threads (default 1:
+# with 2, a second thread runs other() -> spin2() and keeps its own stack).
+import sys
+import threading
+import time
+
+
+def spin(n):
+    x = 0
+    for i in range(n):
+        x += i
+    return x
+
+
+def heavy():
+    spin(20000)
+    spin(20000)
+
+
+def light():
+    spin(20000)
+
+
+def spin2(n):
+    x = 0
+    for i in range(n):
+        x ^= i
+    return x
+
+
+def other(end):
+    while time.monotonic() < end:
+        spin2(20000)
+
+
+def main():
+    secs = float(sys.argv[1]) if len(sys.argv) > 1 else 3.0
+    threads = int(sys.argv[2]) if len(sys.argv) > 2 else 1
+    end = time.monotonic() + secs
+    if threads > 1:
+        t = threading.Thread(target=other, args=(end,))
+        t.start()
+    while time.monotonic() < end:
+        heavy()
+        light()
+    if threads > 1:
+        t.join()
+
+
+main()
