@@ -33,7 +33,7 @@ HELP_BIN  := $(HELP_SRC:tests/lib/%.c=$(BUILD)/tests/%)
 # build the tests check (make asan tests build/asan/ftstack with them)
 LIVE_BIN  := $(HELP_SRC:tests/lib/%.c=build/tests/%)
 
-.PHONY: all unit check asan check-vm check-vm-lockdown demo bench deps clean fuzz cppcheck soak valgrind
+.PHONY: print-ldlibs all unit check asan check-vm check-vm-lockdown demo bench deps clean fuzz cppcheck soak valgrind
 all: ftstack
 
 ftstack: $(BUILD)/ftstack
@@ -135,6 +135,10 @@ valgrind: ftstack tests-bin
 cppcheck:
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance,portability \
 	    --inline-suppr --suppress=missingIncludeSystem -I. $(MODULES)
+
+# the libraries ftstack links, for programs built outside this Makefile (tests/fuzz/run)
+print-ldlibs:
+	@echo $(LDLIBS)
 
 clean:
 	rm -rf build ftstack
