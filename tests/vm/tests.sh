@@ -130,13 +130,15 @@ helper_checks() {
 	info "$n test workloads in $BIN"
 }
 
-# selected_cases: the case files FTSTACK_VM_CASES names (all when unset),
+# selected_cases: the case files FTSTACK_VM_CASES names (all when unset,
+# but repro_*: reproducers of the emulator's faults, run only when named),
 # FTSTACK_VM_REPEAT times over
 selected_cases() {
 	r=0
 	while [ $r -lt "${FTSTACK_VM_REPEAT:-1}" ]; do
 		for c in "$HERE"/cases/*.sh; do
 			n=${c##*/}; n=${n%.sh}
+			[ -z "${FTSTACK_VM_CASES:-}" ] && [ "${n#repro_}" != "$n" ] && continue
 			case " ${FTSTACK_VM_CASES:-$n} " in *" $n "*) echo "$c" ;; esac
 		done
 		r=$((r + 1))
