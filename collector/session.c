@@ -115,7 +115,12 @@ static void on_sample(struct ft_session *s, const struct perfev_record *rec, int
 	if (ev < 0)
 		return;
 	if (s->opt->cmd == FT_PROFILE && smp->pid == 0 && !s->opt->idle) {
-		s->cnt.idle++;
+		/* the idle task never runs in user mode */
+		bool user = (rec->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_USER;
+		if (s->keep.child_pidns && user)
+			s->cnt.outside_pidns++;
+		else
+			s->cnt.idle++;
 		return;
 	}
 	ft_session_count(s, smp, (uint32_t)ev, s->opt->cmd == FT_PROFILE ? smp->period : 1);

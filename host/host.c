@@ -162,6 +162,16 @@ int host_cap_eff(const char *proc_root, const char *who, uint64_t *eff)
 	return ret;
 }
 
+int host_child_pidns(const char *proc_root, const char *who)
+{
+	int inner;
+	int ret = status_field(proc_root, who, "NSpid: %*d %d", &inner);
+	if (ret != -ENOENT)
+		return ret < 0 ? ret : 1;
+	/* the line with one id (the host's namespace), or none */
+	return status_field(proc_root, who, "NSpid: %d", &inner);
+}
+
 int host_seccomp(const char *proc_root, const char *who, int *mode)
 {
 	return status_field(proc_root, who, "Seccomp: %d", mode);
