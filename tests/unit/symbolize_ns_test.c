@@ -1,7 +1,7 @@
 /* symbolize/procs_files.c: which path a process's mapped file is read by.
  * On a fake /proc: pid 10 shares ftstack's mount namespace (its ns/mnt is
  * self's), pid 20 has its own with another file at this binary's path under
- * 20/root, pids 30 and 40 have namespaces of their own and no root left
+ * 20/root (stripped), pids 30 and 40 have namespaces of their own and no root left
  * (gone), pid 22 forked from 20 and left no /proc entry. */
 #include <errno.h>
 #include <inttypes.h>
@@ -33,15 +33,16 @@ static bool named(struct sym_procs *p, uint32_t pid, uint64_t addr)
 	       strcmp(fr.name, "ns_test_target") == 0;
 }
 
-/* Builds the fake /proc at ROOT; FILE is this binary, OTHER another ELF. */
-static int make_proc(const char *root, const char *file, const char *other)
+/* Builds the fake /proc at ROOT; FILE is this binary, put stripped (the
+ * same layout, no symbol of its own) at its path under 20/root. */
+static int make_proc(const char *root, const char *file)
 {
 	char cmd[9000];
 	snprintf(cmd, sizeof(cmd),
 		 "set -e; cd %s; mkdir -p self/ns 10/ns 20/ns 30/ns 40/ns 20/root$(dirname %s);"
 		 " echo own > self/ns/mnt; ln self/ns/mnt 10/ns/mnt; echo b > 20/ns/mnt;"
-		 " echo c > 30/ns/mnt; echo d > 40/ns/mnt; cp %s 20/root%s",
-		 root, file, other, file);
+		 " echo c > 30/ns/mnt; echo d > 40/ns/mnt; strip -o 20/root%s %s",
+		 root, file, file, file);
 	return system(cmd);
 }
 
@@ -51,7 +52,7 @@ int main(void)
 	uint64_t start = 0, pgoff = 0, a = (uint64_t)(uintptr_t)&ns_test_target;
 	struct stat st;
 	CHECK(mkdtemp(root) != NULL && test_self_mapping(a, file, sizeof(file), &start, &pgoff) == 0 &&
-	      stat(file, &st) == 0 && make_proc(root, file, "/bin/true") == 0,
+	      stat(file, &st) == 0 && make_proc(root, file) == 0,
 	      "a fake /proc: pids in two mount namespaces");
 	struct sym_procs *p = NULL;
 	CHECK(sym_procs_alloc(root, "/nonexistent", &p) == 0, "history on the fake /proc");
