@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "host/host.h"
 
 /* Parses a decimal CPU number at *p, advancing it. Returns it, or -1. */
@@ -164,12 +165,18 @@ int host_cap_eff(const char *proc_root, const char *who, uint64_t *eff)
 
 int host_child_pidns(const char *proc_root, const char *who)
 {
-	int inner;
-	int ret = status_field(proc_root, who, "NSpid: %*d %d", &inner);
-	if (ret != -ENOENT)
-		return ret < 0 ? ret : 1;
-	/* the line with one id (the host's namespace), or none */
-	return status_field(proc_root, who, "NSpid: %d", &inner);
+	char path[512], link[64];
+	unsigned long long ino;
+	snprintf(path, sizeof(path), "%s/%s/ns/pid", proc_root, who);
+	ssize_t n = readlink(path, link, sizeof(link) - 1);
+	if (n < 0)
+		return -errno;
+	link[n] = '\0';
+	if (sscanf(link, "pid:[%llu]", &ino) != 1)
+		return -EINVAL;
+	/* the initial pid namespace has a fixed inode (PROC_PID_INIT_INO);
+	 * NSpid cannot tell: a container's /proc shows its own ids only */
+	return ino != 0xEFFFFFFCull;
 }
 
 int host_seccomp(const char *proc_root, const char *who, int *mode)
