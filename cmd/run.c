@@ -52,6 +52,7 @@ static int choose_mechanism(struct ft_session *s)
 	}
 	s->plan.offcpu_ctxsw = s->mech.offcpu_ctxsw;
 	s->keep.user_mode_only = !s->mech.kernel;
+	s->keep.child_pidns = h.child_pidns;
 	return 0;
 }
 

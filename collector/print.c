@@ -242,6 +242,7 @@ void ft_print_summary(struct ft_session *s, const struct agg_named_stats *ns)
 		.self_mmap = c->self_mmap, .self_events = c->self_events,
 		.through_miss = c->through_miss, .through = s->plan.through_name,
 		.idle = c->idle, .empty_stacks = c->empty_stacks,
+		.outside_pidns = c->outside_pidns, .child_pidns = s->keep.child_pidns,
 		.filtered = os.filtered, .open_at_end = os.open_at_end,
 		.bad_records = ss.bad_records, .ring_kb = ss.ring_kb,
 		.full_cpu = ss.full_cpu, .full_pct = ss.full_pct,

@@ -97,7 +97,15 @@ void ft_result_summary(const struct ft_summary *c, const struct agg_named_stats 
 	if (c->through_miss)
 		ft_warn("left out %" PRIu64 " events whose kernel stack does not "
 			"pass through %s", c->through_miss, c->through);
-	if (c->idle)
+	if (c->outside_pidns)
+		ft_warn("left out %" PRIu64 " samples of tasks outside this pid namespace (the "
+			"kernel reports them as pid 0): run ftstack in the host's pid namespace "
+			"(podman/docker run --pid host) to see them", c->outside_pidns);
+	if (c->idle && c->child_pidns)
+		ft_warn("left out %" PRIu64 " samples in kernel mode the kernel reports as pid 0: "
+			"the idle task's, or tasks' outside this pid namespace (-I keeps them)",
+			c->idle);
+	else if (c->idle)
 		ft_warn("left out %" PRIu64 " samples of the idle task (-I keeps "
 			"them)", c->idle);
 	if (c->empty_stacks)

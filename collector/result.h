@@ -27,6 +27,8 @@ struct ft_summary {
 	uint64_t through_miss;
 	const char *through;
 	uint64_t idle, empty_stacks;
+	uint64_t outside_pidns;  /* pid 0 in user mode: tasks outside ftstack's pid namespace */
+	bool child_pidns;        /* ftstack's pid namespace is below the host's */
 	uint64_t stack_cut;      /* --call-graph copy/dwarf walks that reached the copy's end */
 	uint64_t stack_cut_top;  /* of them, copies shorter than their room (the stack's top, a page not in) */
 	uint64_t jit_unnamed;    /* stacks through JIT code no perf map names */

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 #include "collector/session.h"
 #include "host/host.h"
@@ -120,7 +121,12 @@ static void on_sample(struct ft_session *s, const struct perfev_record *rec, int
 	if (ev < 0)
 		return;
 	if (s->opt->cmd == FT_PROFILE && smp->pid == 0 && !s->opt->idle) {
-		s->cnt.idle++;
+		/* the idle task never runs in user mode */
+		bool user = (rec->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_USER;
+		if (s->keep.child_pidns && user)
+			s->cnt.outside_pidns++;
+		else
+			s->cnt.idle++;
 		return;
 	}
 	ft_session_count(s, smp, (uint32_t)ev, s->opt->cmd == FT_PROFILE ? smp->period : 1);
@@ -135,9 +141,13 @@ int ft_session_record(struct ft_session *s, const struct perfev_record *rec, int
 		on_sample(s, rec, event);
 		break;
 	case PERFEV_MMAP2:
-		if (s->keep.need_procs && (rec->mmap2.prot & PROT_EXEC))
+		if (s->keep.need_procs && (rec->mmap2.prot & PROT_EXEC)) {
+			const struct sym_file_id id = { makedev(rec->mmap2.maj, rec->mmap2.min),
+							rec->mmap2.ino };
 			sym_procs_mmap(s->procs, rec->pid, rec->time, rec->mmap2.start,
-				       rec->mmap2.len, rec->mmap2.pgoff, true, rec->mmap2.filename);
+				       rec->mmap2.len, rec->mmap2.pgoff, true, rec->mmap2.filename,
+				       &id);
+		}
 		break;
 	case PERFEV_COMM:
 		if (s->keep.need_procs && (rec->pid == rec->tid || s->keep.key_tid))

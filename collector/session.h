@@ -30,6 +30,7 @@ struct ft_counters {
 	uint64_t self_mmap;      /* caused by ftstack's mmap tracking */
 	uint64_t through_miss;   /* --through: stack did not pass through */
 	uint64_t idle;           /* profile: idle task samples left out */
+	uint64_t outside_pidns;  /* profile: pid 0 in user mode, so not the idle task: outside our pid namespace */
 	uint64_t empty_stacks;   /* no frame could be walked */
 	uint64_t entry_callers;  /* uprobe entry: callers added from [sp] */
 };
@@ -131,6 +132,9 @@ struct ft_keep {
 	bool key_pid;            /* the aggregator keeps processes apart */
 	bool key_tid;            /* and threads: their comm is shown */
 	uint16_t max_stack;      /* kernel.perf_event_max_stack */
+	/* ftstack's pid namespace is below the host's: the tasks outside it
+	 * are reported as pid 0, as the idle task is */
+	bool child_pidns;
 };
 
 /* Bounded memory (forget.c): how far the rings were read, and what the

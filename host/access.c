@@ -72,6 +72,7 @@ int host_access_read(const char *proc_root, const char *sys_root, struct host_ac
 	h->paranoid = read_int(proc_root, "sys/kernel/perf_event_paranoid", 2);
 	h->kptr_restrict = read_int(proc_root, "sys/kernel/kptr_restrict", 1);
 	h->kallsyms = kallsyms_visible(h);
+	h->child_pidns = host_child_pidns(proc_root, "self") > 0;
 	if (host_seccomp(proc_root, "self", &h->seccomp) < 0)
 		h->seccomp = -1;
 	int mlock = read_int(proc_root, "sys/kernel/perf_event_mlock_kb", 516);

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "host/host.h"
 
 /* Parses a decimal CPU number at *p, advancing it. Returns it, or -1. */
@@ -160,6 +161,22 @@ int host_cap_eff(const char *proc_root, const char *who, uint64_t *eff)
 	if (ret == 0)
 		*eff = v;
 	return ret;
+}
+
+int host_child_pidns(const char *proc_root, const char *who)
+{
+	char path[512], link[64];
+	unsigned long long ino;
+	snprintf(path, sizeof(path), "%s/%s/ns/pid", proc_root, who);
+	ssize_t n = readlink(path, link, sizeof(link) - 1);
+	if (n < 0)
+		return -errno;
+	link[n] = '\0';
+	if (sscanf(link, "pid:[%llu]", &ino) != 1)
+		return -EINVAL;
+	/* the initial pid namespace has a fixed inode (PROC_PID_INIT_INO);
+	 * NSpid cannot tell: a container's /proc shows its own ids only */
+	return ino != 0xEFFFFFFCull;
 }
 
 int host_seccomp(const char *proc_root, const char *who, int *mode)

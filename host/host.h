@@ -44,6 +44,10 @@ int host_tgid(const char *proc_root, pid_t tid, pid_t *tgid);
 /* The effective capabilities (CapEff of PROC_ROOT/WHO/status; WHO is a pid
  * or "self"). Returns 0 or -errno. */
 int host_cap_eff(const char *proc_root, const char *who, uint64_t *eff);
+/* Whether WHO's pid namespace is not the initial one (the link
+ * PROC_ROOT/WHO/ns/pid names another inode than PROC_PID_INIT_INO).
+ * Returns 1, 0, or -errno. */
+int host_child_pidns(const char *proc_root, const char *who);
 /* The seccomp mode (Seccomp of PROC_ROOT/WHO/status, Linux 3.8+): 0 none,
  * 1 strict, 2 a filter. Returns 0 or -errno (-ENOENT: no such field). */
 int host_seccomp(const char *proc_root, const char *who, int *mode);
@@ -67,6 +71,8 @@ struct host_access {
 	bool hw_pmu;           /* a hardware PMU (cycles, instructions, ...) */
 	unsigned mlock_kb;     /* kernel.perf_event_mlock_kb (516 when unreadable) */
 	int seccomp;           /* Seccomp of status: 0 none, 1 strict, 2 a filter; -1 unknown */
+	bool child_pidns;      /* a pid namespace below the host's (host_child_pidns),
+				* whose tasks outside it perf reports as pid 0 */
 	int perf_seccomp;      /* 0, or the -errno this process's seccomp filter answers
 				* perf_event_open with (host_access_probe; 0 until then) */
 };

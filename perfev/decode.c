@@ -249,14 +249,20 @@ static const char *cstr(struct cur *c)
 	return s;
 }
 
-static void decode_mmap2(struct cur *c, struct perfev_record *r)
+static void decode_mmap2(struct cur *c, uint16_t misc, struct perfev_record *r)
 {
 	u32x2(c, &r->pid, &r->tid);
 	r->mmap2.start = u64(c);
 	r->mmap2.len = u64(c);
 	r->mmap2.pgoff = u64(c);
 	/* maj, min, ino, ino_generation -- or the build-id form: same 24 bytes */
-	bytes(c, 24);
+	if (misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
+		bytes(c, 24);
+	} else {
+		u32x2(c, &r->mmap2.maj, &r->mmap2.min);
+		r->mmap2.ino = u64(c);
+		u64(c); /* ino_generation */
+	}
 	u32x2(c, &r->mmap2.prot, &r->mmap2.flags);
 	r->mmap2.filename = cstr(c);
 }
@@ -266,7 +272,7 @@ static void decode_body(struct cur *c, uint32_t type, uint16_t misc, struct perf
 	switch (type) {
 	case PERF_RECORD_MMAP2:
 		r->kind = PERFEV_MMAP2;
-		decode_mmap2(c, r);
+		decode_mmap2(c, misc, r);
 		break;
 	case PERF_RECORD_COMM:
 		r->kind = PERFEV_COMM;

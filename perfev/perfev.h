@@ -127,7 +127,12 @@ struct perfev_record {
 	uint64_t id;
 	union {
 		struct perfev_sample sample;
-		struct { uint64_t start, len, pgoff; uint32_t prot, flags; const char *filename; } mmap2;
+		/* maj, min, ino: 0 in the build-id form */
+		struct {
+			uint64_t start, len, pgoff, ino;
+			uint32_t maj, min, prot, flags;
+			const char *filename;
+		} mmap2;
 		struct { const char *comm; bool exec; } comm;
 		struct { uint32_t ppid, ptid; } task; /* FORK and EXIT; pid/tid above */
 		struct { uint64_t lost; } lost;       /* LOST and LOST_SAMPLES */

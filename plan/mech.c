@@ -124,6 +124,28 @@ void ft_mech_seccomp_why(const struct host_access *h, char *buf, size_t len)
 		 "default does)");
 }
 
+void ft_mech_open_why(const struct host_access *h, bool task, char *buf, size_t len)
+{
+	bool perfmon = host_access_has(h, HOST_CAP_PERFMON) || host_access_has(h, HOST_CAP_SYS_ADMIN);
+	bool ptrace = host_access_has(h, HOST_CAP_SYS_PTRACE);
+	ft_mech_seccomp_why(h, buf, len);
+	if (buf[0])
+		return;
+	if (!host_perf_any(h))
+		snprintf(buf, len, "perf_event_open is closed to users here (kernel.perf_event_paranoid "
+			 "is %d): sysctl kernel.perf_event_paranoid=2, or CAP_PERFMON", h->paranoid);
+	else if (!task && !host_perf_cpu(h))
+		snprintf(buf, len, "tracing every process needs CAP_PERFMON or "
+			 "kernel.perf_event_paranoid <= 0 (it is %d): %s", h->paranoid, lift(h->paranoid, 0));
+	else if (task && !(perfmon && ptrace))
+		snprintf(buf, len, "a process of another user needs CAP_PERFMON and CAP_SYS_PTRACE "
+			 "(effective here: %s)", perfmon ? "CAP_PERFMON" : ptrace ? "CAP_SYS_PTRACE" : "neither");
+	else
+		snprintf(buf, len, "the kernel refused though CAP_PERFMON%s is effective and no seccomp "
+			 "filter answers: a security module (SELinux, AppArmor) or lockdown may forbid it "
+			 "(see dmesg)", task ? " and CAP_SYS_PTRACE" : "");
+}
+
 /* Sets M's refusal; returns -EACCES. */
 __attribute__((format(printf, 2, 3)))
 static int refuse(struct ft_mech *m, const char *fmt, ...)

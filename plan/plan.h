@@ -139,6 +139,10 @@ int ft_mech_choose(const struct host_access *h, enum ft_tracefs_state t,
  * host_access_probe): the one-line refusal saying so and what lifts it,
  * into BUF; else "". */
 void ft_mech_seccomp_why(const struct host_access *h, char *buf, size_t len);
+/* Why perf_event_open answered EPERM or EACCES for an event on a task
+ * (TASK) or on every task of a CPU, from what H knows (seccomp filter,
+ * paranoid, capabilities), with what lifts it: one line into BUF. */
+void ft_mech_open_why(const struct host_access *h, bool task, char *buf, size_t len);
 /* True when H's lockdown mode (integrity or confidentiality) closes kprobes,
  * the PMU's and kprobe_events alike. */
 bool ft_lockdown_blocks_kprobes(const struct host_access *h);

@@ -140,15 +140,21 @@ static int task_list(const struct ft_perf_config *c, pid_t **out)
 	return n;
 }
 
-static int explain_open(int err, const struct ft_event *e)
+/* Says why E could not be opened on TASK (a process, else every task of
+ * a CPU or a cgroup's) and what to do, once; returns ERR. */
+static int explain_open(int err, const struct ft_event *e, bool task)
 {
+	struct host_access h;
+	char why[512];
 	switch (err) {
 	case -EACCES:
 	case -EPERM:
+		host_access_read("/proc", "/sys", &h);
+		host_access_probe(&h);
+		ft_mech_open_why(&h, task, why, sizeof(why));
 		ft_error("perf_event_open(%s) refused: %s", e->name,
 			 e->kind == FT_EV_KPROBE_PMU ? "the kprobe PMU needs CAP_PERFMON" :
-			 e->kind == FT_EV_UPROBE_PMU ? "the uprobe PMU needs CAP_SYS_ADMIN" :
-			 "another user's process needs CAP_PERFMON and CAP_SYS_PTRACE");
+			 e->kind == FT_EV_UPROBE_PMU ? "the uprobe PMU needs CAP_SYS_ADMIN" : why);
 		break;
 	case -ENOENT:
 	case -EOPNOTSUPP:
@@ -228,7 +234,8 @@ static int open_event(struct ft_perf_source *ps, int ev, const bool *online, con
 			    (ps->cfg.opt->per_cgroup || ps->cfg.cgroup_fd >= 0))
 				return explain_cgroup(&ps->cfg, ret, e);
 			if (ret < 0)
-				return explain_open(ret, e);
+				return explain_open(ret, e, tasks[t] > 0 &&
+								    ps->cfg.cgroup_fd < 0);
 			first = false;
 		}
 	}

@@ -105,8 +105,7 @@ static int drop_unmapped_files(struct sym_procs *p)
 	size_t k = 0;
 	for (size_t i = 0; i < p->nfiles; i++) {
 		if (!remap[i]) {
-			free(p->files[i].path);
-			sym_elf_free(p->files[i].elf);
+			sym_file_release(&p->files[i]);
 			continue;
 		}
 		p->files[k] = p->files[i];

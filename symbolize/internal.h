@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "aggregate/aggregate.h"
+#include "symbolize/symbolize.h"
 
 /* Opens PATH as an ELF file for reading (libelf initialised). Returns 0 with
  * *fd and *elf to release with elf_end() and close(), or -errno (-ENOEXEC:
@@ -94,9 +95,11 @@ struct proc {
 	bool based;  /* snapshot, fork or exec seen: its mappings are complete */
 	bool thread_seen; /* as a thread: created, or its comm read from /proc */
 	bool perfmap_tried;
+	bool mntns_read;  /* its /proc/PID/ns/mnt read (or found gone) since its last exec */
 	bool exited;      /* its EXIT record seen, at exit_time (forget.c) */
 	bool leader_gone; /* a process whose main thread exited: its last thread's exit ends it */
 	uint64_t exit_time;
+	uint64_t mntns; /* its mount namespace (the inode of ns/mnt); 0: ftstack's own */
 	struct sym_perfmap *perfmap; /* JIT code's names, read at the first need */
 	struct gen *gens; /* by time */
 	size_t n, cap;
@@ -106,8 +109,15 @@ struct proc {
 	size_t nlayout, caplayout;
 };
 
+/* A mapped file: its path in a mount namespace (two namespaces may hold
+ * different files at one path), read through /proc/PID/root of a process
+ * in it when that is not ftstack's own, as perf does (its nsinfo). */
 struct file {
-	char *path;
+	char *path;        /* as the process saw it */
+	char *read_path;   /* where ftstack read it (PATH, /proc/PID/root/PATH); NULL: not read */
+	uint64_t mntns;    /* as struct proc's */
+	uint64_t dev, ino; /* what the first mapping said it was (0: not told) */
+	uint32_t pid;      /* the first process of MNTNS that mapped it */
 	struct sym_elf *elf; /* NULL: not (yet) readable as ELF */
 	bool tried;
 	bool fetched; /* debuginfod asked (procs_files.c's sym_file_named) */
@@ -117,6 +127,8 @@ struct sym_procs {
 	char proc_root[256];
 	char debug_root[256];
 	char perfmap_dir[256];
+	uint64_t self_mntns; /* ftstack's mount namespace (0: unknown) */
+	bool self_mntns_read;
 	struct sym_debuginfod *debuginfod; /* borrowed, may be NULL */
 	struct proc *procs; /* in no order; found by pid through pids */
 	size_t cap, n;
@@ -143,11 +155,21 @@ int sym_procs_compact(struct sym_procs *p, size_t kept,
 /* Indexes the files anew by path, after some were dropped and the rest
  * renumbered. Returns 0; never fails when fewer files than before. */
 int sym_files_reindex(struct sym_procs *p);
-/* procs_files.c: the index of the file entry for PATH, added when new;
- * -ENOMEM. */
-long sym_file_index(struct sym_procs *p, const char *path);
+/* procs_files.c: PR's mount namespace, read from /proc/PID/ns/mnt at the
+ * first call since its exec (kept when the process is gone: a forked one
+ * has its parent's). Returns 0 for ftstack's own, else the namespace. */
+uint64_t sym_proc_mntns(struct sym_procs *p, struct proc *pr);
+/* procs_files.c: the index of the entry for the file PR maps at PATH, one
+ * per path and mount namespace, added when new (ID: what the mapping says
+ * the file is, may be NULL); -ENOMEM. */
+long sym_file_index(struct sym_procs *p, struct proc *pr, const char *path,
+		    const struct sym_file_id *id);
+/* procs_files.c: frees what F holds. */
+void sym_file_release(struct file *f);
 /* procs_files.c: F's ELF file, opened at the first call (NULL: not
- * readable as ELF, tried once). */
+ * readable as ELF, tried once): by its path in ftstack's namespace, else
+ * through /proc/PID/root, else by its path again when the device and inode
+ * there are the mapping's (never another file at the same path). */
 struct sym_elf *sym_file_elf(struct sym_procs *p, struct file *f);
 /* procs_files.c: F's ELF file as sym_file_elf opens it, with the symbols
  * of its debug file from debuginfod added at the first call when it has

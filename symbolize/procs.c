@@ -51,10 +51,8 @@ void sym_procs_free(struct sym_procs *p)
 		return;
 	for (size_t i = 0; i < p->n; i++)
 		sym_proc_release(&p->procs[i]);
-	for (size_t i = 0; i < p->nfiles; i++) {
-		free(p->files[i].path);
-		sym_elf_free(p->files[i].elf);
-	}
+	for (size_t i = 0; i < p->nfiles; i++)
+		sym_file_release(&p->files[i]);
 	agg_index_clear(&p->fidx);
 	agg_index_clear(&p->pids);
 	free(p->files);

@@ -1,33 +1,73 @@
-/* The files processes map, one entry per path, which mappings refer to by
- * index: the hash index (aggregate/index.c) by path finds an entry, and
- * its ELF file is opened at the first lookup and kept, a failure too
- * ("[vdso]", "//anon", a deleted file). Apart from the histories (procs_history.c) because files are
- * shared by every process and forgotten on their own (forget.c). */
+/* The files processes map, one entry per path and mount namespace, which
+ * mappings refer to by index: the hash index (aggregate/index.c) finds an
+ * entry, and its ELF file is opened at the first lookup and kept, a failure
+ * too ("[vdso]", "//anon", a deleted file). A process in another mount
+ * namespace (a container, or the host seen from one) has its files read
+ * through /proc/PID/root, as perf does. Apart from the histories
+ * (procs_history.c) because files are shared by every process and
+ * forgotten on their own (forget.c). */
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include "aggregate/aggregate.h"
 #include "mem/mem.h"
 #include "symbolize/internal.h"
 #include "symbolize/symbolize.h"
 
+/* The inode of the mount namespace at PROC_ROOT/WHO/ns/mnt, 0 if unreadable. */
+static uint64_t mntns_at(const char *proc_root, const char *who)
+{
+	char path[320];
+	struct stat st;
+	snprintf(path, sizeof(path), "%s/%s/ns/mnt", proc_root, who);
+	return stat(path, &st) == 0 ? (uint64_t)st.st_ino : 0;
+}
+
+uint64_t sym_proc_mntns(struct sym_procs *p, struct proc *pr)
+{
+	char pid[16];
+	if (!p->self_mntns_read) {
+		p->self_mntns_read = true;
+		p->self_mntns = mntns_at(p->proc_root, "self");
+	}
+	if (!pr->mntns_read) {
+		pr->mntns_read = true;
+		snprintf(pid, sizeof(pid), "%" PRIu32, pr->pid);
+		uint64_t ns = mntns_at(p->proc_root, pid);
+		if (ns) /* gone: a forked process keeps its parent's */
+			pr->mntns = ns == p->self_mntns || !p->self_mntns ? 0 : ns;
+	}
+	return pr->mntns;
+}
+
+static uint64_t file_hash(const char *path, uint64_t mntns)
+{
+	return agg_hash_str(path) ^ (mntns * 0x9e3779b97f4a7c15ull);
+}
+
 int sym_files_reindex(struct sym_procs *p)
 {
 	int ret = agg_index_reset(&p->fidx, (uint32_t)p->nfiles);
 	for (size_t i = 0; ret == 0 && i < p->nfiles; i++)
-		agg_index_add(&p->fidx, agg_hash_str(p->files[i].path), (uint32_t)i + 1);
+		agg_index_add(&p->fidx, file_hash(p->files[i].path, p->files[i].mntns),
+			      (uint32_t)i + 1);
 	return ret;
 }
 
-/* Index of the file entry for PATH, added when new; -ENOMEM. */
-long sym_file_index(struct sym_procs *p, const char *path)
+long sym_file_index(struct sym_procs *p, struct proc *pr, const char *path,
+		    const struct sym_file_id *id)
 {
-	struct agg_probe pr;
-	uint64_t h = agg_hash_str(path);
+	struct agg_probe probe;
+	uint64_t ns = sym_proc_mntns(p, pr);
+	uint64_t h = file_hash(path, ns);
 	if (agg_index_reserve(&p->fidx) < 0)
 		return -ENOMEM;
-	for (uint32_t it = agg_index_first(&p->fidx, h, &pr); it; it = agg_index_next(&p->fidx, &pr))
-		if (strcmp(p->files[it - 1].path, path) == 0)
+	for (uint32_t it = agg_index_first(&p->fidx, h, &probe); it;
+	     it = agg_index_next(&p->fidx, &probe))
+		if (p->files[it - 1].mntns == ns && strcmp(p->files[it - 1].path, path) == 0)
 			return it - 1;
 	char *copy = strdup(path);
 	if (!copy || p->nfiles >= UINT32_MAX - 1 ||
@@ -35,19 +75,61 @@ long sym_file_index(struct sym_procs *p, const char *path)
 		free(copy);
 		return -ENOMEM;
 	}
-	p->files[p->nfiles] = (struct file){ .path = copy };
-	agg_index_put(&p->fidx, &pr, (uint32_t)p->nfiles + 1);
+	p->files[p->nfiles] = (struct file){ .path = copy, .mntns = ns, .pid = pr->pid,
+					     .dev = id ? id->dev : 0, .ino = id ? id->ino : 0 };
+	agg_index_put(&p->fidx, &probe, (uint32_t)p->nfiles + 1);
 	return (long)p->nfiles++;
+}
+
+void sym_file_release(struct file *f)
+{
+	free(f->path);
+	free(f->read_path);
+	sym_elf_free(f->elf);
+}
+
+/* Whether the file at PATH in ftstack's namespace is the one F's mapping
+ * named (its device and inode): a process gone, its files are read by
+ * their path only when that holds. */
+static bool same_file(const struct file *f, const char *path)
+{
+	struct stat st;
+	return f->ino && stat(path, &st) == 0 && (uint64_t)st.st_dev == f->dev &&
+	       (uint64_t)st.st_ino == f->ino;
+}
+
+/* Loads F's ELF file from PATH, which is where it was read; 0 or -errno. */
+static int load_from(struct sym_procs *p, struct file *f, const char *path)
+{
+	char *copy = strdup(path);
+	int ret = copy ? sym_elf_load(path, p->debug_root, &f->elf) : -ENOMEM;
+	if (ret < 0) {
+		f->elf = NULL;
+		free(copy);
+		return ret;
+	}
+	f->read_path = copy;
+	return 0;
 }
 
 struct sym_elf *sym_file_elf(struct sym_procs *p, struct file *f)
 {
-	if (!f->tried) {
-		f->tried = true;
-		/* "[vdso]", "//anon", "/memfd:x (deleted)": open fails, cached */
-		if (f->path[0] != '/' || sym_elf_load(f->path, p->debug_root, &f->elf) < 0)
-			f->elf = NULL;
+	char inside[4352];
+	if (f->tried)
+		return f->elf;
+	f->tried = true;
+	/* "[vdso]", "//anon", "/memfd:x (deleted)": open fails, cached */
+	if (f->path[0] != '/')
+		return NULL;
+	if (!f->mntns) {
+		load_from(p, f, f->path);
+		return f->elf;
 	}
+	int n = snprintf(inside, sizeof(inside), "%s/%" PRIu32 "/root%s", p->proc_root, f->pid,
+			 f->path);
+	if ((n < 0 || (size_t)n >= sizeof(inside) || load_from(p, f, inside) < 0) &&
+	    same_file(f, f->path))
+		load_from(p, f, f->path);
 	return f->elf;
 }
 

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sysmacros.h>
 #include "mem/mem.h"
 #include "symbolize/internal.h"
 #include "symbolize/symbolize.h"
@@ -136,18 +137,21 @@ static int read_maps(struct sym_procs *p, struct proc *pr, FILE *f, struct gen *
 	char line[4352];
 	int ret = 0;
 	while (ret == 0 && fgets(line, sizeof(line), f)) {
-		uint64_t start, end, off;
+		uint64_t start, end, off, ino;
+		unsigned maj, min;
 		char perms[8];
 		int pos = 0;
-		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %*s %*s %n", &start, &end,
-			   perms, &off, &pos) < 4 || !strchr(perms, 'x') || !pos)
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %x:%x %" SCNu64 " %n",
+			   &start, &end, perms, &off, &maj, &min, &ino, &pos) < 7 ||
+		    !strchr(perms, 'x') || !pos)
 			continue;
+		const struct sym_file_id id = { makedev(maj, min), ino };
 		char *file = line + pos;
 		file[strcspn(file, "\n")] = '\0';
 		/* anonymous code (JIT) is named "//anon", as MMAP2 records name it:
 		 * the unwinder's frame-pointer steps need to know it is code */
 		ret = map_add(p, pr, g, time, start, end, off,
-			      sym_file_index(p, *file ? file : "//anon"), true);
+			      sym_file_index(p, pr, *file ? file : "//anon", &id), true);
 	}
 	return ret;
 }
@@ -187,7 +191,8 @@ bool sym_procs_known(const struct sym_procs *p, uint32_t pid)
 }
 
 void sym_procs_mmap(struct sym_procs *p, uint32_t pid, uint64_t time, uint64_t start,
-		    uint64_t len, uint64_t pgoff, bool exec, const char *filename)
+		    uint64_t len, uint64_t pgoff, bool exec, const char *filename,
+		    const struct sym_file_id *id)
 {
 	if (!exec || !filename || !*filename || start + len < start)
 		return;
@@ -196,7 +201,7 @@ void sym_procs_mmap(struct sym_procs *p, uint32_t pid, uint64_t time, uint64_t s
 		sym_proc_revive(p, pr, time);
 	struct gen *g = !pr ? NULL : pr->n ? sym_gen_at(pr, time) : gen_add(p, pr, 0, false);
 	if (g)
-		map_add(p, pr, g, time, start, start + len, pgoff, sym_file_index(p, filename), false);
+		map_add(p, pr, g, time, start, start + len, pgoff, sym_file_index(p, pr, filename, id), false);
 }
 
 void sym_procs_comm(struct sym_procs *p, uint32_t tid, uint64_t time, const char *comm, bool exec)
@@ -207,8 +212,10 @@ void sym_procs_comm(struct sym_procs *p, uint32_t tid, uint64_t time, const char
 	sym_proc_revive(p, pr, time);
 	if (exec && time > pr->exit_time)
 		pr->leader_gone = false; /* the exec'ing thread is the main one now */
-	if (exec)
+	if (exec) {
 		drop_snapshots_from(p, pr, time);
+		pr->mntns_read = false; /* an exec may follow setns (a container's start) */
+	}
 	if (exec && gen_add(p, pr, time, false))
 		pr->based = true;
 	comm_add(pr, time, comm, false);
@@ -242,6 +249,8 @@ void sym_procs_fork(struct sym_procs *p, uint32_t pid, uint32_t ppid, uint32_t p
 	if (!g)
 		return;
 	pr->based = true;
+	pr->mntns = pp->mntns; /* unless its own says otherwise, read at its next mapping */
+	pr->mntns_read = false;
 	comm_add(pr, time, creator_comm(p, ppid, ptid, time), false);
 	/* all of them: a parent snapshot taken after the fork stamps its maps
 	 * later than the fork, yet they are what the child started with */

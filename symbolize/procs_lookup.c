@@ -92,19 +92,39 @@ uint64_t sym_procs_image(const struct sym_procs *p, uint32_t pid, uint64_t time)
 	return sym_layout_at(sym_proc_find(p, pid), time);
 }
 
-int sym_procs_module(struct sym_procs *p, uint32_t pid, uint64_t time, uint64_t addr,
-		     const char **path, uint64_t *bias)
+/* The readable file mapped at ADDR of PID at TIME and its load bias. */
+static const struct file *module_at(struct sym_procs *p, uint32_t pid, uint64_t time,
+				    uint64_t addr, uint64_t *bias)
 {
 	const struct map *m = map_at(sym_gen_at(sym_proc_find(p, pid), time), time, addr);
 	uint64_t vaddr;
 	if (!m)
-		return -ENOENT;
+		return NULL;
 	struct file *f = &p->files[m->file];
 	struct sym_elf *e = sym_file_elf(p, f);
 	if (!e || sym_elf_offset_to_vaddr(e, addr - m->start + m->pgoff, &vaddr) < 0)
+		return NULL;
+	*bias = addr - vaddr;
+	return f;
+}
+
+int sym_procs_module(struct sym_procs *p, uint32_t pid, uint64_t time, uint64_t addr,
+		     const char **path, uint64_t *bias)
+{
+	const struct file *f = module_at(p, pid, time, addr, bias);
+	if (!f)
 		return -ENOENT;
 	*path = f->path;
-	*bias = addr - vaddr;
+	return 0;
+}
+
+int sym_procs_module_read_path(struct sym_procs *p, uint32_t pid, uint64_t time, uint64_t addr,
+			       const char **path, uint64_t *bias)
+{
+	const struct file *f = module_at(p, pid, time, addr, bias);
+	if (!f)
+		return -ENOENT;
+	*path = f->read_path;
 	return 0;
 }
 

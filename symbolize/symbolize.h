@@ -120,9 +120,15 @@ int sym_procs_snapshot(struct sym_procs *p, uint32_t pid, uint64_t time);
 /* True when PID's history already starts at or before TIME (snapshot, fork
  * or exec seen), so no snapshot is needed. */
 bool sym_procs_known(const struct sym_procs *p, uint32_t pid);
-/* Side-band records, in any order across CPUs (each carries its time). */
+/* What a mapping says its file is: the device and inode (0: not told). */
+struct sym_file_id {
+	uint64_t dev, ino;
+};
+/* Side-band records, in any order across CPUs (each carries its time).
+ * ID may be NULL. */
 void sym_procs_mmap(struct sym_procs *p, uint32_t pid, uint64_t time, uint64_t start,
-		    uint64_t len, uint64_t pgoff, bool exec, const char *filename);
+		    uint64_t len, uint64_t pgoff, bool exec, const char *filename,
+		    const struct sym_file_id *id);
 /* Task TID's comm from TIME on (a process's main thread: TID is the pid).
  * exec true for the COMM record an exec produces: a new address space. */
 void sym_procs_comm(struct sym_procs *p, uint32_t tid, uint64_t time,
@@ -175,6 +181,11 @@ uint64_t sym_procs_image(const struct sym_procs *p, uint32_t pid, uint64_t time)
  * by p), -ENOENT when no readable ELF file is mapped there. */
 int sym_procs_module(struct sym_procs *p, uint32_t pid, uint64_t time, uint64_t addr,
 		     const char **path, uint64_t *bias);
+/* As sym_procs_module, with *PATH where ftstack read the file: the path in
+ * the process's mount namespace reached through /proc/PID/root when that is
+ * not ftstack's own (to open it again). */
+int sym_procs_module_read_path(struct sym_procs *p, uint32_t pid, uint64_t time, uint64_t addr,
+			       const char **path, uint64_t *bias);
 /* Whether user address ADDR of PID at TIME is in an executable mapping
  * (a file's, or anonymous memory: JIT code, perf map regions). */
 bool sym_procs_exec_at(const struct sym_procs *p, uint32_t pid, uint64_t time, uint64_t addr);

@@ -189,7 +189,7 @@ struct ufile *sym_uw_file_at(struct sym_unwinder *u, uint64_t addr, uint64_t *bi
 		}
 	const char *path;
 	const struct sym_ustack *s = u->cur;
-	if (sym_procs_module(u->procs, s->pid, s->time, addr, &path, bias) < 0)
+	if (sym_procs_module_read_path(u->procs, s->pid, s->time, addr, &path, bias) < 0)
 		return NULL;
 	struct ufile *f = ufile_get(u, path);
 	if (f && f->lo < f->hi && u->nseen < WALK_FILES)

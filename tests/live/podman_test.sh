@@ -18,8 +18,12 @@
 #      refused naming the sysctl
 #  (d) --security-opt seccomp=unconfined, README's other way: profile's 1:2
 #  (e) --pid host with CAP_PERFMON, SYSLOG, SYS_PTRACE: a system-wide
-#      profile samples the host's processes, their frames named where their
-#      files are mounted at the same paths
+#      profile samples the host's processes, their frames named through
+#      /proc/PID/root (nothing mounted) and walked to main
+#  (f) the same without --pid host: the host's samples are said to be of
+#      tasks outside this pid namespace, not the idle task's
+#  (g) the host's system-wide profile names a container's cpu_ab (a path
+#      only the image has) and walks it to main
 # Containers and the image are named ftstack_podman_PID* and removed at exit.
 cd "$(dirname "$0")/../.." && . tests/live/lib.sh
 if ! command -v podman >/dev/null || ! command -v runc >/dev/null || ! command -v jq >/dev/null; then
@@ -187,21 +191,45 @@ incontainer "${PERFMON[@]}" --security-opt seccomp=unconfined -- /bin/ftstack ch
 check "(d) check: no filter" grep -Eq '^seccomp +yes +no filter' $TMP/m
 
 # (e) the host seen from the container, README's first recipe: the host's
-# pid namespace, system-wide, while the host runs cpu_ab. ftstack opens a
-# process's files by the paths in its maps, in its own mount namespace: the
-# workloads' folder is mounted at its host path, read-only, as README says
+# pid namespace, system-wide, while the host runs cpu_ab. Nothing mounted:
+# the host's files are read through /proc/PID/root (another mount namespace)
 $BIN/cpu_ab 3 & host_ab=$!
 incontainer "${PERFMON[@]}" --cap-add SYSLOG --cap-add SYS_PTRACE --pid host "${SEC[@]}" \
-	-v "$BIN:$BIN:ro" -- /bin/ftstack profile -F 499 -f 1 >$TMP/o 2>$TMP/e; st=$?
+	-- /bin/ftstack profile -F 499 -f 1 >$TMP/o 2>$TMP/e; st=$?
 wait $host_ab
 expect_eq "(e) --pid host, system-wide: exit status" $st 0
 # its share of the CPUs is the host's load's to decide (15 samples of 199
 # once while other tests ran): seen at all is what the namespace changes
 t=$(folded_count $TMP/o '^cpu_ab;')
 check "(e) the host's cpu_ab sampled from the container ($t samples at 499 Hz for 1 s; at least 5)" test $t -ge 5
-named=$(folded_count $TMP/o '^cpu_ab;.*;main;func_[ab];')
-check "(e) its frames named from the mounted folder (main;func_a|func_b in $named of $t, at least half)" \
+named=$(folded_count $TMP/o '^cpu_ab;.*main;func_[ab];')
+check "(e) its frames named through /proc/PID/root and walked to main (main;func_a|func_b in $named of $t, at least half)" \
 	test $((named * 2)) -ge $t -a $t -gt 0
+
+# (f) the same without --pid host: the host's tasks are outside the
+# container's pid namespace, reported as pid 0; the summary says so rather
+# than calling them the idle task's
+$BIN/cpu_ab 3 & host_ab=$!
+incontainer "${PERFMON[@]}" --cap-add SYSLOG "${SEC[@]}" \
+	-- /bin/ftstack profile -F 499 -f 1 >$TMP/o 2>$TMP/e; st=$?
+wait $host_ab
+expect_eq "(f) own pid namespace, system-wide: exit status" $st 0
+out=$(grep -o 'left out [0-9]* samples of tasks outside this pid namespace' $TMP/e | grep -o '[0-9]*')
+check "(f) the host's cpu_ab counted as outside this pid namespace (${out:-no} samples, at least 5)" \
+	test "${out:-0}" -ge 5
+check "(f) never all called the idle task's" bash -c "! grep -q 'samples of the idle task' $TMP/e"
+
+# (g) a container's process seen from the host: /bin/cpu_ab is the image's
+# only, so its frames are named through /proc/PID/root
+incontainer "${SEC[@]}" -- /bin/cpu_ab 3 >/dev/null 2>&1 & pod_ab=$!
+for _ in $(seq 50); do pgrep -x cpu_ab >/dev/null && break; sleep 0.1; done
+"$FTSTACK" profile -F 499 -f 1 >$TMP/o 2>$TMP/e; st=$?
+wait $pod_ab
+expect_eq "(g) the host's system-wide profile: exit status" $st 0
+t=$(folded_count $TMP/o '^cpu_ab;')
+named=$(folded_count $TMP/o '^cpu_ab;.*main;func_[ab];')
+check "(g) the container's cpu_ab named through /proc/PID/root and walked to main ($named of $t, at least half, at least 5)" \
+	test $t -ge 5 -a $((named * 2)) -ge $t
 
 cleanup
 expect_eq "no ftstack_podman container left" \

@@ -53,6 +53,17 @@ static void test_fixture(void)
 	CHECK(host_access_read(proc, sys, &h) == 0 && h.seccomp == 2 && h.perf_seccomp == 0 &&
 	      host_access_has(&h, HOST_CAP_PERFMON),
 	      "host_access_read: seccomp 2 (a filter), CAP_PERFMON, nothing probed yet");
+	CHECK(host_child_pidns(proc, "self") == -ENOENT && !h.child_pidns, "no ns/pid link: not known");
+	char link[700];
+	snprintf(link, sizeof(link), "%s/self/ns", proc);
+	mkdir(link, 0755);
+	strcat(link, "/pid");
+	CHECK(symlink("pid:[4026532481]", link) == 0 && host_child_pidns(proc, "self") == 1 &&
+	      host_access_read(proc, sys, &h) == 0 && h.child_pidns,
+	      "pid:[4026532481]: a child pid namespace (a container's)");
+	unlink(link);
+	CHECK(symlink("pid:[4026531836]", link) == 0 && host_child_pidns(proc, "self") == 0,
+	      "pid:[4026531836] (PROC_PID_INIT_INO): the host's");
 	put(dir, "proc/self/status", "Name:\tftstack\nCapEff:\t0000000000000000\nSeccomp:\t0\n");
 	CHECK(host_access_read(proc, sys, &h) == 0 && h.seccomp == 0, "Seccomp: 0, no filter");
 	h.perf_seccomp = -EPERM;

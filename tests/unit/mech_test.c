@@ -314,6 +314,37 @@ static void test_read(void)
 	CHECK(system(cmd) == 0, "fixture removed");
 }
 
+/* An open refused at run time: the line says what the host's access says,
+ * never "another user's process" for a system-wide event. */
+static void test_open_why(void)
+{
+	char why[512];
+	struct host_access h = host(2, PERFMON);
+	h.seccomp = 2;
+	h.perf_seccomp = -EPERM;
+	ft_mech_open_why(&h, false, why, sizeof(why));
+	CHECK(strstr(why, "seccomp filter") && strstr(why, "though CAP_PERFMON is effective"),
+	      "a filter answering EPERM is blamed: %s", why);
+	h = host(2, 0);
+	ft_mech_open_why(&h, false, why, sizeof(why));
+	CHECK(strstr(why, "tracing every process needs CAP_PERFMON") && strstr(why, "(it is 2)"),
+	      "system-wide without CAP_PERFMON at paranoid 2: %s", why);
+	h = host(3, 0);
+	ft_mech_open_why(&h, true, why, sizeof(why));
+	CHECK(strstr(why, "closed to users here") != NULL, "paranoid 3: %s", why);
+	h = host(2, PERFMON);
+	ft_mech_open_why(&h, true, why, sizeof(why));
+	CHECK(strstr(why, "another user needs CAP_PERFMON and CAP_SYS_PTRACE (effective here: "
+			  "CAP_PERFMON)") != NULL, "a task, without CAP_SYS_PTRACE: %s", why);
+	h = host(2, PERFMON | (1ull << HOST_CAP_SYS_PTRACE));
+	ft_mech_open_why(&h, true, why, sizeof(why));
+	CHECK(strstr(why, "security module") && !strstr(why, "another user"),
+	      "all that is known allows it: %s", why);
+	ft_mech_open_why(&h, false, why, sizeof(why));
+	CHECK(strstr(why, "security module") && !strstr(why, "another user"),
+	      "system-wide, CAP_PERFMON: never another user's process: %s", why);
+}
+
 int main(void)
 {
 	test_specs();
@@ -321,5 +352,6 @@ int main(void)
 	test_matrix();
 	test_seccomp();
 	test_read();
+	test_open_why();
 	CHECK_DONE();
 }

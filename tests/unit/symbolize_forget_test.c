@@ -73,9 +73,9 @@ int main(void)
 	/* pid 50: forked, exec'd, mapped this binary and a file only it maps */
 	sym_procs_fork(p, 50, 42, 42, 2000);
 	sym_procs_comm(p, 50, 2100, "child", true);
-	sym_procs_mmap(p, 50, 2200, 0x10000000, 0x100000, pgoff, true, file);
-	sym_procs_mmap(p, 50, 2300, 0x30000000, 0x1000, 0, true, "/nonexistent/only50.so");
-	sym_procs_mmap(p, 60, 2400, 0x40000000, 0x1000, 0, true, "/nonexistent/b.so");
+	sym_procs_mmap(p, 50, 2200, 0x10000000, 0x100000, pgoff, true, file, NULL);
+	sym_procs_mmap(p, 50, 2300, 0x30000000, 0x1000, 0, true, "/nonexistent/only50.so", NULL);
+	sym_procs_mmap(p, 60, 2400, 0x40000000, 0x1000, 0, true, "/nonexistent/b.so", NULL);
 	sym_procs_exit(p, 50, 50, 3000);
 	CHECK_EQ_U64(sym_procs_exited(p), 1, "its EXIT record marks it");
 	CHECK(names(p, 50, 2900, a50) && !strcmp(sym_procs_comm_at(p, 50, 2900), "child"),
@@ -94,7 +94,7 @@ int main(void)
 	const char *b = dso(p, 60, 2500, 0x40000010);
 	CHECK(b && !strcmp(b, "/nonexistent/b.so"), "another process's file, numbered anew (%s)",
 	      b ? b : "none");
-	sym_procs_mmap(p, 60, 2600, 0x50000000, 0x1000, 0, true, "/nonexistent/b.so");
+	sym_procs_mmap(p, 60, 2600, 0x50000000, 0x1000, 0, true, "/nonexistent/b.so", NULL);
 	b = dso(p, 60, 2700, 0x50000010);
 	CHECK(b && !strcmp(b, "/nonexistent/b.so"), "the rebuilt path hash finds it again");
 
@@ -135,10 +135,10 @@ int main(void)
 	for (uint32_t pid = 1000; pid < 21000; pid++) {
 		sym_procs_fork(p, pid, 42, 42, 8000);
 		sym_procs_comm(p, pid, 8100, "short", true);
-		sym_procs_mmap(p, pid, 8200, 0x10000000, 0x100000, pgoff, true, file);
+		sym_procs_mmap(p, pid, 8200, 0x10000000, 0x100000, pgoff, true, file, NULL);
 		char lib[64];
 		snprintf(lib, sizeof(lib), "/nonexistent/lib%u.so", pid);
-		sym_procs_mmap(p, pid, 8300, 0x30000000, 0x1000, 0, true, lib);
+		sym_procs_mmap(p, pid, 8300, 0x30000000, 0x1000, 0, true, lib, NULL);
 		sym_procs_exit(p, pid, pid, 9000);
 	}
 	CHECK(sym_procs_exited(p) == 20000 && names(p, 20999, 8500, a50), "20000 short processes");

@@ -23,23 +23,23 @@ static void test_image(void)
 	if (!p)
 		return;
 	CHECK_EQ_U64(sym_procs_image(p, PID, 5), 0, "an unknown pid: no layout");
-	sym_procs_mmap(p, PID, 10, 0x400000, 0x10000, 0, true, LIBA);
+	sym_procs_mmap(p, PID, 10, 0x400000, 0x10000, 0, true, LIBA, NULL);
 	uint64_t a = sym_procs_image(p, PID, 20);
 	CHECK(a != 0, "a mapping seen: a layout (%" PRIu64 ")", a);
 	/* an mprotect's record, the same file at the same bias; another
 	 * library where nothing was: the addresses keep their code */
-	sym_procs_mmap(p, PID, 21, 0x404000, 0x1000, 0x4000, true, LIBA);
-	sym_procs_mmap(p, PID, 22, 0x800000, 0x10000, 0, true, LIBB);
+	sym_procs_mmap(p, PID, 21, 0x404000, 0x1000, 0x4000, true, LIBA, NULL);
+	sym_procs_mmap(p, PID, 22, 0x800000, 0x10000, 0, true, LIBB, NULL);
 	CHECK_EQ_U64(sym_procs_image(p, PID, 25), a, "the same code mapped again, a new library "
 		     "elsewhere: the same layout");
 	/* liba unmapped (perf says nothing), libb mapped where it was */
-	sym_procs_mmap(p, PID, 30, 0x400000, 0x10000, 0, true, LIBB);
+	sym_procs_mmap(p, PID, 30, 0x400000, 0x10000, 0, true, LIBB, NULL);
 	uint64_t b = sym_procs_image(p, PID, 40);
 	CHECK(b != 0 && b != a, "another file over liba: a new layout (%" PRIu64 " after %" PRIu64
 	      ")", b, a);
 	CHECK_EQ_U64(sym_procs_image(p, PID, 25), a, "before it, the old layout still");
 	/* the same file at another offset holds other code too */
-	sym_procs_mmap(p, PID, 50, 0x800000, 0x10000, 0x2000, true, LIBB);
+	sym_procs_mmap(p, PID, 50, 0x800000, 0x10000, 0x2000, true, LIBB, NULL);
 	uint64_t c = sym_procs_image(p, PID, 60);
 	CHECK(c != b && c != a, "the same file at another bias: a new layout");
 	sym_procs_comm(p, PID, 70, "next", true);
@@ -51,7 +51,7 @@ static void test_image(void)
 	CHECK_EQ_U64(sym_procs_forget(p, 100 + 2 * SYM_EXIT_GRACE_NS, NULL, NULL), 1,
 		     "the exited process forgotten");
 	uint64_t t = 100 + 3 * SYM_EXIT_GRACE_NS;
-	sym_procs_mmap(p, PID, t, 0x400000, 0x10000, 0, true, LIBB);
+	sym_procs_mmap(p, PID, t, 0x400000, 0x10000, 0, true, LIBB, NULL);
 	uint64_t e = sym_procs_image(p, PID, t + 10);
 	CHECK(e != 0 && e != a && e != b && e != c && e != d,
 	      "the pid taken again after it was forgotten: a layout never seen (%" PRIu64 ")", e);
@@ -72,7 +72,7 @@ static int map_like_self(struct sym_procs *p, uint64_t addr, uint64_t time, cons
 	uint64_t start, pgoff;
 	if (test_self_mapping(addr, file, sizeof(file), &start, &pgoff) < 0)
 		return -1;
-	sym_procs_mmap(p, PID, time, start, 0x100000, pgoff, true, path ? path : file);
+	sym_procs_mmap(p, PID, time, start, 0x100000, pgoff, true, path ? path : file, NULL);
 	return 0;
 }
 
@@ -111,7 +111,7 @@ static void test_rules_not_shared(void)
 	      "unwinder: the caller's rule learnt once, both walks by it "
 	      "(%" PRIu64 " ruled, %" PRIu64 " full, %" PRIu64 " learnt)", ruled, full, learnt);
 	if (ok)
-		sym_procs_mmap(p, PID, 30, ip & ~0xfffull, 0x100000, 0, true, libc);
+		sym_procs_mmap(p, PID, 30, ip & ~0xfffull, 0x100000, 0, true, libc, NULL);
 	s.time = 40;
 	uint32_t n = ok ? sym_unwind(u, &s, ips, 8, &cut) : 0;
 	uint64_t ruled2 = 0, full2 = 0;

@@ -354,10 +354,10 @@ static void test_procs_history(void)
 	CHECK(sym_procs_lookup(p, 50, 2500, a, &fr) == 0, "before exec: still named");
 	CHECK_STR(sym_procs_comm_at(p, 50, 3500), "newprog", "comm after exec");
 	CHECK_STR(sym_procs_comm_at(p, 50, 2500), "renamed", "comm before exec");
-	sym_procs_mmap(p, 50, 3900, 0x20000000, 0x100000, pgoff, false, file);
+	sym_procs_mmap(p, 50, 3900, 0x20000000, 0x100000, pgoff, false, file, NULL);
 	CHECK(sym_procs_lookup(p, 50, 4500, 0x20000000 + (a - start), &fr) == -ENOENT,
 	      "non-exec MMAP2 ignored");
-	sym_procs_mmap(p, 50, 4000, 0x10000000, 0x100000, pgoff, true, file);
+	sym_procs_mmap(p, 50, 4000, 0x10000000, 0x100000, pgoff, true, file, NULL);
 	CHECK(sym_procs_lookup(p, 42, 4500, 0x10000000 + (a - start), &fr) == -ENOENT,
 	      "the child's mapping is not the parent's");
 	CHECK(sym_procs_lookup(p, 50, 4500, 0x10000000 + (a - start), &fr) == 0 && fr.name &&
@@ -367,8 +367,8 @@ static void test_procs_history(void)
 	      strcmp(fr.name, "symbolize_test_target") == 0, "a time after the last record");
 	CHECK(sym_procs_lookup(p, 50, 2500, a, &fr) == 0 && fr.name, "and its first generation too");
 	/* a mapping replaced at the same address: the one in effect at TIME */
-	sym_procs_mmap(p, 70, 100, 0x30000000, 0x1000, 0, true, "/nonexistent/old.so");
-	sym_procs_mmap(p, 70, 200, 0x30000000, 0x1000, 0, true, "/nonexistent/new.so");
+	sym_procs_mmap(p, 70, 100, 0x30000000, 0x1000, 0, true, "/nonexistent/old.so", NULL);
+	sym_procs_mmap(p, 70, 200, 0x30000000, 0x1000, 0, true, "/nonexistent/new.so", NULL);
 	CHECK(!sym_procs_known(p, 70), "MMAP2 alone does not make a history complete");
 	CHECK(sym_procs_lookup(p, 70, 150, 0x30000010, &fr) == 0 && fr.dso &&
 	      strcmp(fr.dso, "/nonexistent/old.so") == 0 && !fr.name, "older mapping at its time");
@@ -383,13 +383,13 @@ static void test_procs_history(void)
 	CHECK(sym_procs_snapshot(p, 80, 3000) == 0 && sym_procs_known(p, 80), "zombie snapshot");
 	sym_procs_fork(p, 80, 42, 42, 2000);
 	sym_procs_comm(p, 80, 2100, "child", true);
-	sym_procs_mmap(p, 80, 2200, 0x10000000, 0x100000, pgoff, true, file);
+	sym_procs_mmap(p, 80, 2200, 0x10000000, 0x100000, pgoff, true, file, NULL);
 	CHECK(sym_procs_lookup(p, 80, 3500, 0x10000000 + (a - start), &fr) == 0 && fr.name &&
 	      strcmp(fr.name, "symbolize_test_target") == 0, "records override a later snapshot");
 	CHECK_STR(sym_procs_comm_at(p, 80, 3500), "child", "comm from the exec, not the snapshot");
 	CHECK_STR(sym_procs_comm_at(p, 80, 2050), "renamed", "the parent's comm until the exec");
 	/* a child's MMAP2 record decoded before its fork and exec records */
-	sym_procs_mmap(p, 90, 2300, 0x10000000, 0x100000, pgoff, true, file);
+	sym_procs_mmap(p, 90, 2300, 0x10000000, 0x100000, pgoff, true, file, NULL);
 	sym_procs_fork(p, 90, 42, 42, 2000);
 	sym_procs_comm(p, 90, 2100, "child", true);
 	CHECK(sym_procs_lookup(p, 90, 2500, 0x10000000 + (a - start), &fr) == 0 && fr.name &&
@@ -398,7 +398,7 @@ static void test_procs_history(void)
 	/* both races at once: a sample snapshots a zombie, then its records */
 	fake_file(root, "81/maps", "");
 	CHECK(sym_procs_snapshot(p, 81, 2250) == 0, "zombie snapshot");
-	sym_procs_mmap(p, 81, 2300, 0x10000000, 0x100000, pgoff, true, file);
+	sym_procs_mmap(p, 81, 2300, 0x10000000, 0x100000, pgoff, true, file, NULL);
 	sym_procs_comm(p, 81, 2100, "child", true);
 	CHECK(sym_procs_lookup(p, 81, 2500, 0x10000000 + (a - start), &fr) == 0 && fr.name,
 	      "a dropped snapshot keeps the mmap records it held");
@@ -460,14 +460,14 @@ static void test_perfmap(void)
 	struct sym_frame fr;
 	sym_procs_alloc(root, NULL, &p);
 	sym_procs_set_perfmap_dir(p, root);
-	sym_procs_mmap(p, 77, 100, 0x7f0000000000, 0x10000, 0, true, "//anon");
+	sym_procs_mmap(p, 77, 100, 0x7f0000000000, 0x10000, 0, true, "//anon", NULL);
 	CHECK(sym_procs_lookup(p, 77, 200, 0x7f0000003008, &fr) == 0 && fr.name &&
 	      strcmp(fr.name, "with_0x") == 0 && fr.offset == 8, "anonymous code named by the perf map");
 	CHECK(sym_procs_lookup(p, 78, 200, 0x7f0000003008, &fr) == -ENOENT, "another pid: its own map");
 	/* a process in a container: its own /tmp, its own pid there */
 	fake_file(root, "55/status", "Name:\tnode\nNSpid:\t55\t7\n");
 	fake_file(root, "55/root/tmp/perf-7.map", "7f0000005000 10 ns_jit\n");
-	sym_procs_mmap(p, 55, 100, 0x7f0000000000, 0x10000, 0, true, "//anon");
+	sym_procs_mmap(p, 55, 100, 0x7f0000000000, 0x10000, 0, true, "//anon", NULL);
 	CHECK(sym_procs_lookup(p, 55, 200, 0x7f0000005004, &fr) == 0 && fr.name &&
 	      strcmp(fr.name, "ns_jit") == 0, "container: /proc/PID/root/tmp/perf-NSPID.map");
 	sym_procs_free(p);

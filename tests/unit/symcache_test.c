@@ -34,7 +34,7 @@ static void test_unknown(const char *dir)
 	char path[300];
 	blob(dir, "libblob.so.1", path, sizeof(path));
 	CHECK(sym_procs_alloc(dir, NULL, &p) == 0, "symcache: procs");
-	sym_procs_mmap(p, PID, 10, 0x400000, 0x1000, 0, true, path);
+	sym_procs_mmap(p, PID, 10, 0x400000, 0x1000, 0, true, path, NULL);
 	CHECK(sym_cache_alloc(NULL, p, &style, &c) == 0, "symcache: create");
 	CHECK_STR(sym_cache_name(c, PID, 20, 0x400010, true), "[libblob.so.1]",
 		  "symcache: no symbol in a known file (no offset added with -s)");
@@ -60,17 +60,17 @@ static void test_new_code(const char *dir)
 		sym_procs_free(p);
 		return;
 	}
-	sym_procs_mmap(p, PID, 10, 0x400000, 0x1000, 0, true, a);
+	sym_procs_mmap(p, PID, 10, 0x400000, 0x1000, 0, true, a, NULL);
 	CHECK_STR(sym_cache_name(c, PID, 20, 0x400010, false), "[liba.so]", "before the exec");
 	/* a fake exec: its COMM record, then the new image mapped where liba was */
 	sym_procs_comm(p, PID, 30, "next", true);
-	sym_procs_mmap(p, PID, 31, 0x400000, 0x1000, 0, true, b);
+	sym_procs_mmap(p, PID, 31, 0x400000, 0x1000, 0, true, b, NULL);
 	CHECK_STR(sym_cache_name(c, PID, 40, 0x400010, false), "[libb.so]",
 		  "after an exec, the same pid and address: the new image's name");
 	CHECK_STR(sym_cache_name(c, PID, 20, 0x400010, false), "[liba.so]",
 		  "a stack from before the exec: still the old name");
 	/* libb unmapped (no record says it), libd mapped at its address */
-	sym_procs_mmap(p, PID, 50, 0x400000, 0x1000, 0, true, d);
+	sym_procs_mmap(p, PID, 50, 0x400000, 0x1000, 0, true, d, NULL);
 	CHECK_STR(sym_cache_name(c, PID, 60, 0x400010, false), "[libd.so]",
 		  "another library mapped where one was: its name");
 	/* the process exits and is forgotten (the collector clears the cache
@@ -78,7 +78,7 @@ static void test_new_code(const char *dir)
 	sym_procs_exit(p, PID, PID, 100);
 	sym_procs_forget(p, 100 + 2 * SYM_EXIT_GRACE_NS, NULL, NULL);
 	uint64_t t = 100 + 3 * SYM_EXIT_GRACE_NS;
-	sym_procs_mmap(p, PID, t, 0x400000, 0x1000, 0, true, b);
+	sym_procs_mmap(p, PID, t, 0x400000, 0x1000, 0, true, b, NULL);
 	CHECK_STR(sym_cache_name(c, PID, t + 10, 0x400010, false), "[libb.so]",
 		  "the pid taken again after it was forgotten: the new process's name");
 	sym_cache_free(c);
