@@ -188,10 +188,10 @@ int ft_cmd_check(const struct ft_options *o)
 	n += ft_check_host(&h, "/proc", &items[n], 30 - n);
 	check_seccomp(&h, &items[n++]);
 	struct perfev_ustack_cost cost;
-	if (n >= 0 && root[0] && check_user_stacks(root, &cost, &items[n]) == 0 &&
+	if (root[0] && check_user_stacks(root, &cost, &items[n]) == 0 &&
 	    ft_ustack_check(&cost, &items[++n]) == 0)
 		n++;
-	if (n >= 0) { /* what profile, offcpu and count put in user stacks (python/) */
+	{ /* what profile, offcpu and count put in user stacks (python/) */
 		items[n].what = "python frames";
 		items[n].ok = true;
 		snprintf(items[n].detail, sizeof(items[n].detail),
@@ -200,13 +200,12 @@ int ft_cmd_check(const struct ft_options *o)
 			 py_versions());
 		n++;
 	}
-	if (n >= 0) { /* names for stripped binaries (names.c) */
+	{ /* names for stripped binaries (names.c) */
 		items[n].what = "debuginfod";
 		ft_names_check(items[n].detail, sizeof(items[n].detail), &items[n].ok);
 		n++;
 	}
-	if (n >= 0) /* the runtimes whose frames ftstack walks and names */
-		n += ft_runtimes_check(&items[n], 48 - n);
+	n += ft_runtimes_check(&items[n], 48 - n); /* the runtimes whose frames ftstack walks and names */
 	int width = 0;
 	for (int i = 0; i < n; i++)
 		if ((int)strlen(items[i].what) > width)
