@@ -141,7 +141,12 @@ run_ft $TMP/o $TMP/e profile -F 999 -U -f -c "$BIN/pingpong 100000 --threads"
 read -r w t < <(thread_stacks $TMP/o)
 expect_eq "profile pingpong --threads: the second thread's samples whole to clone3 (whole, of)" \
 	"$w $((t > 0 ? t : -1))" "$t $t"
-expect_eq "profile pingpong --threads: the summary counts the stacks not whole, none of them pingpong's (cut, not whole)" \
-	"$(cut_count $TMP/e)" "$(not_whole $TMP/o)"
+# ... but for a sample in the new thread's first instructions: clone3's
+# child runs two instructions (test, jz) under the parent's CFI, whose
+# return address it does not have; such a stack, clone3 alone, is said cut
+# (1 in 3 ASan runs here); glibc's thread_start CFI begins after them
+at_clone=$(folded_count $TMP/o '^pingpong;clone3 ')
+expect_eq "profile pingpong --threads: the summary counts the stacks not whole, none of them pingpong's (cut, not whole + in clone3's first instructions)" \
+	"$(cut_count $TMP/e)" "$(($(not_whole $TMP/o) + at_clone))"
 
 [ $fails -eq 0 ]
