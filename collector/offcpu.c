@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "aggregate/aggregate.h"
 #include "mem/mem.h"
 #include "collector/offcpu.h"
 #include "collector/stack_pool.h"
@@ -57,46 +58,37 @@ struct thread {
 struct ft_offcpu {
 	struct ft_offcpu_config c;
 	struct ft_offcpu_stats st;
-	struct thread *t;
-	size_t cap, n;
+	struct thread *t;    /* the threads, in no order; item i + 1 of tids */
+	uint32_t n, cap;
+	struct agg_index tids;
 	uint32_t off_prev_pid, off_prev_state;
 	uint32_t size_prev_state;
 	uint32_t event;
 	struct ft_stack_pool pool; /* the switch-outs' ips */
 };
 
+/* Knuth's multiplier: tids are dense, and its low bits place them apart */
+static uint32_t tid_hash(uint32_t tid)
+{
+	return tid * 2654435761u;
+}
+
+/* Thread TID, NULL when it is new and CREATE is false, or no memory.
+ * Creating one may move the others (the pointer lives until the next). */
 static struct thread *thread_get(struct ft_offcpu *oc, uint32_t tid, bool create)
 {
-	if (create && (oc->n + 1) * 2 > oc->cap) {
-		size_t cap = oc->cap ? oc->cap * 2 : 1024;
-		struct thread *nt = calloc(cap, sizeof(*nt));
-		if (!nt)
-			return NULL;
-		for (size_t i = 0; i < oc->cap; i++) {
-			if (!oc->t[i].tid)
-				continue;
-			size_t j = (oc->t[i].tid * 2654435761u) & (cap - 1);
-			while (nt[j].tid)
-				j = (j + 1) & (cap - 1);
-			nt[j] = oc->t[i];
-		}
-		free(oc->t);
-		oc->t = nt;
-		oc->cap = cap;
-	}
-	if (!oc->cap)
+	struct agg_probe p;
+	if (create && agg_index_reserve(&oc->tids) < 0)
 		return NULL;
-	size_t i = (tid * 2654435761u) & (oc->cap - 1);
-	while (oc->t[i].tid) {
-		if (oc->t[i].tid == tid)
-			return &oc->t[i];
-		i = (i + 1) & (oc->cap - 1);
-	}
-	if (!create)
+	for (uint32_t it = agg_index_first(&oc->tids, tid_hash(tid), &p); it;
+	     it = agg_index_next(&oc->tids, &p))
+		if (oc->t[it - 1].tid == tid)
+			return &oc->t[it - 1];
+	if (!create || oc->n >= UINT32_MAX - 1 || MEM_GROW(oc->t, oc->cap, (size_t)oc->n + 1, 1024) < 0)
 		return NULL;
-	oc->t[i].tid = tid;
-	oc->n++;
-	return &oc->t[i];
+	oc->t[oc->n] = (struct thread){ .tid = tid };
+	agg_index_put(&oc->tids, &p, oc->n + 1);
+	return &oc->t[oc->n++];
 }
 
 static uint64_t field(const void *raw, uint32_t raw_size, uint32_t off, uint32_t size)
@@ -272,47 +264,43 @@ static bool gone_for_good(const struct thread *t, uint64_t horizon)
 	return t->exited && end > t->exit_time && horizon > end && (!t->n || t->ev[t->n - 1].time <= end);
 }
 
-/* Drops the threads gone for good: the table is rebuilt without them (and
- * smaller, after many exits), so it holds the threads that live. */
+/* Drops the threads gone for good: the array is compacted and indexed
+ * again (its slots fewer after many exits), so it holds the threads that
+ * live. */
 static void forget_exited(struct ft_offcpu *oc, uint64_t horizon)
 {
-	size_t keep = 0, gone = 0;
-	for (size_t i = 0; i < oc->cap; i++)
-		if (oc->t[i].tid)
-			gone_for_good(&oc->t[i], horizon) ? gone++ : keep++;
-	if (!gone)
-		return;
-	size_t cap = oc->cap;
-	while (cap / 2 >= 1024 && (keep + 1) * 4 <= cap / 2)
-		cap /= 2;
-	struct thread *nt = calloc(cap, sizeof(*nt));
-	if (!nt)
-		return; /* kept until a later settle */
-	for (size_t i = 0; i < oc->cap; i++) {
+	uint32_t keep = 0;
+	for (uint32_t i = 0; i < oc->n; i++)
+		keep += !gone_for_good(&oc->t[i], horizon);
+	if (keep == oc->n || agg_index_reset(&oc->tids, keep) < 0)
+		return; /* none gone, or kept until a later settle */
+	keep = 0;
+	for (uint32_t i = 0; i < oc->n; i++) {
 		struct thread *t = &oc->t[i];
-		if (!t->tid)
-			continue;
 		if (gone_for_good(t, horizon)) {
 			for (uint32_t j = 0; j < t->n; j++)
 				release(oc, &t->ev[j]);
 			free(t->ev);
 			continue;
 		}
-		size_t j = (t->tid * 2654435761u) & (cap - 1);
-		while (nt[j].tid)
-			j = (j + 1) & (cap - 1);
-		nt[j] = *t;
+		oc->t[keep] = *t;
+		agg_index_add(&oc->tids, tid_hash(t->tid), ++keep);
 	}
-	free(oc->t);
-	oc->t = nt;
-	oc->cap = cap;
 	oc->n = keep;
+	uint32_t cap = oc->cap;
+	while (cap / 2 >= 1024 && (keep + 1) * 4 <= cap / 2)
+		cap /= 2;
+	struct thread *nt = cap < oc->cap ? realloc(oc->t, cap * sizeof(*nt)) : NULL;
+	if (nt) {
+		oc->t = nt;
+		oc->cap = cap;
+	}
 }
 
 void ft_offcpu_settle(struct ft_offcpu *oc, uint64_t horizon)
 {
-	for (size_t i = 0; oc && i < oc->cap; i++)
-		if (oc->t[i].tid && oc->t[i].n)
+	for (uint32_t i = 0; oc && i < oc->n; i++)
+		if (oc->t[i].n)
 			settle_thread(oc, &oc->t[i], horizon);
 	if (oc)
 		forget_exited(oc, horizon);
@@ -394,10 +382,10 @@ void ft_offcpu_exit(struct ft_offcpu *oc, uint32_t tid, uint64_t time)
 void ft_offcpu_finish(struct ft_offcpu *oc, uint64_t end)
 {
 	ft_offcpu_settle(oc, UINT64_MAX); /* every ring is read */
-	for (size_t i = 0; oc && i < oc->cap; i++) {
+	for (uint32_t i = 0; oc && i < oc->n; i++) {
 		struct thread *t = &oc->t[i];
 		/* a switch-out with nothing after it: still off CPU now */
-		const struct switch_ev *last = t->tid && t->n ? &t->ev[t->n - 1] : NULL;
+		const struct switch_ev *last = t->n ? &t->ev[t->n - 1] : NULL;
 		if (last && last->out && !last->filtered && last->time < end)
 			count_interval(oc, t->tid, last, end, true);
 	}
@@ -417,12 +405,13 @@ void ft_offcpu_free(struct ft_offcpu *oc)
 {
 	if (!oc)
 		return;
-	for (size_t i = 0; i < oc->cap; i++) {
+	for (uint32_t i = 0; i < oc->n; i++) {
 		for (uint32_t j = 0; j < oc->t[i].n; j++)
 			release(oc, &oc->t[i].ev[j]);
 		free(oc->t[i].ev);
 	}
 	ft_stack_pool_clear(&oc->pool);
+	agg_index_clear(&oc->tids);
 	free(oc->t);
 	free(oc);
 }

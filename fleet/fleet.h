@@ -179,7 +179,7 @@ int fleet_seen_alloc(struct fleet_seen **out);
 void fleet_seen_free(struct fleet_seen *s);
 /* Returns true when H was added. */
 bool fleet_seen_has(const struct fleet_seen *s, uint64_t h);
-/* Adds H (not 0). Returns 0 or -ENOMEM. */
+/* Adds H (once). Returns 0 or -ENOMEM. */
 int fleet_seen_add(struct fleet_seen *s, uint64_t h);
 
 /* One grouped row of report's SELECT. Frames root first, as stored. */

@@ -9,7 +9,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "aggregate/aggregate.h"
 #include "fleet/fleet.h"
+#include "mem/mem.h"
 #include "symbolize/symbolize.h"
 
 static uint64_t fnv(uint64_t h, const void *p, size_t n)
@@ -50,12 +52,13 @@ void fleet_stacks_encode(struct fleet_buf *b, uint64_t hash, const struct agg_na
 	put_frames(b, s->frames + s->nkframes, s->nuframes);
 }
 
-/* ---- the set of hashes sent: open addressing, 0 marks a free slot
- * (fleet_stack_hash never returns 0) ---- */
+/* ---- the set of hashes sent: the hashes in an array, found through
+ * aggregate's index ---- */
 
 struct fleet_seen {
-	uint64_t *slot;
-	size_t cap, n;              /* cap a power of two, kept at most half full */
+	uint64_t *hash;             /* item i + 1 of idx */
+	uint32_t n, cap;
+	struct agg_index idx;
 };
 
 int fleet_seen_alloc(struct fleet_seen **out)
@@ -66,42 +69,40 @@ int fleet_seen_alloc(struct fleet_seen **out)
 
 void fleet_seen_free(struct fleet_seen *s)
 {
-	if (s)
-		free(s->slot);
+	if (s) {
+		agg_index_clear(&s->idx);
+		free(s->hash);
+	}
 	free(s);
 }
 
-static size_t find(const struct fleet_seen *s, uint64_t h)
+/* Whether H is in S; P then ends where an insert of H goes. */
+static bool find(const struct fleet_seen *s, uint64_t h, struct agg_probe *p)
 {
-	size_t i = (size_t)(h ^ h >> 29) & (s->cap - 1);
-	while (s->slot[i] && s->slot[i] != h)
-		i = (i + 1) & (s->cap - 1);
-	return i;
+	/* FNV-1a's low bits, the index's place, are its weakest: mixed first */
+	for (uint32_t it = agg_index_first(&s->idx, agg_hash_finish(h), p); it;
+	     it = agg_index_next(&s->idx, p))
+		if (s->hash[it - 1] == h)
+			return true;
+	return false;
 }
 
 bool fleet_seen_has(const struct fleet_seen *s, uint64_t h)
 {
-	return s->cap && s->slot[find(s, h)] == h;
+	struct agg_probe p;
+	return find(s, h, &p);
 }
 
 int fleet_seen_add(struct fleet_seen *s, uint64_t h)
 {
-	if (2 * (s->n + 1) > s->cap) {
-		size_t cap = s->cap ? 2 * s->cap : 1024;
-		struct fleet_seen bigger = { .slot = calloc(cap, sizeof(uint64_t)), .cap = cap };
-		if (!bigger.slot)
-			return -ENOMEM;
-		for (size_t i = 0; i < s->cap; i++)
-			if (s->slot[i])
-				bigger.slot[find(&bigger, s->slot[i])] = s->slot[i];
-		free(s->slot);
-		s->slot = bigger.slot;
-		s->cap = cap;
-	}
-	size_t i = find(s, h);
-	if (!s->slot[i]) {
-		s->slot[i] = h;
-		s->n++;
-	}
+	struct agg_probe p;
+	if (agg_index_reserve(&s->idx) < 0)
+		return -ENOMEM;
+	if (find(s, h, &p))
+		return 0;
+	if (s->n >= UINT32_MAX - 1 || MEM_GROW(s->hash, s->cap, (size_t)s->n + 1, 1024) < 0)
+		return -ENOMEM;
+	s->hash[s->n] = h;
+	agg_index_put(&s->idx, &p, ++s->n);
 	return 0;
 }

@@ -9,7 +9,6 @@
  * every function under -fno-omit-frame-pointer (leaves too, unless
  * -momit-leaf-frame-pointer), and in almost none otherwise (a function
  * with a variable-sized frame). */
-#include <dwarf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -19,6 +18,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "symbolize/internal.h"
 #include "symbolize/symbolize.h"
 
 #define FP_SAMPLE 512 /* functions looked at, evenly spread over the table */
@@ -62,21 +62,16 @@ static int judge(Elf *e, const uint8_t *map, size_t size)
 		if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_GNU_EH_FRAME)
 			eh = ph;
 	}
-	const uint8_t *h = eh.p_type == PT_GNU_EH_FRAME && eh.p_offset <= size &&
-			   eh.p_filesz <= size - eh.p_offset && eh.p_filesz >= 12 ? map + eh.p_offset : NULL;
-	/* the linker's encodings: a 4-byte count, then sorted pairs of 4-byte
-	 * offsets from the header (function start, its FDE) */
-	if (!h || h[0] != 1 || h[1] != (DW_EH_PE_pcrel | DW_EH_PE_sdata4) ||
-	    h[2] != DW_EH_PE_udata4 || h[3] != (DW_EH_PE_datarel | DW_EH_PE_sdata4))
+	if (eh.p_type != PT_GNU_EH_FRAME || eh.p_offset > size || eh.p_filesz > size - eh.p_offset)
 		return -ENOENT;
-	uint32_t n;
-	memcpy(&n, h + 8, sizeof(n));
-	if (n == 0 || (uint64_t)n * 8 > eh.p_filesz - 12)
+	const uint8_t *h = map + eh.p_offset;
+	long n = sym_eh_frame_hdr_count(h, eh.p_filesz);
+	if (n < 0)
 		return -ENOENT;
-	uint32_t step = n > FP_SAMPLE ? n / FP_SAMPLE : 1, seen = 0, fp = 0;
-	for (uint32_t i = 0; i < n; i += step) {
-		int32_t loc;
-		memcpy(&loc, h + 12 + (size_t)i * 8, sizeof(loc));
+	uint32_t step = n > FP_SAMPLE ? (uint32_t)n / FP_SAMPLE : 1, seen = 0, fp = 0;
+	for (uint32_t i = 0; i < (uint32_t)n; i += step) {
+		int32_t loc; /* the function's start, from the header */
+		memcpy(&loc, h + SYM_EH_TABLE_OFF + (size_t)i * 8, sizeof(loc));
 		const uint8_t *code = at_vaddr(e, map, size, eh.p_vaddr + (int64_t)loc, 8);
 		if (!code)
 			continue;

@@ -21,6 +21,16 @@
  * not ELF). */
 int sym_open_elf(const char *path, int *fd, Elf **elf);
 
+/* The sorted table of a .eh_frame_hdr section (LEN bytes at H, as
+ * PT_GNU_EH_FRAME maps it), read by the unwinder (unwind_files.c) and the
+ * frame-pointer verdict (fp_elf.c): pairs of 4-byte offsets from the
+ * header (function start, its FDE) at H + SYM_EH_TABLE_OFF. Only the
+ * encodings every linker writes are read. Returns the number of pairs
+ * (> 0), or -ENOENT: another version or encoding, no pair, or a table
+ * longer than LEN. */
+#define SYM_EH_TABLE_OFF 12
+long sym_eh_frame_hdr_count(const uint8_t *h, size_t len);
+
 /* For an array BASE of N entries of SIZE bytes, each starting with a
  * uint64_t address and sorted by it: returns how many have an address at
  * or below KEY (the entry containing KEY, if any, is the one before). */

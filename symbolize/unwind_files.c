@@ -7,6 +7,7 @@
  * of memory that can grow large, with bounds of its own. */
 #include <dwarf.h>
 #include <elf.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
@@ -29,23 +30,18 @@ void sym_uw_file_free(struct ufile *f)
 	free(f);
 }
 
-/* The eh_frame_hdr's table, when it has the usual encodings (a sorted
- * table of 4-byte offsets from the header), as the linker writes it. */
-static void read_eh_frame_hdr(struct ufile *f, const uint8_t *h, size_t len)
+/* The one reader of .eh_frame_hdr: here, where the unwinder takes its
+ * table; fp_elf.c samples the same table's function starts. */
+long sym_eh_frame_hdr_count(const uint8_t *h, size_t len)
 {
-	if (len < 12 || h[0] != 1 || h[2] != (DW_EH_PE_udata4) ||
-	    h[3] != (DW_EH_PE_datarel | DW_EH_PE_sdata4))
-		return;
-	size_t ptr_size = (h[1] & 0x0f) == DW_EH_PE_sdata4 || (h[1] & 0x0f) == DW_EH_PE_udata4 ? 4 :
-			  (h[1] & 0x0f) == DW_EH_PE_sdata8 || (h[1] & 0x0f) == DW_EH_PE_udata8 ? 8 : 0;
-	if (!ptr_size || len < 4 + ptr_size + 4)
-		return;
+	/* version 1; eh_frame_ptr pc-relative, 4 bytes; the count 4 bytes; the
+	 * table's pairs 4-byte offsets from the header */
+	if (len < SYM_EH_TABLE_OFF || h[0] != 1 || h[1] != (DW_EH_PE_pcrel | DW_EH_PE_sdata4) ||
+	    h[2] != DW_EH_PE_udata4 || h[3] != (DW_EH_PE_datarel | DW_EH_PE_sdata4))
+		return -ENOENT;
 	uint32_t n;
-	memcpy(&n, h + 4 + ptr_size, sizeof(n));
-	if ((uint64_t)n * 8 > len - (4 + ptr_size + 4))
-		return;
-	f->nfde = n;
-	f->table = f->hdr + 4 + ptr_size + 4;
+	memcpy(&n, h + 8, sizeof(n));
+	return n && (uint64_t)n * 8 <= len - SYM_EH_TABLE_OFF ? (long)n : -ENOENT;
 }
 
 const uint8_t *sym_uw_file_bytes(const struct ufile *f, uint64_t v, size_t len)
@@ -130,8 +126,10 @@ static struct ufile *ufile_open(const char *path)
 	}
 	if (eh.p_type == PT_GNU_EH_FRAME && eh.p_offset <= f->size &&
 	    eh.p_filesz <= f->size - eh.p_offset) {
+		long n = sym_eh_frame_hdr_count(f->map + eh.p_offset, eh.p_filesz);
 		f->hdr = eh.p_vaddr;
-		read_eh_frame_hdr(f, f->map + eh.p_offset, eh.p_filesz);
+		f->nfde = n > 0 ? (uint64_t)n : 0;
+		f->table = n > 0 ? f->hdr + SYM_EH_TABLE_OFF : 0;
 	}
 	find_trampoline(f, e);
 	elf_end(e);

@@ -1,7 +1,10 @@
 /* symbolize: kallsyms parsing from a fixture, ELF lookups on this test's own
- * binary (PIE) and libc, and process histories through a fake /proc (the
- * unwinder's tests: symbolize_unwind_test.c). */
+ * binary (PIE) and libc, process histories through a fake /proc, and the
+ * frame-pointer verdict's reading of .eh_frame_hdr (the unwinder's tests:
+ * symbolize_unwind_test.c). */
 #include <dlfcn.h>
+#include <dwarf.h>
+#include <elf.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -491,6 +494,48 @@ static void test_demangle(void)
 	CHECK(sym_demangle(NULL) == NULL, "NULL: NULL");
 }
 
+/* The frame-pointer verdict reads the .eh_frame_hdr table by the
+ * unwinder's rules (sym_eh_frame_hdr_count, symbolize_unwind_test.c): a
+ * copy of this test whose header breaks one of them is judged not at all. */
+static void test_fp_share_header(void)
+{
+	uint8_t *exe = NULL;
+	size_t size = 0, at = 0;
+	FILE *f = fopen("/proc/self/exe", "rb");
+	char tmp[] = "/tmp/ftstack-fp-XXXXXX";
+	int fd = mkstemp(tmp);
+	if (f && fseek(f, 0, SEEK_END) == 0 && (size = (size_t)ftell(f)) > sizeof(Elf64_Ehdr) &&
+	    (exe = malloc(size)) && fseek(f, 0, SEEK_SET) == 0 && fread(exe, 1, size, f) == size) {
+		Elf64_Ehdr eh;
+		memcpy(&eh, exe, sizeof(eh));
+		for (size_t i = 0; i < eh.e_phnum && eh.e_phoff + (i + 1) * sizeof(Elf64_Phdr) <= size; i++) {
+			Elf64_Phdr ph;
+			memcpy(&ph, exe + eh.e_phoff + i * sizeof(ph), sizeof(ph));
+			if (ph.p_type == PT_GNU_EH_FRAME && ph.p_offset + 12 <= size)
+				at = ph.p_offset;
+		}
+	}
+	if (f)
+		fclose(f);
+	int as_built = -1, sdata8 = 0, none = 0;
+	if (at && fd >= 0 && pwrite(fd, exe, size, 0) == (ssize_t)size) {
+		as_built = sym_elf_fp_share(tmp);
+		uint8_t v = DW_EH_PE_pcrel | DW_EH_PE_sdata8, zero[4] = { 0 };
+		if (pwrite(fd, &v, 1, (off_t)at + 1) == 1)
+			sdata8 = sym_elf_fp_share(tmp);
+		if (pwrite(fd, exe + at + 1, 1, (off_t)at + 1) == 1 && pwrite(fd, zero, 4, (off_t)at + 8) == 4)
+			none = sym_elf_fp_share(tmp);
+	}
+	CHECK(as_built >= 0 && as_built <= 1000, "a copy of this test: judged (%d per mille)", as_built);
+	CHECK(sdata8 == -ENOENT && none == -ENOENT,
+	      "its header with an 8-byte eh_frame_ptr (%d), or no pair (%d): not judged", sdata8, none);
+	if (fd >= 0) {
+		close(fd);
+		unlink(tmp);
+	}
+	free(exe);
+}
+
 int main(void)
 {
 	test_kallsyms();
@@ -500,5 +545,6 @@ int main(void)
 	test_procs_history();
 	test_perfmap();
 	test_demangle();
+	test_fp_share_header();
 	CHECK_DONE();
 }

@@ -2,8 +2,11 @@
  * copied as the kernel copies it for a sample: full walks, the per-ip
  * rules against full walks, the repair of a frame-pointer chain
  * (sym_unwind_splice), a signal frame, a PLT stub, a realigning prologue,
- * and samples with only the frame registers. */
+ * samples with only the frame registers, and the .eh_frame_hdr rules. */
+#include <dwarf.h>
+#include <errno.h>
 #include <fcntl.h>
+#include <link.h>
 #include <gelf.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -12,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "symbolize/internal.h"
 #include "symbolize/symbolize.h"
 #include "tests/unit/check.h"
 
@@ -528,11 +532,69 @@ static void test_unwind(void)
 }
 #endif
 
+/* ---- the .eh_frame_hdr table the unwinder (and the frame-pointer
+ * verdict, symbolize_test.c) reads: sym_eh_frame_hdr_count ---- */
+
+struct own_hdr {
+	const uint8_t *h;
+	size_t len;
+};
+
+/* The program's own PT_GNU_EH_FRAME, as mapped (the first object listed). */
+static int find_own_hdr(struct dl_phdr_info *info, size_t size, void *ctx)
+{
+	struct own_hdr *o = ctx;
+	(void)size;
+	for (int i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_GNU_EH_FRAME) {
+			o->h = (const uint8_t *)(uintptr_t)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+			o->len = info->dlpi_phdr[i].p_memsz;
+		}
+	return 1;
+}
+
+static void test_eh_frame_hdr(void)
+{
+	struct own_hdr o = { 0 };
+	dl_iterate_phdr(find_own_hdr, &o);
+	long n = o.h ? sym_eh_frame_hdr_count(o.h, o.len) : -1;
+	int32_t first = 0, second = 0;
+	if (n > 1) {
+		memcpy(&first, o.h + SYM_EH_TABLE_OFF, 4);
+		memcpy(&second, o.h + SYM_EH_TABLE_OFF + 8, 4);
+	}
+	CHECK(n > 1 && first < second && (size_t)n * 8 + SYM_EH_TABLE_OFF <= o.len,
+	      "this program's own table: %ld functions, sorted by start", n);
+	/* the linker's header, with two pairs */
+	uint8_t h[SYM_EH_TABLE_OFF + 16] = { 1, DW_EH_PE_pcrel | DW_EH_PE_sdata4, DW_EH_PE_udata4,
+					     DW_EH_PE_datarel | DW_EH_PE_sdata4, 0, 0, 0, 0, 2 };
+	CHECK(sym_eh_frame_hdr_count(h, sizeof(h)) == 2, "the linker's encodings: 2 pairs");
+	CHECK(sym_eh_frame_hdr_count(h, sizeof(h) - 1) == -ENOENT, "a table cut by a byte: none");
+	CHECK(sym_eh_frame_hdr_count(h, SYM_EH_TABLE_OFF - 1) == -ENOENT, "a header cut: none");
+	/* each rule broken alone: the unwinder read an 8-byte or absolute
+	 * eh_frame_ptr before, whose table it then took from elsewhere */
+	static const struct { int at; uint8_t v; const char *what; } bad[] = {
+		{ 0, 2, "version 2" },
+		{ 1, DW_EH_PE_pcrel | DW_EH_PE_sdata8, "an 8-byte eh_frame_ptr" },
+		{ 1, DW_EH_PE_udata4, "an absolute eh_frame_ptr" },
+		{ 2, DW_EH_PE_udata8, "an 8-byte count" },
+		{ 3, DW_EH_PE_pcrel | DW_EH_PE_sdata4, "pc-relative pairs" },
+		{ 8, 0, "no pair" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		uint8_t c[sizeof(h)];
+		memcpy(c, h, sizeof(h));
+		c[bad[i].at] = bad[i].v;
+		CHECK(sym_eh_frame_hdr_count(c, sizeof(c)) == -ENOENT, "%s: none", bad[i].what);
+	}
+}
+
 int main(void)
 {
 #if defined(__x86_64__)
 	stack_limit = (uint64_t)(uintptr_t)__builtin_frame_address(0);
 #endif
 	test_unwind();
+	test_eh_frame_hdr();
 	CHECK_DONE();
 }
