@@ -22,6 +22,7 @@
  * the debug files are (doc/FLEET.md, "Deferred names").
  */
 #include "report/internal.h"
+#include "mem/mem.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -65,14 +66,8 @@ static int keep_build_id(struct ps_sample *s, const char *p, size_t n)
 		if (strlen(s->ids[i].path) == (size_t)(end - sp - 1) &&
 		    memcmp(s->ids[i].path, sp + 1, (size_t)(end - sp - 1)) == 0)
 			return 0;
-	if (s->nids == s->capids) {
-		size_t cap = s->capids ? 2 * s->capids : 16;
-		struct ps_id *ids = realloc(s->ids, cap * sizeof(*ids));
-		if (!ids)
-			return -ENOMEM;
-		s->ids = ids;
-		s->capids = cap;
-	}
+	if (MEM_GROW(s->ids, s->capids, s->nids + 1, 16) < 0)
+		return -ENOMEM;
 	struct ps_id *id = &s->ids[s->nids];
 	if (!(id->path = strndup(sp + 1, (size_t)(end - sp - 1))))
 		return -ENOMEM;
