@@ -22,6 +22,7 @@
  * the debug files are (doc/FLEET.md, "Deferred names").
  */
 #include "report/internal.h"
+#include "mem/mem.h"
 
 #include <errno.h>
 #include <inttypes.h>

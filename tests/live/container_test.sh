@@ -9,7 +9,8 @@
 #  (a') no capabilities, paranoid 1 (set here, restored by the trap):
 #       offcpu -c through the context-switch event, the naps 400/800 ms +-5%
 #  (b)  CAP_PERFMON: profile -a; offcpu -c as in (a'); page faults counted
-#       exactly; context switches agree with offcpu; a kernel function
+#       exactly; context switches agree with offcpu, each with its kernel
+#       stack (named with CAP_SYSLOG too); a kernel function
 #       through the kprobe PMU or a one-line refusal; a tracepoint refused
 #       in one line, exit 2
 #  (c)  ftstack check's matrix in each, row by row
@@ -127,8 +128,16 @@ incontainer cap_perfmon "$FTSTACK -e software:context-switches:1 -f -c '$BIN/nap
 expect_eq "(b) context-switches: exit status" $st 0
 expect_eq "(b) context-switches: 4 in nap_x, 4 in nap_y" \
 	"$(folded_count $TMP/o ';nap_x;'):$(folded_count $TMP/o ';nap_y;')" "4:4"
+# a context switch is sampled in the kernel (schedule), so each carries a
+# kernel callchain: CAP_PERFMON lets a non-root opener have it at paranoid
+# 2 (without it the event is refused kernel mode: 0 counted)
+expect_eq "(b) context-switches: all 8 naps' stacks carry kernel frames (addresses: no CAP_SYSLOG)" \
+	"$(folded_count $TMP/o ';nap_[xy];sleep_ms;.*;\[unknown\] [0-9]+$')" 8
 cs_n=$(folded_count $TMP/o ';nap_[xy];')
 expect_eq "(b) context-switches in the naps = offcpu's naps (--min-block 50 ms)" "$cs_n" "${offcpu_n:-none}"
+incontainer cap_perfmon,cap_syslog "$FTSTACK -e software:context-switches:1 -f -c '$BIN/naps'" >$TMP/o 2>$TMP/e; st=$?
+expect_eq "(b) + CAP_SYSLOG: the 8 naps' kernel stacks named, nanosleep's syscall down to schedule" \
+	"$st:$(folded_count $TMP/o ';nap_[xy];sleep_ms;.*;entry_SYSCALL_64[a-z_]*;.*;do_nanosleep;schedule [0-9]+$')" "0:8"
 incontainer cap_perfmon "$FTSTACK -e page-faults -f -c '$BIN/touch_pages 1000'" >$TMP/o 2>$TMP/e; st=$?
 expect_eq "(b) perf's bare name page-faults: every fault, 1000 in touch()" \
 	"$st:$(folded_count $TMP/o '^touch_pages;.*main;touch [0-9]+$')" "0:1000"
