@@ -63,6 +63,24 @@ static inline const char *test_stderr_end(struct test_stderr *c)
 	return text;
 }
 
+/* DIR/REL holding TEXT, its folders made as needed (a fake /proc or /sys
+ * entry under a fixture root). */
+static inline void test_put_file(const char *dir, const char *rel, const char *text)
+{
+	char path[512];
+	snprintf(path, sizeof(path), "%s/%s", dir, rel);
+	for (char *c = path + strlen(dir) + 1; (c = strchr(c, '/')); c++) {
+		*c = '\0';
+		mkdir(path, 0755);
+		*c = '/';
+	}
+	FILE *f = fopen(path, "w");
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+}
+
 /* PROC/PID/ with an empty maps and COMM as its comm. */
 static inline void test_fake_proc(const char *proc, int pid, const char *comm)
 {

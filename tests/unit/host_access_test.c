@@ -17,22 +17,8 @@
 #include <unistd.h>
 #include "host/host.h"
 #include "tests/unit/check.h"
+#include "tests/unit/fixture.h"
 
-static void put(const char *dir, const char *rel, const char *text)
-{
-	char path[512];
-	snprintf(path, sizeof(path), "%s/%s", dir, rel);
-	for (char *c = path + strlen(dir) + 1; (c = strchr(c, '/')); c++) {
-		*c = '\0';
-		mkdir(path, 0755);
-		*c = '/';
-	}
-	FILE *f = fopen(path, "w");
-	if (f) {
-		fputs(text, f);
-		fclose(f);
-	}
-}
 
 static void test_fixture(void)
 {
@@ -45,7 +31,7 @@ static void test_fixture(void)
 	snprintf(proc, sizeof(proc), "%s/proc", dir);
 	snprintf(sys, sizeof(sys), "%s/sys", dir);
 	/* a podman container's status, as Linux 6.18 writes it */
-	put(dir, "proc/self/status", "Name:\tftstack\nCapEff:\t0000004000000000\n"
+	test_put_file(dir, "proc/self/status", "Name:\tftstack\nCapEff:\t0000004000000000\n"
 	    "NoNewPrivs:\t0\nSeccomp:\t2\nSeccomp_filters:\t1\n");
 	struct host_access h;
 	int mode = -9;
@@ -64,13 +50,13 @@ static void test_fixture(void)
 	unlink(link);
 	CHECK(symlink("pid:[4026531836]", link) == 0 && host_child_pidns(proc, "self") == 0,
 	      "pid:[4026531836] (PROC_PID_INIT_INO): the host's");
-	put(dir, "proc/self/status", "Name:\tftstack\nCapEff:\t0000000000000000\nSeccomp:\t0\n");
+	test_put_file(dir, "proc/self/status", "Name:\tftstack\nCapEff:\t0000000000000000\nSeccomp:\t0\n");
 	CHECK(host_access_read(proc, sys, &h) == 0 && h.seccomp == 0, "Seccomp: 0, no filter");
 	h.perf_seccomp = -EPERM;
 	host_access_probe(&h);
 	CHECK(h.perf_seccomp == 0, "mode 0: no filter, perf_seccomp cleared");
 	/* Linux before 3.8 writes no Seccomp line */
-	put(dir, "proc/self/status", "Name:\tftstack\nCapEff:\t0000000000000000\n");
+	test_put_file(dir, "proc/self/status", "Name:\tftstack\nCapEff:\t0000000000000000\n");
 	CHECK(host_seccomp(proc, "self", &mode) == -ENOENT, "no Seccomp line: -ENOENT");
 	CHECK(host_access_read(proc, sys, &h) == 0 && h.seccomp == -1, "no Seccomp line: mode -1");
 	char cmd[700];

@@ -13,6 +13,7 @@
 #include "plan/plan.h"
 #include "plan/spec.h"
 #include "tests/unit/check.h"
+#include "tests/unit/fixture.h"
 #include "tracefs/tracefs.h"
 
 static void test_specs(void)
@@ -252,21 +253,6 @@ static void test_seccomp(void)
 	}
 }
 
-static void put(const char *dir, const char *rel, const char *text)
-{
-	char path[512];
-	snprintf(path, sizeof(path), "%s/%s", dir, rel);
-	for (char *c = path + strlen(dir) + 1; (c = strchr(c, '/')); c++) {
-		*c = '\0';
-		mkdir(path, 0755);
-		*c = '/';
-	}
-	FILE *f = fopen(path, "w");
-	if (f) {
-		fputs(text, f);
-		fclose(f);
-	}
-}
 
 static void test_read(void)
 {
@@ -278,13 +264,13 @@ static void test_read(void)
 	char proc[600], sys[600];
 	snprintf(proc, sizeof(proc), "%s/proc", dir);
 	snprintf(sys, sizeof(sys), "%s/sys", dir);
-	put(dir, "proc/self/status", "Name:\tx\nCapEff:\t0000004000000000\n");
-	put(dir, "proc/sys/kernel/perf_event_paranoid", "1\n");
-	put(dir, "proc/sys/kernel/kptr_restrict", "0\n");
-	put(dir, "proc/sys/kernel/perf_event_mlock_kb", "1032\n");
-	put(dir, "sys/kernel/security/lockdown", "none integrity [confidentiality]\n");
-	put(dir, "sys/bus/event_source/devices/uprobe/type", "8\n");
-	put(dir, "sys/bus/event_source/devices/cpu/type", "4\n");
+	test_put_file(dir, "proc/self/status", "Name:\tx\nCapEff:\t0000004000000000\n");
+	test_put_file(dir, "proc/sys/kernel/perf_event_paranoid", "1\n");
+	test_put_file(dir, "proc/sys/kernel/kptr_restrict", "0\n");
+	test_put_file(dir, "proc/sys/kernel/perf_event_mlock_kb", "1032\n");
+	test_put_file(dir, "sys/kernel/security/lockdown", "none integrity [confidentiality]\n");
+	test_put_file(dir, "sys/bus/event_source/devices/uprobe/type", "8\n");
+	test_put_file(dir, "sys/bus/event_source/devices/cpu/type", "4\n");
 	struct host_access h;
 	CHECK(host_access_read(proc, sys, &h) == 0, "host_access_read on a fixture");
 	CHECK(host_access_has(&h, HOST_CAP_PERFMON) && !host_access_has(&h, HOST_CAP_SYSLOG) &&
@@ -307,7 +293,7 @@ static void test_read(void)
 	CHECK(ft_tracefs_state(sys, -ENOENT, &h) == FT_TRACEFS_LOCKDOWN, "lockdown closes tracefs");
 	h.lockdown[0] = '\0';
 	CHECK(ft_tracefs_state(sys, -ENOENT, &h) == FT_TRACEFS_NONE, "no mount point: none");
-	put(dir, "sys/kernel/tracing/.keep", "");
+	test_put_file(dir, "sys/kernel/tracing/.keep", "");
 	CHECK(ft_tracefs_state(sys, -ENOENT, &h) == FT_TRACEFS_UNMOUNTED, "an empty mount point: not mounted");
 	char cmd[700];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
