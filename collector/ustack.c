@@ -289,8 +289,8 @@ static void say_unsupported(void *ctx, const char *what)
 static int python_frames(struct ft_ustacks *u, const struct perfev_sample *smp, uint32_t n,
 			 uint32_t max, bool whole)
 {
-	if (!u->py || !n || !u->sps[0])
-		return -1;
+	if (!u->py || !n || !u->sps[0] || !py_reader_runs_python(u->py, smp->pid, smp->time))
+		return -1; /* before any per-sample work: most samples are of no Python */
 	uint64_t regs[17] = { 0 };
 	uint32_t known;
 	struct py_stack ps = { .pid = smp->pid, .tid = smp->tid, .time = smp->time,

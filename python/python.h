@@ -85,6 +85,11 @@ enum py_fail {
 /* What each reason says in the summary. */
 const char *py_fail_text(enum py_fail f);
 
+/* Whether process PID runs a CPython at TIME (one this reader reads, or
+ * one whose version it says once it cannot): the
+ * question a sample of any process asks before its registers are decoded
+ * and its age taken (count's samples of other programs pay only this). */
+bool py_reader_runs_python(struct py_reader *r, uint32_t pid, uint64_t time);
 /* Writes S's frames into OUT (room for MAX), each eval loop activation's
  * Python frames (leaf first, as a synthetic address py_frame_name names)
  * just before it. Returns the count: S->n and a copy of S->ips when the

@@ -330,6 +330,12 @@ static int expand(struct py_reader *r, struct py_proc *p, const struct py_stack 
 	return (int)(o + s->n - k);
 }
 
+bool py_reader_runs_python(struct py_reader *r, uint32_t pid, uint64_t time)
+{
+	const struct py_proc *p = py_proc_get(r, pid, time);
+	return p && (p->kind == PY_YES || p->kind == PY_UNSUPPORTED); /* the latter to be said */
+}
+
 int py_reader_expand(struct py_reader *r, const struct py_stack *s, uint64_t *out, uint32_t max)
 {
 	struct py_proc *p = py_proc_get(r, s->pid, s->time);
