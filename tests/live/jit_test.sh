@@ -51,8 +51,10 @@ runtime() {
 	check "$name: heavy:light $h:$l, 2:1 $(ratio_bound "$l" "$h" 2)" ratio_ok "$l" "$h" 2
 	check "$name: spin named under heavy and light in most of their samples ($sp of $((h + l)))" \
 		bash -c "[ $((sp * 10)) -ge $(((h + l) * 9)) ]"
-	expect_eq "$name: the summary counts the stacks that are not whole (cut, not whole)" \
-		"$(cut_count $TMP/e)" "$(not_whole $TMP/o)"
+	# a thread sampled in clone3's first child instructions is said cut
+	# (see pingpong --threads below): java and node start many threads
+	expect_eq "$name: the summary counts the stacks that are not whole (cut, not whole + in clone3's first instructions)" \
+		"$(cut_count $TMP/e)" "$(($(not_whole $TMP/o) + $(folded_count $TMP/o '^[^;]*;(__)?clone3 ')))"
 	check "$name: no advice on JIT code without a map" bash -c "! grep -q 'no perf map names' $TMP/e"
 }
 
