@@ -19,7 +19,6 @@
 #include "tests/unit/check.h"
 #include "tests/unit/fixture.h"
 
-
 static void test_fixture(void)
 {
 	char dir[] = "/tmp/ftstack-access.XXXXXX";

@@ -253,7 +253,6 @@ static void test_seccomp(void)
 	}
 }
 
-
 static void test_read(void)
 {
 	char dir[] = "/tmp/ftstack-mech.XXXXXX";
