@@ -98,7 +98,7 @@ else
 	else
 		chmod 755 $TMP
 		cp "$FTSTACK" $TMP/ftstack && cp $PY/split.py $TMP/split.py && chmod 755 $TMP/ftstack && chmod 644 $TMP/split.py
-		(cd $TMP && su nobody -s /bin/bash -c "$TMP/ftstack profile --debug -F 199 -f -c '$PY311 $TMP/split.py 3'" \
+		(cd $TMP && su nobody -s /bin/bash -c "$TMP/ftstack profile --debug -F 199 -f -c '$PY311 $TMP/split.py 6'" \
 			>$TMP/o 2>$TMP/e)
 		ev=$(folded_count $TMP/o '_PyEval_EvalFrameDefault')
 		named=$(folded_count $TMP/o 'main \(split.py:38\);(heavy|light) \(split.py:(17|22)\);spin')
