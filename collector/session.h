@@ -94,6 +94,8 @@ enum ft_ustack_method { FT_USTACK_FP, FT_USTACK_COPY, FT_USTACK_DWARF };
  * opens events, and what the walks left short, for the summary. */
 /* profile wakes the reader at each sample up to this rate (python/) */
 #define FT_PYTHON_WAKE_RATE 1024
+/* the clocks' offset is measured again this often (NTP slews one of them) */
+#define FT_CLOCK_EVERY_NS 1000000000ull
 
 struct ft_ustacks {
 	enum ft_ustack_method method;
@@ -112,9 +114,13 @@ struct ft_ustacks {
 	struct py_reader *py;          /* Python's frames, put in place (python/) */
 	uint64_t with_py[AGG_MAX_DEPTH]; /* the walk with them */
 	uint64_t py_ns;                /* time spent reading them (bench/python) */
-	int64_t py_min_lag;            /* the least (CLOCK_MONOTONIC - sample time) seen: the
-					* clocks' offset, so a sample's age is its lag less this */
-	bool py_lag_known;
+	/* CLOCK_MONOTONIC - perf's clock: a sample's age is its lag less this.
+	 * Measured (clock, each FT_CLOCK_EVERY_NS), and lowered to any lag seen
+	 * below it (where the clock cannot be opened, the least lag seen) */
+	struct perfev_clock clock;
+	int64_t py_offset;
+	uint64_t clock_at;             /* when it was last measured (CLOCK_MONOTONIC) */
+	bool py_offset_known;
 	bool offcpu;                   /* offcpu's samples: of blocked threads */
 	uint64_t chain[AGG_MAX_DEPTH]; /* copy: the frame-pointer walk of the copy */
 };

@@ -283,6 +283,24 @@ static void say_unsupported(void *ctx, const char *what)
 		"its native frames are kept", what, py_versions());
 }
 
+/* How long before NOW (CLOCK_MONOTONIC) a sample of TIME (perf's clock)
+ * was taken: the clocks' offset measured (perfev_clock_offset) and lowered
+ * to any lag below it, so an age is never overestimated; where the clock
+ * is not open, the least lag seen is the offset and ages are at worst
+ * underestimated by how late the earliest samples were read */
+static uint64_t sample_age(struct ft_ustacks *u, uint64_t now, uint64_t time)
+{
+	int64_t lag = (int64_t)(now - time), off;
+	if (u->clock.page && (!u->clock_at || now - u->clock_at > FT_CLOCK_EVERY_NS)) {
+		u->clock_at = now;
+		if (perfev_clock_offset(&u->clock, &off) == 0)
+			u->py_offset = off, u->py_offset_known = true;
+	}
+	if (!u->py_offset_known || lag < u->py_offset)
+		u->py_offset = lag, u->py_offset_known = true;
+	return (uint64_t)(lag - u->py_offset);
+}
+
 /* The walk's N frames of SMP with each Python eval loop's Python frames
  * put in before it (python/): the count, in u->with_py, or -1 (u->walk
  * as it is). */
@@ -300,15 +318,9 @@ static int python_frames(struct ft_ustacks *u, const struct perfev_sample *smp, 
 				       regs : NULL };
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	/* the sample's age: perf's clock and CLOCK_MONOTONIC tick alike here
-	 * but from different origins, so the least lag seen stands for their
-	 * offset (an age is then never over-, at worst under-estimated);
-	 * offcpu's samples are of blocked threads, whose frames wait for them */
-	int64_t lag = (int64_t)((uint64_t)t0.tv_sec * 1000000000ull + (uint64_t)t0.tv_nsec -
-				smp->time);
-	if (!u->py_lag_known || lag < u->py_min_lag)
-		u->py_min_lag = lag, u->py_lag_known = true;
-	ps.age_ns = u->offcpu ? 0 : (uint64_t)(lag - u->py_min_lag);
+	/* offcpu's samples are of blocked threads, whose frames wait for them */
+	ps.age_ns = u->offcpu ? 0 : sample_age(u, (uint64_t)t0.tv_sec * 1000000000ull +
+						  (uint64_t)t0.tv_nsec, smp->time);
 	int got = py_reader_expand(u->py, &ps, u->with_py, max);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	u->py_ns += (uint64_t)(t1.tv_sec - t0.tv_sec) * 1000000000ull + (uint64_t)t1.tv_nsec -

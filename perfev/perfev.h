@@ -84,6 +84,23 @@ struct perfev_ring {
 int perfev_ring_map(struct perfev_ring *r, int fd, size_t data_bytes);
 void perfev_ring_unmap(struct perfev_ring *r);
 
+/* ---- perf's clock against CLOCK_MONOTONIC (clock.c) ---- */
+struct perfev_clock {
+	int fd;                 /* a page-fault event on the opening thread */
+	struct perfev_ring ring;
+	void *page;             /* touched to fault (NULL: not open) */
+};
+
+/* Opens C on the calling thread (what perf_event_paranoid 2 allows any
+ * user). Returns 0 or -errno (the event or its ring refused). */
+int perfev_clock_open(struct perfev_clock *c);
+/* Returns 0 and in *OFFSET_NS CLOCK_MONOTONIC minus perf's record clock,
+ * to within a microsecond or two, measured now on the thread that opened
+ * C; or -errno (-EAGAIN: no try was clean, -EBADF: C is not open). A
+ * record's age is then clock_gettime(CLOCK_MONOTONIC) - offset - time. */
+int perfev_clock_offset(struct perfev_clock *c, int64_t *offset_ns);
+void perfev_clock_close(struct perfev_clock *c);
+
 /* ---- decoded records ---- */
 enum perfev_kind {
 	PERFEV_SAMPLE = 1, PERFEV_MMAP2, PERFEV_COMM, PERFEV_FORK, PERFEV_EXIT,
