@@ -15,12 +15,12 @@ def spin(n):
 
 
 def heavy():
-    spin(20000)
-    spin(20000)
+    spin(100000)
+    spin(100000)
 
 
 def light():
-    spin(20000)
+    spin(100000)
 
 
 def spin2(n):
@@ -32,7 +32,7 @@ def spin2(n):
 
 def other(end):
     while time.monotonic() < end:
-        spin2(20000)
+        spin2(100000)
 
 
 def main():
