@@ -23,7 +23,9 @@ enum { TAG_SIGNAL = 1, TAG_DURATION, TAG_INTERVAL, TAG_SETTLE };
  * later than PY_MAX_AGE_NS after it, so a run that walks user stacks
  * drains the rings this often, not only when a quarter of a ring has
  * filled (at -F 99 with 64 KB copies, 2.6 s); once a Python process is
- * seen, every millisecond (profile also wakes at each sample) */
+ * seen, every millisecond. Not profile: each sample wakes it
+ * (ustacks.follow), and a timeout would only cost wake-ups (a thousand a
+ * second took half of ftstack's CPU at -F 99, bench/python_ab) */
 #define PYTHON_POLL_MS 5
 #define PYTHON_ACTIVE_POLL_MS 1
 #define SETTLE_SECS 0.2
@@ -209,8 +211,9 @@ int ft_loop_run(struct ft_session *s, int epfd)
 		struct epoll_event evs[64];
 		int ended = 0;
 		int n = epoll_wait(epfd, evs, 64, s->poll_rings ? HUNG_RING_POLL_MS :
+					!s->ustacks.py || s->ustacks.follow ? -1 :
 					py_reader_active(s->ustacks.py) ? PYTHON_ACTIVE_POLL_MS :
-					s->ustacks.py ? PYTHON_POLL_MS : -1);
+					PYTHON_POLL_MS);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;

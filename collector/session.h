@@ -94,6 +94,8 @@ enum ft_ustack_method { FT_USTACK_FP, FT_USTACK_COPY, FT_USTACK_DWARF };
  * opens events, and what the walks left short, for the summary. */
 /* profile wakes the reader at each sample up to this rate (python/) */
 #define FT_PYTHON_WAKE_RATE 1024
+/* and, following the sampled CPU, asks for slices this short (host_sched_short_slice) */
+#define FT_PYTHON_SLICE_NS 100000ull
 /* the clocks' offset is measured again this often (NTP slews one of them) */
 #define FT_CLOCK_EVERY_NS 1000000000ull
 
@@ -122,6 +124,12 @@ struct ft_ustacks {
 	uint64_t clock_at;             /* when it was last measured (CLOCK_MONOTONIC) */
 	bool py_offset_known;
 	bool offcpu;                   /* offcpu's samples: of blocked threads */
+	/* profile at up to FT_PYTHON_WAKE_RATE: each sample wakes the reader,
+	 * which runs on the CPU of the last Python sample it read (py_cpu,
+	 * -1 before any; py_moves changes of it); false once that is refused */
+	bool follow;
+	int py_cpu;
+	uint64_t py_moves;
 	uint64_t chain[AGG_MAX_DEPTH]; /* copy: the frame-pointer walk of the copy */
 };
 

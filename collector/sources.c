@@ -22,8 +22,7 @@ static struct ft_perf_config perf_config(struct ft_session *s)
 		/* profile's rate is the run's own (at most 1024 a second a CPU
 		 * here): a wakeup a sample costs little, and python/ reads each
 		 * sample's frames as soon as it can */
-		.wake_each = s->ustacks.py && s->opt->cmd == FT_PROFILE &&
-			     ft_profile_rate(s->opt) <= FT_PYTHON_WAKE_RATE,
+		.wake_each = s->ustacks.py && s->ustacks.follow,
 		.child = s->traced.have_child ? s->traced.child.pid : 0,
 		.cgroup_fd = s->cgroup.open ? s->cgroup.fd : -1, .cgroup_path = s->cgroup.path,
 		.lost = &s->cnt.lost, .record = on_perf_record, .ctx = s,

@@ -27,6 +27,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include "collector/result.h"
+#include "host/host.h"
 #include "collector/session.h"
 #include "tracefs/tracefs.h"
 
@@ -149,6 +150,8 @@ void ft_ustack_choose(struct ft_ustacks *u, const struct ft_options *o)
 	 * each register asked for costs the kernel a call a sample
 	 * (perfev_user_frame_regs_mask) */
 	u->offcpu = o->cmd == FT_OFFCPU;
+	u->follow = o->cmd == FT_PROFILE && ft_profile_rate(o) <= FT_PYTHON_WAKE_RATE;
+	u->py_cpu = -1;
 	u->regs_mask = u->method == FT_USTACK_DWARF ? perfev_user_regs_mask() :
 			perfev_user_frame_regs_mask();
 	u->copy_size = !o->call_graph_set ? dflt_size :
@@ -268,6 +271,9 @@ void ft_ustack_summary(const struct ft_ustacks *u, struct ft_summary *sm)
 	ft_debug("python: %" PRIu64 " stacks ran Python code, %" PRIu64 " read (%" PRIu64
 		 " frames put in, %" PRIu64 " reads of memory, %" PRIu64 " us reading)", pc.stacks,
 		 pc.read, pc.frames, pc.reads, u->py_ns / 1000);
+	if (u->py_moves)
+		ft_debug("python: the reader moved %" PRIu64 " times to the CPU of the sample it read",
+			 u->py_moves);
 	uint64_t ruled = 0, full = 0;
 	if (u->unwinder)
 		sym_unwinder_counts(u->unwinder, &ruled, &full);
@@ -301,6 +307,34 @@ static uint64_t sample_age(struct ft_ustacks *u, uint64_t now, uint64_t time)
 	return (uint64_t)(lag - u->py_offset);
 }
 
+/* Moves ftstack to CPU, where the Python sample it just read was taken.
+ * The next sample there then wakes it on a CPU that runs (its target),
+ * not on an idle one, whose wake-up a VM's host may give milliseconds
+ * late: reads later than PY_MAX_AGE_NS are refused, and from the other
+ * CPU 0.5-20% of them were, hour to hour, against about 1.3% so. With
+ * short slices it preempts the target rather than wait out its slice. A
+ * single-threaded target waits while its frames are read, so they are
+ * the sampled ones: none refused as moved since. The price: ftstack's
+ * work for each sample is taken from that CPU, under 1% of the target's
+ * CPU at -F 99 (doc/PERFORMANCE.md, bench/python_ab). */
+static void follow_cpu(struct ft_ustacks *u, uint32_t cpu)
+{
+	if (!u->follow || (int)cpu == u->py_cpu)
+		return;
+	int err = host_sched_run_on(cpu);
+	if (err < 0) {
+		u->follow = false; /* outside a cpuset's CPUs: read from where it is */
+		ft_debug("python: cannot run on CPU %u (%s); Python frames read from any CPU", cpu,
+			 strerror(-err));
+		return;
+	}
+	if (u->py_cpu < 0 && (err = host_sched_short_slice(FT_PYTHON_SLICE_NS)) < 0)
+		ft_debug("python: no short slices (%s): a read may wait for the target's slice",
+			 strerror(-err));
+	u->py_cpu = (int)cpu;
+	u->py_moves++;
+}
+
 /* The walk's N frames of SMP with each Python eval loop's Python frames
  * put in before it (python/): the count, in u->with_py, or -1 (u->walk
  * as it is). */
@@ -327,6 +361,7 @@ static int python_frames(struct ft_ustacks *u, const struct perfev_sample *smp, 
 		    (uint64_t)t0.tv_nsec;
 	if (got < 0)
 		py_reader_unsupported(u->py, say_unsupported, NULL);
+	follow_cpu(u, smp->cpu);
 	return got;
 }
 

@@ -100,6 +100,19 @@ bool host_perf_any(const struct host_access *h);
  * "uprobe"), or -1 when the kernel has no such PMU. */
 int host_pmu_type(const char *sys_root, const char *name);
 
+/* ---- the calling thread's scheduling (sched.c) ---- */
+
+/* Runs the calling thread on CPU alone from now on. Returns 0, or -errno
+ * (-EINVAL: CPU is not one it may run on, as outside a cpuset's). */
+int host_sched_run_on(uint32_t cpu);
+/* Asks the scheduler (EEVDF, Linux 6.12+: sched_attr's runtime of a
+ * SCHED_OTHER task) for slices of NS, so that the calling thread, woken,
+ * preempts a CPU-bound task at once rather than after that task's slice
+ * (milliseconds). Its share of the CPU is unchanged. Returns 0, or -errno
+ * (-EINVAL on kernels before it, or NS outside 0.1-100 ms; -EPERM: the
+ * thread runs under another policy, which is kept). */
+int host_sched_short_slice(uint64_t ns);
+
 /* ---- cgroup2 (cgroup.c): --cgroup and --per-cgroup ---- */
 
 /* The cgroup2 mount point named in PROC_ROOT/self/mountinfo (the first
