@@ -1,6 +1,7 @@
-/* host: what the running system says about its CPUs and tasks. Every reader
- * takes its root (the /proc or /sys directory), so unit tests give it a
- * fixture tree instead of the live kernel. Nothing here prints.
+/* host: what the running system says about its CPUs and tasks, and where
+ * the calling thread runs (sched.c). Every reader takes its root (the /proc
+ * or /sys directory), so unit tests give it a fixture tree instead of the
+ * live kernel. Nothing here prints.
  */
 #ifndef FTSTACK_HOST_H
 #define FTSTACK_HOST_H
