@@ -133,10 +133,13 @@ expect_eq "offcpu pingpong --threads: the second thread's off-CPU time whole to 
 # its exec (ftstack's own stack, deeper than offcpu's 16 KB copy): a few,
 # where every one of the second thread's 2000-odd switches was before
 # not_pingpongs_cut WHAT
+# (or a thread switched out in clone3's first instructions, a stack of
+# clone3 alone, as profile's below: once in a full ASan run under load)
 not_pingpongs_cut() {
 	local c; c=$(cut_count $TMP/e)
-	check "$1: no stack of pingpong counted cut ($c cut, in ftstack's child)" \
-		bash -c "[ $c -le 3 ] && { [ $c -eq 0 ] || grep -q 'may be cut.*ftstack' $TMP/e; }"
+	check "$1: no stack of pingpong counted cut ($c cut, in ftstack's child or clone3's first instructions)" \
+		bash -c "[ $c -le 3 ] && { [ $c -eq 0 ] || grep -q 'may be cut.*ftstack' $TMP/e ||
+			grep -Eq '^pingpong;(__)?clone3 ' $TMP/o; }"
 }
 not_pingpongs_cut "offcpu pingpong --threads"
 run_ft $TMP/o $TMP/e profile -F 999 -U -f -c "$BIN/pingpong 100000 --threads"
