@@ -32,6 +32,7 @@ struct fixture {
 	uint64_t ips[FIX_MAX_FRAMES], sps[FIX_MAX_FRAMES], regs[17];
 	uint32_t n;
 	bool whole;
+	uint64_t age_ns; /* how long before the read the sample was taken */
 	uint64_t sp, size;
 	uint8_t stack[FIX_STACK];
 	struct range reads[FIX_MAX_READS];
@@ -178,7 +179,7 @@ static int replay(struct fixture *f, const char *root, uint64_t *out, struct py_
 	int n = -ENOMEM;
 	struct py_stack s = { .pid = f->pid, .tid = f->tid, .time = 1, .ips = f->ips, .sps = f->sps,
 			      .n = f->n, .stack = f->stack, .size = f->size, .whole = f->whole,
-			      .regs = f->regs };
+			      .regs = f->regs, .age_ns = f->age_ns };
 	if (sym_procs_alloc(root, "/nonexistent", &procs) == 0 &&
 	    py_reader_alloc(procs, root, fake_read, f, &r) == 0 &&
 	    py_reader_binary(r, f->path, &f->sy) == 0) {
@@ -317,6 +318,15 @@ static void test_replay(const char *file)
 	} else {
 		CHECK(0, "the fixture holds the read of the thread's live frame");
 	}
+	/* read 2 ms after the sample: refused (the thread may have left the
+	 * frames), counted; at the bound, read */
+	f.age_ns = 2000000;
+	n = replay(&f, dir, out, &c, NULL, NULL);
+	CHECK(n == (int)f.n && c.failed[PY_FAIL_LATE] == 1, "read 2 ms late: not read, counted (%d)", n);
+	f.age_ns = PY_MAX_AGE_NS;
+	n = replay(&f, dir, out, &c, NULL, NULL);
+	CHECK(n == (int)(f.n + f.nnames) && c.read == 1, "read 1 ms after: read (%d)", n);
+	f.age_ns = 0;
 	/* the process gone */
 	f.fail_read = -ESRCH;
 	n = replay(&f, dir, out, &c, NULL, NULL);
