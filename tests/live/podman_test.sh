@@ -24,6 +24,7 @@
 #      tasks outside this pid namespace, not the idle task's
 #  (g) the host's system-wide profile names a container's cpu_ab (a path
 #      only the image has) and walks it to main
+#  (h) nobody's own python3.11 with no capabilities: its Python frames
 # Containers and the image are named ftstack_podman_PID* and removed at exit.
 cd "$(dirname "$0")/../.." && . tests/live/lib.sh
 if ! command -v podman >/dev/null || ! command -v runc >/dev/null || ! command -v jq >/dev/null; then
@@ -48,11 +49,20 @@ trap cleanup EXIT
 echo "# $(podman --version), $(runc --version | head -1), kernel $(uname -r)"
 
 # The image: ftstack, three workloads, the shared libraries they load (ldd's
-# paths, the loader included), and /etc/passwd for nobody.
+# paths, the loader included), and /etc/passwd for nobody; and Debian's
+# python3.11 with the one part of its library it needs to start
+# (encodings/), to run tests/lib/python/split.py (h).
 ROOT=$TMP/rootfs
+PY311=/usr/bin/python3.11
 mkdir -p $ROOT/bin $ROOT/etc $ROOT/tmp && chmod 1777 $ROOT/tmp
-cp "$FTSTACK" $BIN/cpu_ab $BIN/naps $BIN/touch_pages $ROOT/bin/
-for lib in $(ldd "$FTSTACK" $BIN/cpu_ab $BIN/naps $BIN/touch_pages |
+cp "$FTSTACK" $BIN/cpu_ab $BIN/naps $BIN/touch_pages tests/lib/python/split.py $ROOT/bin/
+py=()
+if [ -x $PY311 ] && [ -d /usr/lib/python3.11/encodings ]; then
+	py=($PY311)
+	mkdir -p $ROOT/usr/bin $ROOT/usr/lib/python3.11 && cp $PY311 $ROOT/usr/bin/ &&
+		cp -r /usr/lib/python3.11/encodings $ROOT/usr/lib/python3.11/
+fi
+for lib in $(ldd "$FTSTACK" $BIN/cpu_ab $BIN/naps $BIN/touch_pages "${py[@]}" |
 		awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\/.*[^:]$/ { print $1 }' | sort -u); do
 	mkdir -p "$ROOT$(dirname "$lib")" && cp -L "$lib" "$ROOT$lib"
 done
@@ -230,6 +240,27 @@ t=$(folded_count $TMP/o '^cpu_ab;')
 named=$(folded_count $TMP/o '^cpu_ab;.*main;func_[ab];')
 check "(g) the container's cpu_ab named through /proc/PID/root and walked to main ($named of $t, at least half, at least 5)" \
 	test $t -ge 5 -a $((named * 2)) -ge $t
+
+# (h) Python frames in a container: nobody, no capabilities, the recipe's
+# profile, profiling their own python3.11 (-S: no site, the image has no
+# more of the library): split.py's functions named in place, and the
+# reader following the sampled CPU (sched_setaffinity, let through by
+# podman's default profile as by the recipe's)
+if [ ${#py[@]} = 0 ]; then
+	ok "(h) Python frames in a container # SKIP no $PY311 (and its encodings/) here"
+else
+	incontainer --cap-drop=all "${SEC[@]}" -- /bin/ftstack profile --debug -F 199 -f \
+		-- /usr/bin/python3.11 -S /bin/split.py 4 >$TMP/o 2>$TMP/e; st=$?
+	expect_eq "(h) python3.11 in a container: exit status" $st 0
+	ev=$(folded_count $TMP/o '_PyEval_EvalFrameDefault')
+	named=$(folded_count $TMP/o '_PyEval_EvalFrameDefault;<module> \(split.py:1\);main \(split.py:38\);(heavy|light) \(split.py:(17|22)\);spin \(split.py:10\)')
+	late=$(sed -n 's/.*python: \([0-9]*\) not read: they would have been read too long.*/\1/p' $TMP/e)
+	# main's own loop between the calls names no spin: most, not all
+	check "(h) its Python frames named in place: <module>;main;heavy|light;spin in $named of $ev (${late:-0} late), at least 90% of those read in time" \
+		[ "$ev" -gt 100 -a $((named * 100)) -ge $(((ev - ${late:-0}) * 90)) ]
+	check "(h) the reader ran on the sampled CPU (--debug: moved)" \
+		grep -q 'python: the reader moved [1-9][0-9]* times' $TMP/e
+fi
 
 cleanup
 expect_eq "no ftstack_podman container left" \

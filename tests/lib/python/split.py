@@ -3,7 +3,7 @@
 # and light are 2:1. ARGV: seconds to run (default 3), threads (default 1:
 # with 2, a second thread runs other() -> spin2() and keeps its own stack).
 import sys
-import threading
+# (threading: imported by main() for a second thread, so one needs no stdlib)
 import time
 
 
@@ -40,6 +40,7 @@ def main():
     threads = int(sys.argv[2]) if len(sys.argv) > 2 else 1
     end = time.monotonic() + secs
     if threads > 1:
+        import threading
         t = threading.Thread(target=other, args=(end,))
         t.start()
     while time.monotonic() < end:
