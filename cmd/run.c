@@ -271,6 +271,7 @@ int ft_cmd_run(const struct ft_options *o)
 	}
 	ret = ft_loop_run(&s, epfd);
 	ft_sources_disable(&s.src);
+	ft_ustack_unfollow(&s.ustacks);
 	if (ret == 0)
 		ret = ft_sources_drain_all(&s.src);
 	if (ret == 0)

@@ -281,6 +281,9 @@ void ft_session_kernel_wait(struct ft_session *s);
  * --call-graph asked, else the host's cheaper of fp and copy (ftstack
  * check's saved answer; copy before check has run on this boot). */
 void ft_ustack_choose(struct ft_ustacks *u, const struct ft_options *o);
+/* Ends the reader's following of the sampled CPU (ustacks.follow): once
+ * sampling ends, naming and printing run where ftstack was started */
+void ft_ustack_unfollow(struct ft_ustacks *u);
 /* The copy size and method the default takes where --call-graph is not
  * given, from the mode and its rate: profile, whose samples come at the
  * RATE the run sets (-F, a second / --period: ft_profile_rate), copies the

@@ -27,8 +27,8 @@
 #include <sys/stat.h>
 #include <time.h>
 #include "collector/result.h"
-#include "host/host.h"
 #include "collector/session.h"
+#include "host/host.h"
 #include "tracefs/tracefs.h"
 
 #define SAVED_DIR "/run/ftstack"
@@ -333,6 +333,14 @@ static void follow_cpu(struct ft_ustacks *u, uint32_t cpu)
 			 strerror(-err));
 	u->py_cpu = (int)cpu;
 	u->py_moves++;
+}
+
+void ft_ustack_unfollow(struct ft_ustacks *u)
+{
+	if (u->py_cpu >= 0)
+		host_sched_restore(); /* printing and naming: on ftstack's own CPUs again */
+	u->py_cpu = -1;
+	u->follow = false;
 }
 
 /* The walk's N frames of SMP with each Python eval loop's Python frames

@@ -103,9 +103,13 @@ int host_pmu_type(const char *sys_root, const char *name);
 
 /* ---- the calling thread's scheduling (sched.c) ---- */
 
-/* Runs the calling thread on CPU alone from now on. Returns 0, or -errno
+/* Runs the calling thread on CPU alone from now on (its CPUs before the
+ * first move are kept for host_sched_restore). Returns 0, or -errno
  * (-EINVAL: CPU is not one it may run on, as outside a cpuset's). */
 int host_sched_run_on(uint32_t cpu);
+/* Gives the calling thread back the CPUs it had before host_sched_run_on
+ * first moved it (nothing when it never did). Returns 0 or -errno. */
+int host_sched_restore(void);
 /* Asks the scheduler (EEVDF, Linux 6.12+: sched_attr's runtime of a
  * SCHED_OTHER task) for slices of NS, so that the calling thread, woken,
  * preempts a CPU-bound task at once rather than after that task's slice

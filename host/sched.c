@@ -3,6 +3,7 @@
  */
 #include <errno.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -10,14 +11,29 @@
 
 #include "host/host.h"
 
+/* the CPUs the calling thread had before its first move (one thread
+ * moves: the reader) */
+static cpu_set_t saved;
+static bool is_saved;
+
 int host_sched_run_on(uint32_t cpu)
 {
 	cpu_set_t set;
 	if (cpu >= CPU_SETSIZE)
 		return -EINVAL;
+	if (!is_saved && sched_getaffinity(0, sizeof(saved), &saved) == 0)
+		is_saved = true;
 	CPU_ZERO(&set);
 	CPU_SET(cpu, &set);
 	return sched_setaffinity(0, sizeof(set), &set) < 0 ? -errno : 0;
+}
+
+int host_sched_restore(void)
+{
+	if (!is_saved)
+		return 0;
+	is_saved = false;
+	return sched_setaffinity(0, sizeof(saved), &saved) < 0 ? -errno : 0;
 }
 
 /* The kernel's struct sched_attr as Linux 3.14 laid it out (its first 48

@@ -1,5 +1,5 @@
-/* host/sched.c: the calling thread moved to a CPU, its slices shortened,
- * a policy chosen for it kept. */
+/* host/sched.c: the calling thread moved to a CPU and given its CPUs
+ * back, its slices shortened, a policy chosen for it kept. */
 #include <errno.h>
 #include <sched.h>
 #include <stdio.h>
@@ -34,7 +34,10 @@ int main(void)
 	CHECK(host_sched_run_on((uint32_t)last) == 0 && sched_getcpu() == last,
 	      "runs on CPU %d once moved there (on %d)", last, sched_getcpu());
 	CHECK(host_sched_run_on(CPU_SETSIZE) == -EINVAL, "a CPU past the set is refused");
-	sched_setaffinity(0, sizeof(all), &all);
+	cpu_set_t back;
+	CHECK(host_sched_restore() == 0 && sched_getaffinity(0, sizeof(back), &back) == 0 &&
+	      CPU_EQUAL(&back, &all), "restored: the %d CPUs it had before", CPU_COUNT(&back));
+	CHECK(host_sched_restore() == 0, "restored again: nothing to do");
 
 	int err = host_sched_short_slice(100000);
 	if (err == -EINVAL)
