@@ -14,22 +14,12 @@
 #include <unistd.h>
 #include "symbolize/symbolize.h"
 #include "tests/unit/check.h"
+#include "tests/unit/stack_copy.h"
 
 #if defined(__x86_64__)
 extern void *__libc_stack_end;
 static struct sym_ustack sample;
 static uint8_t copy[32768];
-
-/* The raw stack as the kernel copies it (see symbolize_unwind_test.c) */
-__attribute__((no_sanitize("address"))) static void copy_raw(uint8_t *dst, uint64_t src, size_t n)
-{
-	struct iovec local = { dst, n }, remote = { (void *)(uintptr_t)src, n };
-	if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)n)
-		return;
-	const volatile uint8_t *from = (const volatile uint8_t *)(uintptr_t)src;
-	for (size_t i = 0; i < n; i++)
-		dst[i] = from[i];
-}
 
 /* The leaf: its registers (rip, rsp, rbp: what the walk needs) and the
  * stack up to the process's start, as a sample takes them */

@@ -18,6 +18,7 @@
 #include "symbolize/internal.h"
 #include "symbolize/symbolize.h"
 #include "tests/unit/check.h"
+#include "tests/unit/stack_copy.h"
 
 /* ---- DWARF unwinding of a copied stack: this test's own ---- */
 #if defined(__x86_64__)
@@ -26,22 +27,6 @@ static uint8_t unwind_copy[1024];
 static uint64_t unwind_returns[3]; /* where unwind_inner, _middle, _outer return */
 static struct sym_ustack leaf_sample; /* unwind_inner's again, at another ip */
 static uint8_t leaf_copy[1024];
-
-/* The raw stack, redzones and all, as the kernel copies it for a sample:
- * through process_vm_readv on this process, so neither ASan nor valgrind
- * takes the bytes below sp for a bad read or their content for undefined
- * (the kernel's copy is defined). The loop is the fallback where the call
- * is refused; ASan must not check its reads (the volatile source keeps it
- * from becoming an intercepted memcpy). */
-__attribute__((no_sanitize("address"))) static void copy_raw(uint8_t *dst, uint64_t src, size_t n)
-{
-	struct iovec local = { dst, n }, remote = { (void *)(uintptr_t)src, n };
-	if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)n)
-		return;
-	const volatile uint8_t *from = (const volatile uint8_t *)(uintptr_t)src;
-	for (size_t i = 0; i < n; i++)
-		dst[i] = from[i];
-}
 
 /* The caller's registers (DWARF numbering) into R, as the kernel takes them
  * for PERF_SAMPLE_REGS_USER */
