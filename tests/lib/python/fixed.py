@@ -1,26 +1,12 @@
 # A fixed amount of Python work for bench/python: split.py's heavy() and
-# light() ARGV[1] times (default 100); prints the CPU seconds the loop took
+# light() ARGV[1] times (default 20); prints the CPU seconds the loop took
 # (process_time: user + system, so a sample's cost in the kernel counts and
 # other processes' load does not), measured inside, so start-up and the
 # tracer's own start do not count.
 import sys
 import time
 
-
-def spin(n):
-    x = 0
-    for i in range(n):
-        x += i
-    return x
-
-
-def heavy():
-    spin(20000)
-    spin(20000)
-
-
-def light():
-    spin(20000)
+from split import heavy, light
 
 
 def main(n):
@@ -31,4 +17,4 @@ def main(n):
     print("%.6f" % (time.process_time() - t0))
 
 
-main(int(sys.argv[1]) if len(sys.argv) > 1 else 100)
+main(int(sys.argv[1]) if len(sys.argv) > 1 else 20)

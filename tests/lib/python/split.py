@@ -50,4 +50,5 @@ def main():
         t.join()
 
 
-main()
+if __name__ == "__main__":
+    main()
