@@ -34,6 +34,16 @@ enum { TAG_SIGNAL = 1, TAG_DURATION, TAG_INTERVAL, TAG_SETTLE };
 #define SETTLE_MARGIN_NS 1000000ull
 static int tags[5]; /* their addresses are the epoll cookies */
 
+/* How long the loop may wait with no ring waking it (-1: for ever) */
+static int poll_ms(const struct ft_session *s)
+{
+	if (s->poll_rings)
+		return HUNG_RING_POLL_MS;
+	if (!s->ustacks.py || s->ustacks.follow)
+		return -1; /* profile: each sample wakes it */
+	return py_reader_active(s->ustacks.py) ? PYTHON_ACTIVE_POLL_MS : PYTHON_POLL_MS;
+}
+
 static int add_fd(int epfd, int fd, int tag)
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &tags[tag] };
@@ -210,10 +220,7 @@ int ft_loop_run(struct ft_session *s, int epfd)
 	while (!end) {
 		struct epoll_event evs[64];
 		int ended = 0;
-		int n = epoll_wait(epfd, evs, 64, s->poll_rings ? HUNG_RING_POLL_MS :
-					!s->ustacks.py || s->ustacks.follow ? -1 :
-					py_reader_active(s->ustacks.py) ? PYTHON_ACTIVE_POLL_MS :
-					PYTHON_POLL_MS);
+		int n = epoll_wait(epfd, evs, 64, poll_ms(s));
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
