@@ -76,12 +76,8 @@ int ft_session_alloc(struct ft_session *s, const char *proc_root, const char *de
 	     py_reader_alloc(s->procs, proc_root, py_read_process, NULL, &s->ustacks.py) < 0))
 		return -ENOMEM;
 	sym_cache_use_deferred(s->output.symcache, o->build_ids); /* --sink's rows: sink.c */
-	if (s->ustacks.py) {
+	if (s->ustacks.py)
 		sym_unwinder_sps(s->ustacks.unwinder, s->ustacks.sps);
-		/* refused (perf_event_paranoid 3, seccomp): ages from the least lag */
-		if (perfev_clock_open(&s->ustacks.clock) < 0)
-			ft_debug("python: perf's clock not measured; samples' ages from their least lag");
-	}
 	return 0;
 }
 

@@ -297,9 +297,14 @@ static void say_unsupported(void *ctx, const char *what)
 static uint64_t sample_age(struct ft_ustacks *u, uint64_t now, uint64_t time)
 {
 	int64_t lag = (int64_t)(now - time), off;
-	if (u->clock.page && (!u->clock_at || now - u->clock_at > FT_CLOCK_EVERY_NS)) {
+	if (!u->clock_at || now - u->clock_at > FT_CLOCK_EVERY_NS) {
+		/* opened at the first Python sample, not at start-up (most runs
+		 * see none); refused (perf_event_paranoid 3, seccomp): ages from
+		 * the least lag */
+		if (!u->clock_at && perfev_clock_open(&u->clock) < 0)
+			ft_debug("python: perf's clock not measured; samples' ages from their least lag");
 		u->clock_at = now;
-		if (perfev_clock_offset(&u->clock, &off) == 0)
+		if (u->clock.page && perfev_clock_offset(&u->clock, &off) == 0)
 			u->py_offset = off, u->py_offset_known = true;
 	}
 	if (!u->py_offset_known || lag < u->py_offset)
