@@ -64,13 +64,10 @@ static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *valp, in
 	 * taken for stack words beyond the copy, so every thread's stack was
 	 * "cut" at start_thread */
 	struct ufile *f = sym_uw_file_at(u, addr, &bias);
-	for (int i = 0; f && i < f->nload; i++) {
-		uint64_t v = addr - bias;
-		if (v >= f->load[i].vaddr && v - f->load[i].vaddr <= f->load[i].filesz &&
-		    f->load[i].filesz - (v - f->load[i].vaddr) >= sizeof(*valp)) {
-			memcpy(valp, f->map + f->load[i].off + (v - f->load[i].vaddr), sizeof(*valp));
-			return 0;
-		}
+	const uint8_t *in_file = f ? sym_uw_file_bytes(f, addr - bias, sizeof(*valp)) : NULL;
+	if (in_file) {
+		memcpy(valp, in_file, sizeof(*valp));
+		return 0;
 	}
 	if (!f && addr >= sp && addr - sp < SYM_UW_STACK_RANGE)
 		u->cut = true; /* a stack word the copy did not reach */
