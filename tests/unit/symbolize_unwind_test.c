@@ -9,6 +9,7 @@
 #include <link.h>
 #include <gelf.h>
 #include <inttypes.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <sys/uio.h>
@@ -400,6 +401,66 @@ __attribute__((noinline)) static void whole_inner(void)
 	copy_raw(whole_stack, r[7], whole_sample.size);
 }
 
+/* libc's clone, not a PLT stub of this test's */
+static uintptr_t clone_addr(void)
+{
+	int (*volatile f)(int (*)(void *), void *, int, void *, ...) = clone;
+	return (uintptr_t)f;
+}
+
+/* A new thread's first instructions, as clone's (and clone3's) child runs
+ * them: the ip past the syscall, at its "test %rax,%rax", "jl" or "je"
+ * (libc's clone's), rax 0, a stack of its own holding no return address
+ * (words no code is at). The parent's CFI there reads one and stops: whole
+ * all the same, one frame. With rax not 0 (the parent), rax not taken, or
+ * the ip past another syscall (getppid's): stopped, not whole. */
+static void test_thread_first(struct sym_unwinder *u)
+{
+	const uint8_t *at = (const uint8_t *)clone_addr();
+	int k = 0;
+	while (k < 96 && !(at[k] == 0x0f && at[k + 1] == 0x05 && at[k + 2] == 0x48))
+		k++;
+	if (k == 96) {
+		CHECK(0, "clone's syscall, then test %%rax,%%rax, in libc");
+		return;
+	}
+	static uint64_t garbage[8];
+	for (int i = 0; i < 8; i++)
+		garbage[i] = 0x4141414141414141ull;
+	struct sym_ustack t = { .pid = (uint32_t)getpid(), .tid = (uint32_t)getpid(), .time = 200,
+				.stack = (const uint8_t *)garbage, .size = sizeof(garbage) };
+	t.regs[7] = (uint64_t)(uintptr_t)garbage;
+	uint64_t ips[8];
+	bool cut = true;
+	const int past[] = { 0, 3, 5 };
+	for (int i = 0; i < 3; i++) {
+		t.regs[16] = (uint64_t)(uintptr_t)(at + k + 2 + past[i]);
+		uint32_t n = sym_unwind(u, &t, ips, 8, &cut);
+		CHECK(n == 1 && !cut && sym_unwind_ended(u),
+		      "a new thread %d bytes past clone's syscall, rax 0: its one frame, whole (%u)",
+		      past[i], n);
+	}
+	t.regs[0] = (uint64_t)-ENOSYS; /* sampled in the kernel before its first return */
+	uint32_t n = sym_unwind(u, &t, ips, 8, &cut);
+	CHECK(n == 1 && sym_unwind_ended(u), "the same with rax -ENOSYS: whole (%u)", n);
+	t.regs[0] = 4242;
+	n = sym_unwind(u, &t, ips, 8, &cut);
+	CHECK(!sym_unwind_ended(u), "the same with rax 4242 (the parent): stopped, not whole (%u)", n);
+	t.regs[0] = 0;
+	t.regs_known = (1u << 16) | (1u << 7) | (1u << 6);
+	n = sym_unwind(u, &t, ips, 8, &cut);
+	CHECK(!sym_unwind_ended(u), "the same with rax not taken: stopped, not whole (%u)", n);
+	t.regs_known = 0;
+	pid_t (*volatile gp)(void) = getppid;
+	const uint8_t *g = (const uint8_t *)(uintptr_t)gp;
+	for (k = 0; k < 64 && !(g[k] == 0x0f && g[k + 1] == 0x05); k++)
+		;
+	t.regs[16] = (uint64_t)(uintptr_t)(g + k + 2);
+	n = sym_unwind(u, &t, ips, 8, &cut);
+	CHECK(k < 64 && !sym_unwind_ended(u),
+	      "past getppid's syscall, rax 0, the same stack: stopped, not whole (%u)", n);
+}
+
 /* Whole or not: a walk ends at the process's start (_start's CFI says it
  * has no caller), and never where libunwind's guess gives up in code
  * without CFI */
@@ -426,6 +487,7 @@ static void test_unwind_ended(struct sym_procs *p)
 		CHECK(n >= 2 && walk_has(p, ips, 2, "nocfi_frame") && !sym_unwind_ended(u),
 		      "pass %d: stopped in a frame without CFI (%u frames): not whole", pass + 1, n);
 	}
+	test_thread_first(u);
 	sym_unwinder_free(u);
 }
 
