@@ -9,6 +9,10 @@
  *                              process's CPU ns on stderr (bench/run: the
  *                              workload's own time, without the tracer's
  *                              start-up and printing)
+ *   getppid_paths N --pace K MS  sleep MS ms after every K calls, so a
+ *                              test can make more events than one ring
+ *                              holds and still give the reader time to
+ *                              drain each K (bench/held_peer steps its rate so)
  * The options may be given together.
  */
 #include <stdio.h>
@@ -58,20 +62,38 @@ static long long now_ns(void)
 	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+/* FN(n) in pieces of CHUNK calls with MS ms of sleep after each; inlined,
+ * so the stacks stay main -> caller_a/caller_b as without pacing. */
+static inline __attribute__((always_inline)) long paced(long (*fn)(long), long n, long chunk,
+							 int ms)
+{
+	long sum = 0;
+	if (chunk <= 0)
+		return fn(n);
+	for (long done = 0; done < n; done += chunk) {
+		sum += fn(n - done < chunk ? n - done : chunk);
+		usleep((useconds_t)ms * 1000);
+	}
+	return sum;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
-		fprintf(stderr, "usage: getppid_paths N [--wait FILE] [--ns]\n");
+		fprintf(stderr, "usage: getppid_paths N [--wait FILE] [--pace K MS] [--ns]\n");
 		return 2;
 	}
-	long n = atol(argv[1]);
-	int ns = 0;
+	long n = atol(argv[1]), chunk = 0;
+	int ns = 0, ms = 0;
 	const char *wait = NULL;
 	for (int i = 2; i < argc; i++) {
 		if (strcmp(argv[i], "--ns") == 0) {
 			ns = 1;
 		} else if (strcmp(argv[i], "--wait") == 0 && i + 1 < argc) {
 			wait = argv[++i];
+		} else if (strcmp(argv[i], "--pace") == 0 && i + 2 < argc) {
+			chunk = atol(argv[++i]);
+			ms = atoi(argv[++i]);
 		} else {
 			fprintf(stderr, "getppid_paths: bad option %s\n", argv[i]);
 			return 2;
@@ -82,7 +104,7 @@ int main(int argc, char **argv)
 		usleep(1000);
 	long a = n / 4;
 	long long t0 = now_ns();
-	long sum = caller_a(a) + caller_b(n - a);
+	long sum = paced(caller_a, a, chunk, ms) + paced(caller_b, n - a, chunk, ms);
 	if (ns) {
 		long long t1 = now_ns();
 		struct rusage ru;
