@@ -12,12 +12,14 @@
 
 CC      ?= cc
 # libunwind: the DWARF unwinder of user stacks (doc/ARCHITECTURE.md says why not libdw)
-PKGS    := libtracefs libtraceevent libelf libunwind-generic libcurl libdebuginfod
+# libcurl and libdebuginfod: headers only, loaded when first used (host/lib.c)
+PKGS    := libtracefs libtraceevent libelf libunwind-generic
+DL_PKGS := libcurl libdebuginfod
 BUILD   ?= build
 CFLAGS  ?= -O2 -g
 override CFLAGS += -std=gnu11 -Wall -Wextra -Werror -Wno-format-truncation -Wno-unknown-warning-option -MMD -MP -D_GNU_SOURCE \
-           -I. $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-override LDLIBS += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -llzma -lz -lm -lstdc++ -lpthread
+           -I. $(shell pkg-config --cflags $(PKGS) $(DL_PKGS) 2>/dev/null)
+override LDLIBS += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -llzma -lz -lm -lstdc++ -lpthread -ldl
 
 MODULES := mem host tracefs perfev aggregate symbolize python output report fleet cli plan task source collector cmd
 LIB_SRC := $(filter-out cmd/main.c,$(wildcard $(addsuffix /*.c,$(MODULES))))

@@ -89,8 +89,12 @@ int ft_names_open(const struct ft_options *o, struct ft_names *n)
 	struct sym_debuginfod_user u = { .drop = n->who.drop, .uid = n->who.uid, .gid = n->who.gid,
 					 .groups = n->who.groups, .ngroups = n->who.ngroups,
 					 .envp = n->who.envp };
-	if (sym_debuginfod_alloc(&u, on_progress, n, &n->client) < 0) {
-		ft_error("out of memory");
+	if ((ret = sym_debuginfod_alloc(&u, on_progress, n, &n->client)) < 0) {
+		if (ret == -ENOENT)
+			ft_error("--debuginfod: %s (Debian's libdebuginfod1 has it)",
+				 sym_debuginfod_load_error());
+		else
+			ft_error("out of memory");
 		return 1;
 	}
 	return 0;

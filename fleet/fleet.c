@@ -163,6 +163,15 @@ static int make_tables(struct fleet *f, char *err, size_t errlen)
 }
 
 
+/* The message of a connection or statement that could not be set up. */
+static void setup_error(int ret, char *err, size_t errlen)
+{
+	if (ret == -ELIBACC)
+		snprintf(err, errlen, "%s (Debian's libcurl4 has it)", fleet_http_load_error());
+	else
+		snprintf(err, errlen, "out of memory");
+}
+
 int fleet_open(const char *url, const char *env_password, size_t buffer_bytes,
 	       struct fleet **out, char *err, size_t errlen)
 {
@@ -172,7 +181,7 @@ int fleet_open(const char *url, const char *env_password, size_t buffer_bytes,
 	if (ret == 0 && ((ret = fleet_http_alloc(&f->url, &f->http)) < 0 ||
 			 (ret = fleet_sql_insert(&f->url, &insert)) < 0 ||
 			 (ret = fleet_sql_insert_stacks(&f->url, &stacks)) < 0))
-		snprintf(err, errlen, "out of memory");
+		setup_error(ret, err, errlen);
 	if (f)
 		explicit_bzero(f->url.password, sizeof(f->url.password)); /* the connection has it */
 	if (ret == 0)
@@ -261,7 +270,7 @@ long fleet_report(const char *url, const char *env_password, const struct fleet_
 		ret = url_filters(&u, &q, err, errlen);
 	if (ret == 0 && ((ret = fleet_sql_select(&u, &q, &sql)) < 0 ||
 			 (ret = fleet_http_alloc(&u, &h)) < 0))
-		snprintf(err, errlen, "out of memory");
+		setup_error((int)ret, err, errlen);
 	if (ret == 0)
 		ret = fleet_http_post(h, sql.data, NULL, 0, &answer, err, errlen);
 	if (ret == 0) {

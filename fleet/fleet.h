@@ -202,8 +202,12 @@ long fleet_rows_decode(const char *data, size_t len, fleet_row_fn fn, void *ctx)
 /* ---- HTTP (http.c): libcurl ---- */
 
 struct fleet_http;
-/* Returns 0 and a connection to U's server, or -ENOMEM. */
+/* Returns 0 and a connection to U's server, -ENOMEM, or -ELIBACC when
+ * libcurl.so.4 cannot be loaded (at the first call; fleet_http_load_error
+ * says why). */
 int fleet_http_alloc(const struct fleet_url *u, struct fleet_http **out);
+/* Why libcurl.so.4 could not be loaded, or NULL. */
+const char *fleet_http_load_error(void);
 void fleet_http_free(struct fleet_http *h);
 /* Runs QUERY (sent in the URL) with BODY (data for an INSERT, may be empty),
  * the answer appended to RESP (may be NULL). Returns 0; -ECONNREFUSED,

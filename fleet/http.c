@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "fleet/fleet.h"
+#include "host/host.h"
 
 #define SYNC_INSERT "&insert_distributed_sync=1"
 
@@ -17,39 +18,84 @@ struct fleet_http {
 	struct fleet_url url;
 };
 
+/* libcurl, loaded by the first connection (host_lib_load says why not at
+ * start-up); its types and constants from its header */
+static struct {
+	CURLcode (*global_init)(long);
+	CURL *(*easy_init)(void);
+	CURLcode (*easy_setopt)(CURL *, CURLoption, ...);
+	CURLcode (*easy_perform)(CURL *);
+	CURLcode (*easy_getinfo)(CURL *, CURLINFO, ...);
+	void (*easy_cleanup)(CURL *);
+	struct curl_slist *(*slist_append)(struct curl_slist *, const char *);
+	void (*slist_free_all)(struct curl_slist *);
+	char *(*easy_escape)(CURL *, const char *, int);
+	const char *(*easy_strerror)(CURLcode);
+	void (*free)(void *);
+} lc;
+static int lc_state; /* 1 loaded, -errno */
+static char lc_err[256];
+
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static void global_init(void)
 {
-	curl_global_init(CURL_GLOBAL_DEFAULT);
+	const struct host_lib_sym syms[] = {
+		{ "curl_global_init", (void **)&lc.global_init },
+		{ "curl_easy_init", (void **)&lc.easy_init },
+		{ "curl_easy_setopt", (void **)&lc.easy_setopt },
+		{ "curl_easy_perform", (void **)&lc.easy_perform },
+		{ "curl_easy_getinfo", (void **)&lc.easy_getinfo },
+		{ "curl_easy_cleanup", (void **)&lc.easy_cleanup },
+		{ "curl_slist_append", (void **)&lc.slist_append },
+		{ "curl_slist_free_all", (void **)&lc.slist_free_all },
+		{ "curl_easy_escape", (void **)&lc.easy_escape },
+		{ "curl_easy_strerror", (void **)&lc.easy_strerror },
+		{ "curl_free", (void **)&lc.free },
+	};
+	lc_state = host_lib_load("libcurl.so.4", syms, sizeof(syms) / sizeof(*syms), lc_err,
+				 sizeof(lc_err));
+	if (lc_state == 0 && lc.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+		snprintf(lc_err, sizeof(lc_err), "curl_global_init failed");
+		lc_state = -EIO;
+	}
+	if (lc_state == 0)
+		lc_state = 1;
+}
+
+const char *fleet_http_load_error(void)
+{
+	return lc_state < 0 ? lc_err : NULL;
 }
 
 int fleet_http_alloc(const struct fleet_url *u, struct fleet_http **out)
 {
 	pthread_once(&init_once, global_init);
+	if (lc_state < 0)
+		return -ELIBACC;
 	struct fleet_http *h = calloc(1, sizeof(*h));
 	size_t len = strlen(u->host) + 64;
-	if (!h || !(h->base = malloc(len)) || !(h->curl = curl_easy_init())) {
+	if (!h || !(h->base = malloc(len)) || !(h->curl = lc.easy_init())) {
 		fleet_http_free(h);
 		return -ENOMEM;
 	}
 	h->url = *u;
 	snprintf(h->base, len, "%s://%s:%u/?query=", u->https ? "https" : "http", u->host, u->port);
 	CURL *c = h->curl;
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, 3000L);
+	lc.easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	lc.easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, 3000L);
 	/* a stalled server: give up after 10 s without a byte, not a fixed total
 	 * (a big insert may take long) */
-	curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
-	curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, 10L);
-	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(c, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
-	curl_easy_setopt(c, CURLOPT_USERNAME, h->url.user);
-	curl_easy_setopt(c, CURLOPT_PASSWORD, h->url.password);
-	curl_easy_setopt(c, CURLOPT_POST, 1L);
+	lc.easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
+	lc.easy_setopt(c, CURLOPT_LOW_SPEED_TIME, 10L);
+	lc.easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+	lc.easy_setopt(c, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
+	lc.easy_setopt(c, CURLOPT_USERNAME, h->url.user);
+	lc.easy_setopt(c, CURLOPT_PASSWORD, h->url.password);
+	lc.easy_setopt(c, CURLOPT_POST, 1L);
 	/* one connection per insert: inserts come seconds or minutes apart, and
 	 * an idle connection held open delays a server's graceful restart (it
 	 * waits for its clients) */
-	curl_easy_setopt(c, CURLOPT_FORBID_REUSE, 1L);
+	lc.easy_setopt(c, CURLOPT_FORBID_REUSE, 1L);
 	*out = h;
 	return 0;
 }
@@ -59,7 +105,7 @@ void fleet_http_free(struct fleet_http *h)
 	if (!h)
 		return;
 	if (h->curl)
-		curl_easy_cleanup(h->curl);
+		lc.easy_cleanup(h->curl);
 	free(h->base);
 	explicit_bzero(h->url.password, sizeof(h->url.password));
 	free(h);
@@ -131,7 +177,7 @@ static int classify(const struct fleet_http *h, const struct answer *an, char *e
 {
 	if (an->rc != CURLE_OK && !(an->rc == CURLE_WRITE_ERROR && an->body.failed)) {
 		snprintf(err, errlen, "cannot reach %s:%u: %s", h->url.host, h->url.port,
-			 an->cerr[0] ? an->cerr : curl_easy_strerror(an->rc));
+			 an->cerr[0] ? an->cerr : lc.easy_strerror(an->rc));
 		return curl_errno(an->rc);
 	}
 	if (an->body.failed) {
@@ -156,15 +202,15 @@ static int classify(const struct fleet_http *h, const struct answer *an, char *e
  * it (malloc'd), or NULL without memory. */
 static char *request_url(const struct fleet_http *h, const struct request *r)
 {
-	char *q = curl_easy_escape(h->curl, r->query, 0);
-	char *id = r->query_id ? curl_easy_escape(h->curl, r->query_id, 0) : NULL;
+	char *q = lc.easy_escape(h->curl, r->query, 0);
+	char *id = r->query_id ? lc.easy_escape(h->curl, r->query_id, 0) : NULL;
 	char *url = NULL;
 	if (q && (id || !r->query_id) &&
 	    asprintf(&url, "%s%s%s%s%s", h->base, q, id ? "&query_id=" : "", id ? id : "",
 		     id ? SYNC_INSERT : "") < 0)
 		url = NULL;
-	curl_free(q);
-	curl_free(id);
+	lc.free(q);
+	lc.free(id);
 	return url;
 }
 
@@ -187,29 +233,29 @@ static int perform(struct fleet_http *h, const struct request *r, struct fleet_b
 	if (!url)
 		goto cleanup;
 	if (r->gzip && len && fleet_gzip(body, len, &packed) == 0) {
-		if (!(more = curl_slist_append(hdr, "Content-Encoding: gzip")))
+		if (!(more = lc.slist_append(hdr, "Content-Encoding: gzip")))
 			goto cleanup;
 		hdr = more;
 		body = packed.data;
 		len = packed.len;
 	}
 	/* no "Expect: 100-continue" round trip before a body */
-	if (!(more = curl_slist_append(hdr, "Expect:")))
+	if (!(more = lc.slist_append(hdr, "Expect:")))
 		goto cleanup;
 	hdr = more;
-	curl_easy_setopt(c, CURLOPT_URL, url);
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
-	curl_easy_setopt(c, CURLOPT_POSTFIELDS, len ? body : "");
-	curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, &an.body);
-	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, an.cerr);
-	an.rc = curl_easy_perform(c);
+	lc.easy_setopt(c, CURLOPT_URL, url);
+	lc.easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
+	lc.easy_setopt(c, CURLOPT_POSTFIELDS, len ? body : "");
+	lc.easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+	lc.easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
+	lc.easy_setopt(c, CURLOPT_WRITEDATA, &an.body);
+	lc.easy_setopt(c, CURLOPT_ERRORBUFFER, an.cerr);
+	an.rc = lc.easy_perform(c);
 	sent = true;
-	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &an.code);
-	curl_easy_getinfo(c, CURLINFO_SIZE_UPLOAD_T, &up);
-	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, NULL);
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, NULL);
+	lc.easy_getinfo(c, CURLINFO_RESPONSE_CODE, &an.code);
+	lc.easy_getinfo(c, CURLINFO_SIZE_UPLOAD_T, &up);
+	lc.easy_setopt(c, CURLOPT_ERRORBUFFER, NULL);
+	lc.easy_setopt(c, CURLOPT_HTTPHEADER, NULL);
 	if (a) {
 		/* a byte of the body handed to the socket, or any answer: the
 		 * server may have the whole insert; else it cannot have it */
@@ -224,7 +270,7 @@ static int perform(struct fleet_http *h, const struct request *r, struct fleet_b
 cleanup:
 	if (!sent)
 		snprintf(err, errlen, "out of memory");
-	curl_slist_free_all(hdr);
+	lc.slist_free_all(hdr);
 	fleet_buf_free(&packed);
 	fleet_buf_free(&an.body);
 	free(url);

@@ -101,6 +101,17 @@ bool host_perf_any(const struct host_access *h);
  * "uprobe"), or -1 when the kernel has no such PMU. */
 int host_pmu_type(const char *sys_root, const char *name);
 
+/* ---- a library loaded when first used (lib.c) ---- */
+struct host_lib_sym {
+	const char *name; /* the symbol */
+	void **fn;        /* set to its address */
+};
+/* Loads shared library SONAME and each of SYMS[0..N). Returns 0, or
+ * -ENOENT with ERR saying what is missing (the library, or a symbol:
+ * then nothing is set). Call once: the library stays loaded. */
+int host_lib_load(const char *soname, const struct host_lib_sym *syms, size_t n, char *err,
+		  size_t errlen);
+
 /* ---- the calling thread's scheduling (sched.c) ---- */
 
 /* Runs the calling thread on CPU alone from now on (its CPUs before the

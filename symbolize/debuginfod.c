@@ -16,9 +16,48 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "host/host.h"
 #include "symbolize/symbolize.h"
 
 extern char **environ;
+
+/* libdebuginfod, loaded by the first client (host_lib_load says why not
+ * at start-up); its types and names from its header */
+static struct {
+	debuginfod_client *(*begin)(void);
+	void (*end)(debuginfod_client *);
+	void (*set_user_data)(debuginfod_client *, void *);
+	void *(*get_user_data)(debuginfod_client *);
+	void (*set_progressfn)(debuginfod_client *, debuginfod_progressfn_t);
+	int (*find_debuginfo)(debuginfod_client *, const unsigned char *, int, char **);
+} lib;
+static int lib_state; /* 0 not tried, 1 loaded, -errno */
+static char lib_err[256];
+
+/* Loads libdebuginfod once. Returns 0, or -errno with lib_err saying why. */
+static int lib_load(void)
+{
+	const struct host_lib_sym syms[] = {
+		{ "debuginfod_begin", (void **)&lib.begin },
+		{ "debuginfod_end", (void **)&lib.end },
+		{ "debuginfod_set_user_data", (void **)&lib.set_user_data },
+		{ "debuginfod_get_user_data", (void **)&lib.get_user_data },
+		{ "debuginfod_set_progressfn", (void **)&lib.set_progressfn },
+		{ "debuginfod_find_debuginfo", (void **)&lib.find_debuginfo },
+	};
+	if (lib_state == 0) {
+		lib_state = host_lib_load("libdebuginfod.so.1", syms, sizeof(syms) / sizeof(*syms),
+					  lib_err, sizeof(lib_err));
+		if (lib_state == 0)
+			lib_state = 1;
+	}
+	return lib_state < 0 ? lib_state : 0;
+}
+
+const char *sym_debuginfod_load_error(void)
+{
+	return lib_state < 0 ? lib_err : NULL;
+}
 
 struct sym_debuginfod {
 	struct sym_debuginfod_user user;
@@ -39,6 +78,9 @@ const char *sym_debuginfod_urls(void)
 int sym_debuginfod_alloc(const struct sym_debuginfod_user *user, sym_debuginfod_progress_fn fn,
 			 void *ctx, struct sym_debuginfod **out)
 {
+	int ret = lib_load();
+	if (ret < 0)
+		return ret;
 	struct sym_debuginfod *d = calloc(1, sizeof(*d));
 	if (!d)
 		return -ENOMEM;
@@ -64,7 +106,7 @@ struct rec {
 
 static int on_progress(debuginfod_client *c, long done, long total)
 {
-	struct sym_debuginfod *d = debuginfod_get_user_data(c);
+	struct sym_debuginfod *d = lib.get_user_data(c);
 	if (d->pipe_fd >= 0) {
 		struct rec r = { done < 0 ? 0 : done, total };
 		if (write(d->pipe_fd, &r, sizeof(r)) < 0)
@@ -84,13 +126,13 @@ static int find(struct sym_debuginfod *d, const uint8_t *id, size_t n, char **pa
 	bool retries = getenv(DEBUGINFOD_RETRY_LIMIT_ENV_VAR) != NULL;
 	if (!retries)
 		setenv(DEBUGINFOD_RETRY_LIMIT_ENV_VAR, "0", 1);
-	debuginfod_client *c = debuginfod_begin();
+	debuginfod_client *c = lib.begin();
 	int fd = -ENOMEM;
 	if (c) {
-		debuginfod_set_user_data(c, d);
-		debuginfod_set_progressfn(c, on_progress);
-		fd = debuginfod_find_debuginfo(c, id, (int)n, path);
-		debuginfod_end(c);
+		lib.set_user_data(c, d);
+		lib.set_progressfn(c, on_progress);
+		fd = lib.find_debuginfo(c, id, (int)n, path);
+		lib.end(c);
 	}
 	if (!retries)
 		unsetenv(DEBUGINFOD_RETRY_LIMIT_ENV_VAR);

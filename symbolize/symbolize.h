@@ -387,8 +387,12 @@ struct sym_debuginfod_stats {
 
 /* DEBUGINFOD_URLS when it names a server, else NULL. */
 const char *sym_debuginfod_urls(void);
+/* Why libdebuginfod.so.1 could not be loaded, or NULL. */
+const char *sym_debuginfod_load_error(void);
 /* A client fetching as USER (NULL: as this process), telling FN (may be
- * NULL) of progress. Returns 0 or -ENOMEM. */
+ * NULL) of progress. Loads libdebuginfod.so.1 at the first call. Returns
+ * 0, -ENOMEM, or -ENOENT when the library cannot be loaded
+ * (sym_debuginfod_load_error says why). */
 int sym_debuginfod_alloc(const struct sym_debuginfod_user *user, sym_debuginfod_progress_fn fn,
 			 void *ctx, struct sym_debuginfod **out);
 void sym_debuginfod_free(struct sym_debuginfod *d);
