@@ -19,18 +19,10 @@ static int on_record(void *ctx, const struct perfev_record *rec)
 	return ps->cfg.record(ps->cfg.ctx, rec, ev);
 }
 
-static int drain_ring(struct ft_perf_source *ps, struct perfev_ring *r)
+static int drain_ring(struct ft_perf_source *ps, struct ft_perf_ring *r)
 {
-	long n = perfev_ring_drain(r, ps->sample_type, ps->regs_mask, on_record, ps);
+	long n = perfev_ring_drain(&r->ring, ps->sample_type, ps->regs_mask, on_record, ps);
 	return n < 0 ? (int)n : 0;
-}
-
-/* The merge's sources: the CPUs' rings, then the small rings they grew
- * from (unmapped until then), whose last records interleave in time with
- * the new ring's first ones. */
-static struct perfev_ring *source_ring(struct ft_perf_source *ps, int i)
-{
-	return i < ps->ncpus ? &ps->rings[i].ring : &ps->rings[i - ps->ncpus].old;
 }
 
 /* The ring whose next record is the oldest (-1 when none has any), and in
@@ -65,11 +57,11 @@ static int oldest_ring(const uint64_t *next, int n, uint64_t *until)
  * oldest; first times are kept between steps (one decode a step). */
 static int drain_merged(struct ft_perf_source *ps)
 {
-	uint64_t next[2 * FT_MAX_CPUS], until;
-	bool broken[2 * FT_MAX_CPUS];
-	int n = ps ? 2 * ps->ncpus : 0, ret, a;
+	uint64_t next[FT_MAX_CPUS], until;
+	bool broken[FT_MAX_CPUS];
+	int n = ps ? ps->ncpus : 0, ret, a;
 	for (int c = 0; c < n; c++) {
-		struct perfev_ring *r = source_ring(ps, c);
+		struct perfev_ring *r = &ps->rings[c].ring;
 		ret = r->base ? perfev_ring_first_time(r, ps->sample_type, ps->regs_mask, &next[c]) :
 				-ENOENT;
 		broken[c] = ret < 0 && ret != -ENOENT;
@@ -78,7 +70,7 @@ static int drain_merged(struct ft_perf_source *ps)
 	}
 	while ((a = oldest_ring(next, n, &until)) >= 0) {
 		uint64_t was = next[a];
-		long got = perfev_ring_drain_until(source_ring(ps, a), ps->sample_type, ps->regs_mask,
+		long got = perfev_ring_drain_until(&ps->rings[a].ring, ps->sample_type, ps->regs_mask,
 						   until, on_record, ps, &next[a]);
 		if (got < 0)
 			return (int)got;
@@ -88,7 +80,7 @@ static int drain_merged(struct ft_perf_source *ps)
 	/* a ring whose oldest record could not be decoded: as it comes (the
 	 * drain skips what it cannot decode, and says when a header is broken) */
 	for (int c = 0; c < n; c++)
-		if (broken[c] && (ret = drain_ring(ps, source_ring(ps, c))) < 0)
+		if (broken[c] && (ret = drain_ring(ps, &ps->rings[c])) < 0)
 			return ret;
 	return 0;
 }
@@ -96,29 +88,22 @@ static int drain_merged(struct ft_perf_source *ps)
 int ft_perf_source_ready(struct ft_perf_source *ps, void *cookie)
 {
 	(void)cookie; /* every ring is drained, in time order */
-	int ret = drain_merged(ps);
-	return ret < 0 ? ret : ft_perf_grow_step(ps);
+	return drain_merged(ps);
 }
 
 int ft_perf_source_hangup(struct ft_perf_source *ps, void *cookie, int epfd)
 {
 	struct ft_perf_ring *r = cookie;
-	ft_perf_grow_cancel(r); /* its thread may be adding a carrier */
 	int ret = drain_merged(ps);
 	if (ret < 0)
 		return ret;
-	/* the carriers' (one, or two while a ring grew): both hang up */
-	int gone = epoll_ctl(epfd, EPOLL_CTL_DEL, r->ring.fd, NULL) == 0;
-	if (r->old.base)
-		gone |= epoll_ctl(epfd, EPOLL_CTL_DEL, r->old.fd, NULL) == 0;
-	if (!gone)
-		return -ENOENT;
+	if (epoll_ctl(epfd, EPOLL_CTL_DEL, r->ring.fd, NULL) < 0)
+		return -errno;
 	ft_debug("perf ring for CPU %d: its task exited", r->cpu);
 	return 0;
 }
 
 int ft_perf_source_drain_all(struct ft_perf_source *ps)
 {
-	int ret = drain_merged(ps);
-	return ret < 0 || !ps ? ret : ft_perf_grow_step(ps);
+	return drain_merged(ps);
 }

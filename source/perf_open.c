@@ -61,27 +61,22 @@ static void attr_for(const struct ft_perf_source *ps, const struct ft_event *e,
 	po->stack_dump = c->ucopy_size ? c->ucopy_size : 8;
 }
 
-/* Maps the ring of CPU R for the events of OWNER (perf_event_open's pid):
- * the default's large ring starts small, to grow when the run needs it.
- * Returns 0, or -errno (-ENOLCK after saying what to do). */
-static int map_ring(struct ft_perf_source *ps, struct ft_perf_ring *r, int owner, int cpu)
+/* Maps the ring of CPU R for FD. Returns 0, or -errno (-ENOLCK after
+ * saying what to do). */
+static int map_ring(struct ft_perf_source *ps, struct ft_perf_ring *r, int fd, int cpu)
 {
-	size_t kb = ps->grow ? FT_START_RING_KB : ps->ring_kb;
-	int ret = ft_perf_carrier_open(ps, owner, cpu, kb, &r->ring);
+	int ret = perfev_ring_map(&r->ring, fd, ps->ring_kb * 1024);
 	if (ret == -EPERM) {
 		/* the ring is locked memory: past kernel.perf_event_mlock_kb and
 		 * RLIMIT_MEMLOCK only CAP_IPC_LOCK (or root) may map it */
 		ft_error("a %zu KB ring a CPU is more than this user may lock (kernel.perf_event_mlock_kb, "
-			 "ulimit -l): use a smaller --buffer-size, or give CAP_IPC_LOCK", kb);
+			 "ulimit -l): use a smaller --buffer-size, or give CAP_IPC_LOCK", ps->ring_kb);
 		return -ENOLCK;
 	}
 	if (ret < 0)
 		return ret;
 	r->cpu = cpu;
-	r->owner = owner;
-	r->grow_kb = kb < ps->ring_kb ? ps->ring_kb : 0;
-	ft_debug("perf ring for CPU %d: %zu KB%s", cpu, r->ring.data_size / 1024,
-		 r->grow_kb ? ", to grow when a quarter full" : "");
+	ft_debug("perf ring for CPU %d: %zu KB", cpu, r->ring.data_size / 1024);
 	return 0;
 }
 
@@ -99,7 +94,7 @@ static int open_one(struct ft_perf_source *ps, int ev, int pid, int cpu, bool fi
 	int fd = perfev_open(&po, pid, cpu, -1);
 	if (fd < 0)
 		return fd;
-	int ret = ft_perf_source_add_fd(ps, fd, (uint32_t)ev, cpu);
+	int ret = ft_perf_source_add_fd(ps, fd, (uint32_t)ev);
 	if (ret < 0) {
 		close(fd);
 		return ret;
@@ -117,9 +112,9 @@ static int open_one(struct ft_perf_source *ps, int ev, int pid, int cpu, bool fi
 	 * idle task is never sampled: no filter to evaluate on each switch. */
 	if (e->kind == FT_EV_SCHED_SWITCH && !e->filter[0] && pid == -1)
 		ioctl(fd, PERF_EVENT_IOC_SET_FILTER, "prev_pid != 0");
-	if (!r->ring.base && (ret = map_ring(ps, r, pid, cpu)) < 0)
-		return ret;
-	return perfev_set_output(fd, r->ring.fd);
+	if (r->ring.base)
+		return perfev_set_output(fd, r->ring.fd);
+	return map_ring(ps, r, fd, cpu);
 }
 
 /* The tasks to open per CPU: -1 (all) system-wide, else thread ids. */
@@ -320,28 +315,19 @@ static size_t fit_ring(size_t def, size_t limit)
 }
 
 /* The ring KB a CPU of a source of EVENTS: --buffer-size, else the default
- * for what the samples carry, within what this user may lock; and whether
- * it starts at FT_START_RING_KB and grows (a default larger than that, and
- * room to lock both rings while the new one is mapped). */
-static void ring_size(struct ft_perf_source *ps, const bool *online, int ncpus)
+ * for what the samples carry, within what this user may lock. */
+static size_t ring_kb_for(const struct ft_perf_source *ps, const bool *online, int ncpus)
 {
 	const struct ft_perf_config *c = &ps->cfg;
-	ps->grow = false;
-	if (ps->events == &sideband_event) {
-		ps->ring_kb = 512; /* comm/mmap/fork/exit only; --buffer-size sizes the instance */
-		return;
-	}
-	if (c->opt->buffer_set) {
-		ps->ring_kb = c->opt->buffer_kb; /* as asked, from the first event on */
-		return;
-	}
+	if (ps->events == &sideband_event)
+		return 512; /* comm/mmap/fork/exit only; --buffer-size sizes the instance */
+	if (c->opt->buffer_set)
+		return c->opt->buffer_kb;
 	int nonline = 0;
 	for (int cpu = 0; cpu < ncpus; cpu++)
 		nonline += online[cpu];
-	size_t lockable = lockable_kb(nonline);
-	ps->ring_kb = fit_ring(default_ring_kb(ps, online, ncpus, c->want_user ? c->ucopy_size : 0),
-			       lockable);
-	ps->grow = lockable == SIZE_MAX && ps->ring_kb > FT_START_RING_KB;
+	return fit_ring(default_ring_kb(ps, online, ncpus, c->want_user ? c->ucopy_size : 0),
+			lockable_kb(nonline));
 }
 
 /* What each sample carries beyond PERFEV_SAMPLE_TYPE: the user stack's
@@ -392,8 +378,7 @@ static int open_events(const struct ft_perf_config *cfg, int epfd, struct ft_eve
 	*out = ps;
 	if (!ps)
 		return -ENOMEM;
-	ring_size(ps, online, ncpus);
-	ps->epfd = epfd;
+	ps->ring_kb = ring_kb_for(ps, online, ncpus);
 	sample_layout(ps);
 	int ret = open_all(ps, online);
 	if (ret < 0)

@@ -28,20 +28,16 @@ struct ft_perf_source *ft_perf_source_alloc(const struct ft_perf_config *cfg,
 	return ps;
 }
 
-int ft_perf_source_add_fd(struct ft_perf_source *ps, int fd, uint32_t event, int cpu)
+int ft_perf_source_add_fd(struct ft_perf_source *ps, int fd, uint32_t event)
 {
-	size_t cap = ps->capfds; /* one capacity for the three arrays */
+	size_t cap = ps->capfds; /* one capacity for the two arrays */
 	if (MEM_GROW(ps->fds, cap, ps->nfds + 1, 64))
 		return -ENOMEM;
 	cap = ps->capfds;
 	if (MEM_GROW(ps->fd_event, cap, ps->nfds + 1, 64))
 		return -ENOMEM;
-	cap = ps->capfds;
-	if (MEM_GROW(ps->fd_cpu, cap, ps->nfds + 1, 64))
-		return -ENOMEM;
 	ps->capfds = cap;
 	ps->fd_event[ps->nfds] = event;
-	ps->fd_cpu[ps->nfds] = cpu;
 	ps->fds[ps->nfds++] = fd;
 	return 0;
 }
@@ -113,20 +109,18 @@ size_t ft_perf_source_ring_kb(const struct ft_perf_source *ps)
 	return ps ? ps->ring_kb : 0;
 }
 
-int ft_perf_source_fullest(const struct ft_perf_source *ps, unsigned *pct, size_t *kb)
+int ft_perf_source_fullest(const struct ft_perf_source *ps, unsigned *pct)
 {
 	int fullest = -1;
 	*pct = 0;
-	for (int i = 0; ps && i < 2 * ps->ncpus; i++) {
-		const struct ft_perf_ring *pr = &ps->rings[i % ps->ncpus];
-		const struct perfev_ring *r = i < ps->ncpus ? &pr->ring : &pr->old;
+	for (int cpu = 0; ps && cpu < ps->ncpus; cpu++) {
+		const struct perfev_ring *r = &ps->rings[cpu].ring;
 		if (!r->data_size)
 			continue;
 		unsigned p = (unsigned)(r->max_fill * 100 / r->data_size);
 		if (fullest < 0 || p > *pct) {
 			*pct = p;
-			*kb = r->data_size / 1024;
-			fullest = pr->cpu;
+			fullest = cpu;
 		}
 	}
 	return fullest;
@@ -146,7 +140,7 @@ uint64_t ft_perf_source_bad_records(const struct ft_perf_source *ps)
 {
 	uint64_t n = 0;
 	for (int cpu = 0; ps && cpu < ps->ncpus; cpu++)
-		n += ps->rings[cpu].ring.bad_records + ps->rings[cpu].old.bad_records;
+		n += ps->rings[cpu].ring.bad_records;
 	return n;
 }
 
@@ -171,22 +165,12 @@ void ft_perf_source_close(struct ft_perf_source *ps)
 {
 	if (!ps)
 		return;
-	for (int cpu = 0; ps->rings && cpu < ps->ncpus; cpu++) {
-		struct ft_perf_ring *r = &ps->rings[cpu];
-		ft_perf_grow_cancel(r);
-		struct perfev_ring *ring[2] = { &r->ring, &r->old };
-		for (int k = 0; k < 2; k++) {
-			if (!ring[k]->base)
-				continue; /* never mapped (or a unit test's) */
-			int carrier = ring[k]->fd;
-			perfev_ring_unmap(ring[k]);
-			close(carrier);
-		}
-	}
+	for (int cpu = 0; ps->rings && cpu < ps->ncpus; cpu++)
+		if (ps->rings[cpu].ring.base)
+			perfev_ring_unmap(&ps->rings[cpu].ring);
 	close_fds(ps);
 	free(ps->fds);
 	free(ps->fd_event);
-	free(ps->fd_cpu);
 	free(ps->rings);
 	free(ps->ids);
 	free(ps);

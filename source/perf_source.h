@@ -78,10 +78,9 @@ void ft_perf_source_count_lost(struct ft_perf_source *ps);
 /* Returns the records the rings could not decode (counted, never silent);
  * 0 for NULL. */
 uint64_t ft_perf_source_bad_records(const struct ft_perf_source *ps);
-/* Returns the CPU whose ring was the fullest when a drain began, how full
- * (*PCT, percent of its size) and its size (*KB: a ring that grew was
- * smaller then); -1 without rings, *KB unchanged. */
-int ft_perf_source_fullest(const struct ft_perf_source *ps, unsigned *pct, size_t *kb);
+/* Returns the CPU whose ring was the fullest when a drain began, and how
+ * full (*PCT, percent of its size); -1 without rings. */
+int ft_perf_source_fullest(const struct ft_perf_source *ps, unsigned *pct);
 /* Returns the KB of one CPU's ring; 0 for NULL. */
 size_t ft_perf_source_ring_kb(const struct ft_perf_source *ps);
 

@@ -62,7 +62,7 @@ void ft_sources_stats(const struct ft_sources *src, struct ft_sources_stats *st)
 {
 	st->bad_records = ft_perf_source_bad_records(src->perf);
 	st->ring_kb = ft_perf_source_ring_kb(src->perf);
-	st->full_cpu = ft_perf_source_fullest(src->perf, &st->full_pct, &st->ring_kb);
+	st->full_cpu = ft_perf_source_fullest(src->perf, &st->full_pct);
 }
 
 void ft_sources_count_lost(struct ft_sources *src)

@@ -87,22 +87,5 @@ for args in "" "-K" "--backend ftrace"; do
 	fi
 done
 
-# (4) the default ring of copied stacks starts at 16 MB and grows to 64 MB
-# when a drain finds a quarter of it waiting (source/perf_grow.c). Bursts
-# of 6,000 calls (~13 MB, within the 16 MB ring unread) and 30 ms of sleep:
-# exact whatever the reader's speed, and a burst fills the ring past the
-# quarter its wake-up waits for. --buffer-size is mapped as asked, whole.
-run_ft $TMP/o $TMP/e --debug -e $EV -f -c "$pin $W 60000 --pace 6000 30"
-expect_eq "grown ring: exit status" $? 0
-expect_eq "grown ring: caller_a:caller_b" "$(callers)" "15000:45000"
-check "grown ring: 60000 counted, 0 lost" grep -q "^ftstack: 60000 events counted.* 0 lost" $TMP/e
-check "grown ring: each CPU's ring starts at 16 MB" \
-	test "$(grep -c 'perf ring for CPU [0-9]*: 16384 KB, to grow when a quarter full' $TMP/e)" -ge 1
-check "grown ring: grew to 64 MB, its one event moved" \
-	grep -Eq 'perf ring for CPU [0-9]+: grew to 65536 KB \(1 events moved, 0 left' $TMP/e
-run_ft $TMP/o $TMP/e --debug -e $EV -f --buffer-size 16384 -c "$pin $W 60000 --pace 6000 30"
-expect_eq "--buffer-size 16384: caller_a:caller_b" "$(callers)" "15000:45000"
-check "--buffer-size 16384: mapped as asked, not grown" \
-	eval "grep -q 'perf ring for CPU [0-9]*: 16384 KB\$' $TMP/e && ! grep -q 'grew to' $TMP/e"
 expect_eq "tracefs left as found" "$(tracefs_state)" "$before"
 finish
