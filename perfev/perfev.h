@@ -83,6 +83,16 @@ struct perfev_ring {
  * R does not own FD: perfev_ring_unmap() releases the mapping and scratch only. */
 int perfev_ring_map(struct perfev_ring *r, int fd, size_t data_bytes);
 void perfev_ring_unmap(struct perfev_ring *r);
+/* The most processes perfev_ring_map_many maps rings in at once. */
+#define PERFEV_MAP_PROCS 16
+/* Maps ring I of RINGS[0..N) for FDS[I], DATA_BYTES each, as
+ * perfev_ring_map, in up to PROCS processes at once (this one and helpers
+ * it forks: the kernel allocates a ring under the mapping process's mmap
+ * lock). A helper's rings are charged to its own memory, so only a user
+ * not bound by RLIMIT_MEMLOCK (CAP_IPC_LOCK) may have PROCS above 1.
+ * Returns 0, or the first -errno (a ring not mapped has base NULL). */
+int perfev_ring_map_many(struct perfev_ring *rings, const int *fds, size_t n, size_t data_bytes,
+			 size_t procs);
 
 /* ---- perf's clock against CLOCK_MONOTONIC (clock.c) ---- */
 struct perfev_clock {

@@ -61,11 +61,36 @@ static void attr_for(const struct ft_perf_source *ps, const struct ft_event *e,
 	po->stack_dump = c->ucopy_size ? c->ucopy_size : 8;
 }
 
-/* Maps the ring of CPU R for FD. Returns 0, or -errno (-ENOLCK after
- * saying what to do). */
-static int map_ring(struct ft_perf_source *ps, struct ft_perf_ring *r, int fd, int cpu)
+/* Maps every CPU's ring, on the CPU's first fd, and points the CPU's
+ * other fds at it. A user free of RLIMIT_MEMLOCK has large rings mapped
+ * in several processes at once (perfev_ring_map_many: two 64 MB rings in
+ * ~20 ms, not ~35). Returns 0, or -errno (-ENOLCK after saying what to do). */
+static int map_rings(struct ft_perf_source *ps, size_t procs)
 {
-	int ret = perfev_ring_map(&r->ring, fd, ps->ring_kb * 1024);
+	struct perfev_ring *rings = calloc((size_t)ps->ncpus, sizeof(*rings));
+	int *fds = calloc((size_t)ps->ncpus, sizeof(*fds));
+	int *cpu_of = calloc((size_t)ps->ncpus, sizeof(*cpu_of));
+	size_t n = 0;
+	int ret = rings && fds && cpu_of ? 0 : -ENOMEM;
+	for (int c = 0; ret == 0 && c < ps->ncpus; c++) {
+		if (ps->rings[c].owner_fd < 0)
+			continue;
+		cpu_of[n] = c;
+		fds[n++] = ps->rings[c].owner_fd;
+	}
+	if (ret == 0)
+		ret = perfev_ring_map_many(rings, fds, n, ps->ring_kb * 1024,
+					   ps->ring_kb >= 8192 ? procs : 1);
+	for (size_t i = 0; rings && i < n; i++) {
+		struct ft_perf_ring *r = &ps->rings[cpu_of[i]];
+		r->ring = rings[i];
+		r->cpu = cpu_of[i];
+		if (r->ring.base)
+			ft_debug("perf ring for CPU %d: %zu KB", r->cpu, r->ring.data_size / 1024);
+	}
+	free(rings);
+	free(fds);
+	free(cpu_of);
 	if (ret == -EPERM) {
 		/* the ring is locked memory: past kernel.perf_event_mlock_kb and
 		 * RLIMIT_MEMLOCK only CAP_IPC_LOCK (or root) may map it */
@@ -73,15 +98,16 @@ static int map_ring(struct ft_perf_source *ps, struct ft_perf_ring *r, int fd, i
 			 "ulimit -l): use a smaller --buffer-size, or give CAP_IPC_LOCK", ps->ring_kb);
 		return -ENOLCK;
 	}
-	if (ret < 0)
-		return ret;
-	r->cpu = cpu;
-	ft_debug("perf ring for CPU %d: %zu KB", cpu, r->ring.data_size / 1024);
-	return 0;
+	for (size_t i = 0; ret == 0 && i < ps->nfds; i++) {
+		const struct ft_perf_ring *r = &ps->rings[ps->fd_cpu[i]];
+		if (ps->fds[i] != r->owner_fd)
+			ret = perfev_set_output(ps->fds[i], r->owner_fd);
+	}
+	return ret;
 }
 
-/* Opens event EV for (pid, cpu); the first fd on a CPU owns its ring, the
- * first one for all tasks (pid -1 or -c's child) writes its side band. */
+/* Opens event EV for (pid, cpu); the first fd on a CPU will own its ring,
+ * the first one for all tasks (pid -1 or -c's child) writes its side band. */
 static int open_one(struct ft_perf_source *ps, int ev, int pid, int cpu, bool first_task)
 {
 	const struct ft_event *e = &ps->events[ev];
@@ -94,7 +120,7 @@ static int open_one(struct ft_perf_source *ps, int ev, int pid, int cpu, bool fi
 	int fd = perfev_open(&po, pid, cpu, -1);
 	if (fd < 0)
 		return fd;
-	int ret = ft_perf_source_add_fd(ps, fd, (uint32_t)ev);
+	int ret = ft_perf_source_add_fd(ps, fd, (uint32_t)ev, cpu);
 	if (ret < 0) {
 		close(fd);
 		return ret;
@@ -112,9 +138,9 @@ static int open_one(struct ft_perf_source *ps, int ev, int pid, int cpu, bool fi
 	 * idle task is never sampled: no filter to evaluate on each switch. */
 	if (e->kind == FT_EV_SCHED_SWITCH && !e->filter[0] && pid == -1)
 		ioctl(fd, PERF_EVENT_IOC_SET_FILTER, "prev_pid != 0");
-	if (r->ring.base)
-		return perfev_set_output(fd, r->ring.fd);
-	return map_ring(ps, r, fd, cpu);
+	if (r->owner_fd < 0)
+		r->owner_fd = fd; /* its ring is mapped once every fd is open: map_rings */
+	return 0;
 }
 
 /* The tasks to open per CPU: -1 (all) system-wide, else thread ids. */
@@ -382,6 +408,13 @@ static int open_events(const struct ft_perf_config *cfg, int epfd, struct ft_eve
 	sample_layout(ps);
 	int ret = open_all(ps, online);
 	if (ret < 0)
+		return ret;
+	/* rings mapped by several processes are charged to each one's own
+	 * memory: only for a user RLIMIT_MEMLOCK does not bind */
+	int nonline = 0;
+	for (int cpu = 0; cpu < ncpus; cpu++)
+		nonline += online[cpu];
+	if ((ret = map_rings(ps, lockable_kb(nonline) == SIZE_MAX ? (size_t)nonline : 1)) < 0)
 		return ret;
 	ft_perf_source_ids_done(ps);
 	for (int cpu = 0; cpu < ps->ncpus; cpu++) {

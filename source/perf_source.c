@@ -25,19 +25,25 @@ struct ft_perf_source *ft_perf_source_alloc(const struct ft_perf_config *cfg,
 		free(ps);
 		return NULL;
 	}
+	for (int c = 0; c < ncpus; c++)
+		ps->rings[c].owner_fd = -1;
 	return ps;
 }
 
-int ft_perf_source_add_fd(struct ft_perf_source *ps, int fd, uint32_t event)
+int ft_perf_source_add_fd(struct ft_perf_source *ps, int fd, uint32_t event, int cpu)
 {
-	size_t cap = ps->capfds; /* one capacity for the two arrays */
+	size_t cap = ps->capfds; /* one capacity for the three arrays */
 	if (MEM_GROW(ps->fds, cap, ps->nfds + 1, 64))
 		return -ENOMEM;
 	cap = ps->capfds;
 	if (MEM_GROW(ps->fd_event, cap, ps->nfds + 1, 64))
 		return -ENOMEM;
+	cap = ps->capfds;
+	if (MEM_GROW(ps->fd_cpu, cap, ps->nfds + 1, 64))
+		return -ENOMEM;
 	ps->capfds = cap;
 	ps->fd_event[ps->nfds] = event;
+	ps->fd_cpu[ps->nfds] = cpu;
 	ps->fds[ps->nfds++] = fd;
 	return 0;
 }
@@ -171,6 +177,7 @@ void ft_perf_source_close(struct ft_perf_source *ps)
 	close_fds(ps);
 	free(ps->fds);
 	free(ps->fd_event);
+	free(ps->fd_cpu);
 	free(ps->rings);
 	free(ps->ids);
 	free(ps);

@@ -8,7 +8,8 @@
 #include "source/perf_source.h"
 
 struct ft_perf_ring {
-	struct perfev_ring ring;
+	struct perfev_ring ring;   /* owned by the CPU's first fd, owner_fd */
+	int owner_fd;              /* -1 until the CPU has an fd */
 	int cpu;
 	bool tracked;  /* an fd on this CPU writes the side band (comm, mmap, ...) */
 };
@@ -22,6 +23,7 @@ struct ft_perf_source {
 	struct ft_perf_config cfg;
 	int *fds;
 	uint32_t *fd_event; /* the event of each fd; an event's fds are adjacent */
+	int *fd_cpu;        /* the CPU of each fd */
 	size_t nfds, capfds;
 	struct ft_perf_ring *rings; /* indexed by CPU */
 	int ncpus;
@@ -39,9 +41,9 @@ struct ft_perf_source {
  * and the one sample layout PERFEV_SAMPLE_TYPE. Returns it, or NULL. */
 struct ft_perf_source *ft_perf_source_alloc(const struct ft_perf_config *cfg,
 					    struct ft_event *events, int nevents, int ncpus);
-/* Keeps FD, an opened perf event of plan event EVENT, to be closed with
- * the source. Returns 0 or -ENOMEM. */
-int ft_perf_source_add_fd(struct ft_perf_source *ps, int fd, uint32_t event);
+/* Keeps FD, an opened perf event of plan event EVENT on CPU, to be closed
+ * with the source. Returns 0 or -ENOMEM. */
+int ft_perf_source_add_fd(struct ft_perf_source *ps, int fd, uint32_t event, int cpu);
 /* Maps kernel id ID to plan event EVENT. Returns 0 or -ENOMEM. */
 int ft_perf_source_add_id(struct ft_perf_source *ps, uint64_t id, uint32_t event);
 /* Sorts the ids for ft_perf_source_event, once every event is open. */

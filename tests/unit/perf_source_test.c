@@ -274,7 +274,7 @@ static void test_kernel_lost(void)
 	uint64_t k[2] = { 0, 0 }, run_lost = 0;
 	for (int i = 0; i < 2; i++)
 		CHECK(perfev_ring_map(&ring[i], fd[i], 4096) == 0 &&
-		      ft_perf_source_add_fd(ps, fd[i], 0) == 0, "event %d: a one-page ring", i);
+		      ft_perf_source_add_fd(ps, fd[i], 0, 0) == 0, "event %d: a one-page ring", i);
 	spin_cpu(100); /* ~5000 samples each: a page holds about 100 */
 	for (int i = 0; i < 2; i++)
 		perfev_disable(fd[i]);

@@ -7,6 +7,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -198,6 +199,41 @@ static void test_live_side_band(void)
 	close(fd);
 }
 
+
+/* perfev_ring_map_many: three rings mapped in three processes at once are
+ * this process's rings, each getting its own event's samples, and every
+ * helper process is gone when it returns. */
+static void test_map_many(int tp)
+{
+	enum { N = 3 };
+	struct perfev_ring tmp, r[N] = { { 0 } };
+	int fd[N];
+	for (int i = 0; i < N; i++) {
+		fd[i] = open_getppid(tp, 4096, false, 0, &tmp);
+		if (fd[i] >= 0)
+			perfev_ring_unmap(&tmp); /* the kernel's ring goes with its last mapping */
+	}
+	CHECK(fd[0] >= 0 && fd[1] >= 0 && fd[2] >= 0, "three getppid events");
+	if (fd[0] < 0 || fd[1] < 0 || fd[2] < 0)
+		return;
+	int ret = perfev_ring_map_many(r, fd, N, 8 << 20, N);
+	CHECK(ret == 0 && r[0].base && r[1].base && r[2].base && r[2].data_size == 8 << 20,
+	      "three 8 MB rings mapped by three processes (%d)", ret);
+	errno = 0;
+	CHECK(waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD, "no helper process left");
+	for (int i = 0; i < N && r[i].base; i++) {
+		struct tally t = { .pid = (uint32_t)getpid() };
+		getppids(fd[i], 100 * (i + 1));
+		long n = perfev_ring_drain(&r[i], PERFEV_SAMPLE_TYPE, 0, count_cb, &t);
+		CHECK(n == 100 * (i + 1) && t.samples == n, "ring %d: its own event's %d samples (%ld)",
+		      i, 100 * (i + 1), n);
+	}
+	for (int i = 0; i < N; i++) {
+		perfev_ring_unmap(&r[i]); /* mapped, or still zero */
+		close(fd[i]);
+	}
+}
+
 static void test_live(void)
 {
 	if (geteuid() != 0) {
@@ -263,6 +299,7 @@ static void test_live(void)
 	if (fd >= 0)
 		close(fd);
 	test_live_side_band();
+	test_map_many(tp);
 }
 
 int main(void)
