@@ -39,11 +39,19 @@ profile_split() {
 	late=$(sed -n 's/.*python: \([0-9]*\) not read: they would have been read too long.*/\1/p' $TMP/e)
 	echo "# $name: ${late:-0} of $ev samples not read within 1 ms of the sample"
 	# the reader runs on the sampled thread's CPU (collector/ustack.c
-	# follow_cpu), so a read waits for no idle CPU's wake-up: 1.2-1.5% late
-	# here (a vCPU its host did not run, and start-up), against 0.5-20%,
-	# hour to hour, when it read from the other CPU; at most 10%
+	# follow_cpu), so a read waits for no idle CPU's wake-up: at most 10%
+	# late (0.5-20%, hour to hour, when it read from the other CPU). Under
+	# SCHED_FIFO (root) it preempts the target at once: at most 2% of the
+	# samples unreadable, 0.1-0.6% here (issue 30's target: 1%); with
+	# short slices alone EEVDF let ~0.8% wait 2.7 ms
 	check "$name: at most 10% read too late (${late:-0} of $ev)" \
 		[ $((${late:-0} * 10)) -le "$ev" -a "$ev" -gt 100 ]
+	if grep -q 'python: the reader runs under SCHED_FIFO' $TMP/e; then
+		check "$name, reader under SCHED_FIFO: at most 2% unreadable (${said:-0} of $ev)" \
+			[ $((${said:-0} * 50)) -le "$ev" ]
+	else
+		ok "$name: at most 2% unreadable # SKIP SCHED_FIFO refused here (not root)"
+	fi
 	check "$name: the reader moved to the sampled CPU" grep -q 'python: the reader moved [1-9]' $TMP/e
 	check "$name: >= 99% of the $((ev - ${late:-0})) samples in Python code read in time carry Python frames ($py_n)" \
 		[ $((py_n * 100)) -ge $(((ev - ${late:-0}) * 99)) ]

@@ -4,6 +4,7 @@
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "host/host.h"
@@ -55,8 +56,28 @@ int main(void)
 	} else {
 		CHECK(host_sched_short_slice(100000) == -EPERM && sched_getscheduler(0) == SCHED_FIFO,
 		      "a policy chosen with chrt is kept");
+		CHECK(host_sched_realtime() == -EPERM && host_sched_restore() == 0 &&
+		      sched_getscheduler(0) == SCHED_FIFO,
+		      "SCHED_FIFO asked under a policy chosen with chrt: refused, the policy kept");
 		rt.sched_priority = 0;
 		sched_setscheduler(0, SCHED_OTHER, &rt);
+	}
+
+	/* SCHED_FIFO for the reader, then SCHED_OTHER and the nice value back */
+	setpriority(PRIO_PROCESS, 0, 3);
+	err = host_sched_realtime();
+	if (err == -EPERM) {
+		SKIP("SCHED_FIFO is refused here (no CAP_SYS_NICE, RLIMIT_RTPRIO 0)",
+		     "SCHED_FIFO while reading, SCHED_OTHER and nice 3 after");
+	} else {
+		struct sched_param got = { 0 };
+		CHECK(err == 0 && sched_getscheduler(0) == SCHED_FIFO &&
+		      sched_getparam(0, &got) == 0 && got.sched_priority == 1,
+		      "SCHED_FIFO at priority 1 while reading (%d)", err);
+		errno = 0;
+		CHECK(host_sched_restore() == 0 && sched_getscheduler(0) == SCHED_OTHER &&
+		      getpriority(PRIO_PROCESS, 0) == 3 && errno == 0,
+		      "SCHED_OTHER and nice 3 again once restored");
 	}
 	CHECK_DONE();
 }
