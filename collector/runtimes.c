@@ -99,9 +99,12 @@ void ft_jit_summary(const struct ft_jit_notes *j, struct ft_summary *sm)
 	for (int i = 0; i < FT_JIT_PIDS && j->procs; i++) {
 		const struct ft_jit_pid *p = &j->pids[i];
 		struct sym_frame fr;
-		/* asked now, at the end: a JVM writes its map as it exits */
-		if (!p->samples || (sym_procs_lookup(j->procs, p->pid, p->time, p->addr, &fr) == 0 &&
-				    fr.name))
+		/* asked now, at the end: a JVM writes its map as it exits. A
+		 * process with a map was run with the flag, even where the map
+		 * does not name the first address (a V8 stub it does not log
+		 * once failed jit_test under ASan): no advice */
+		if (!p->samples || sym_procs_has_perfmap(j->procs, p->pid) ||
+		    (sym_procs_lookup(j->procs, p->pid, p->time, p->addr, &fr) == 0 && fr.name))
 			continue;
 		sm->jit_unnamed += p->samples;
 		if (p->samples > most) {

@@ -111,6 +111,9 @@ struct proc {
 	uint64_t exit_time;
 	uint64_t mntns; /* its mount namespace (the inode of ns/mnt); 0: ftstack's own */
 	struct sym_perfmap *perfmap; /* JIT code's names, read at the first need */
+	int64_t perfmap_size;        /* its file's size then: larger now, it is read again */
+	struct sym_perfmap **perfmap_old; /* maps read before, kept: names point into them */
+	size_t nperfmap_old, capperfmap_old;
 	struct gen *gens; /* by time */
 	size_t n, cap;
 	struct comm *comms; /* by time */

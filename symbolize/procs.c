@@ -43,6 +43,9 @@ void sym_proc_release(struct proc *pr)
 	free(pr->comms);
 	free(pr->layouts);
 	sym_perfmap_free(pr->perfmap);
+	for (size_t i = 0; i < pr->nperfmap_old; i++)
+		sym_perfmap_free(pr->perfmap_old[i]);
+	free(pr->perfmap_old);
 }
 
 void sym_procs_free(struct sym_procs *p)

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "mem/mem.h"
 #include "symbolize/internal.h"
 #include "symbolize/symbolize.h"
 
@@ -65,6 +66,29 @@ static void load_perfmap(const struct sym_procs *p, struct proc *pr, const char 
 			(stat(proc_path, &proc_st) == 0 && proc_st.st_uid == st.st_uid);
 	if (owner_ok && sym_perfmap_load(path, &pr->perfmap) < 0)
 		pr->perfmap = NULL;
+	pr->perfmap_size = pr->perfmap ? (int64_t)st.st_size : -1;
+}
+
+/* A runtime appends to its map as it compiles (or writes it as it exits):
+ * a map read during the run (an address named early) misses code compiled
+ * since, which perf, reading it after the run, names. On a miss, PR's map
+ * is read again when its file has appeared or changed size; the old one is
+ * kept, for the names handed out from it. */
+static void perfmap_refresh(const struct sym_procs *p, struct proc *pr)
+{
+	char path[400];
+	struct stat st;
+	if (!pr->perfmap_tried)
+		return;
+	snprintf(path, sizeof(path), "%s/perf-%" PRIu32 ".map", p->perfmap_dir, pr->pid);
+	if (stat(path, &st) < 0 || (int64_t)st.st_size == pr->perfmap_size ||
+	    (pr->perfmap &&
+	     MEM_GROW(pr->perfmap_old, pr->capperfmap_old, pr->nperfmap_old + 1, 4) < 0))
+		return;
+	if (pr->perfmap)
+		pr->perfmap_old[pr->nperfmap_old++] = pr->perfmap;
+	pr->perfmap = NULL;
+	load_perfmap(p, pr, path);
 }
 
 /* PR's perf map, read once: perf-PID.map in the perf map directory, else,
@@ -85,6 +109,16 @@ static const struct sym_perfmap *perfmap_of(const struct sym_procs *p, struct pr
 		load_perfmap(p, pr, path);
 	}
 	return pr->perfmap;
+}
+
+bool sym_procs_has_perfmap(struct sym_procs *p, uint32_t pid)
+{
+	struct proc *pr = sym_proc_find(p, pid);
+	if (!pr)
+		return false;
+	perfmap_of(p, pr);
+	perfmap_refresh(p, pr);
+	return pr->perfmap != NULL;
 }
 
 uint64_t sym_procs_image(const struct sym_procs *p, uint32_t pid, uint64_t time)
@@ -170,6 +204,10 @@ int sym_procs_lookup(struct sym_procs *p, uint32_t pid, uint64_t time, uint64_t 
 	/* no ELF symbol: JIT code (anonymous memory, or a memfd) may be named */
 	const char *jit = !out->name && pr ? sym_perfmap_lookup(perfmap_of(p, pr), addr,
 								&out->offset) : NULL;
+	if (!out->name && pr && !jit) {
+		perfmap_refresh(p, pr);
+		jit = sym_perfmap_lookup(pr->perfmap, addr, &out->offset);
+	}
 	if (jit)
 		out->name = jit;
 	return m || jit ? 0 : -ENOENT;

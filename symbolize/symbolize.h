@@ -168,6 +168,9 @@ struct sym_frame {
  * the perf map covers ADDR. */
 int sym_procs_lookup(struct sym_procs *p, uint32_t pid, uint64_t time,
 		     uint64_t addr, struct sym_frame *out);
+/* Whether PID has a perf map sym_procs_lookup may use (read now if it was
+ * not yet, or again when its file changed size). */
+bool sym_procs_has_perfmap(struct sym_procs *p, uint32_t pid);
 
 /* Which layout PID's address space had at TIME: a serial no other layout
  * of any process had, new at an exec, a fork, a mapping over another's code

@@ -467,6 +467,27 @@ static void test_perfmap(void)
 	CHECK(sym_procs_lookup(p, 77, 200, 0x7f0000003008, &fr) == 0 && fr.name &&
 	      strcmp(fr.name, "with_0x") == 0 && fr.offset == 8, "anonymous code named by the perf map");
 	CHECK(sym_procs_lookup(p, 78, 200, 0x7f0000003008, &fr) == -ENOENT, "another pid: its own map");
+	/* the runtime compiles more and appends: a map read before is read again */
+	const char *early = sym_procs_lookup(p, 77, 200, 0x7f0000003008, &fr) == 0 ? fr.name : NULL;
+	snprintf(path, sizeof(path), "%s/perf-77.map", root);
+	FILE *more = fopen(path, "a");
+	if (more) {
+		fputs("7f0000006000 20 compiled_later\n", more);
+		fclose(more);
+	}
+	CHECK(sym_procs_lookup(p, 77, 200, 0x7f0000006010, &fr) == 0 && fr.name &&
+	      strcmp(fr.name, "compiled_later") == 0 && early && strcmp(early, "with_0x") == 0,
+	      "code compiled after the map was read: named once the file grew, the earlier name kept");
+	/* a map written only after the first miss (a JVM writes it as it exits) */
+	sym_procs_mmap(p, 79, 100, 0x7f0000000000, 0x10000, 0, true, "//anon", NULL);
+	CHECK(sym_procs_lookup(p, 79, 200, 0x7f0000007000, &fr) == 0 && !fr.name,
+	      "no map yet: unnamed");
+	fake_file(root, "perf-79.map", "7f0000007000 10 written_at_exit\n");
+	CHECK(sym_procs_lookup(p, 79, 200, 0x7f0000007004, &fr) == 0 && fr.name &&
+	      strcmp(fr.name, "written_at_exit") == 0, "the map written since: named");
+	CHECK(sym_procs_has_perfmap(p, 77) && sym_procs_has_perfmap(p, 79) &&
+	      !sym_procs_has_perfmap(p, 78) && !sym_procs_has_perfmap(p, 4242),
+	      "has a perf map: 77 and 79, not 78 (no map) nor 4242 (unknown)");
 	/* a process in a container: its own /tmp, its own pid there */
 	fake_file(root, "55/status", "Name:\tnode\nNSpid:\t55\t7\n");
 	fake_file(root, "55/root/tmp/perf-7.map", "7f0000005000 10 ns_jit\n");
