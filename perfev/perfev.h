@@ -82,6 +82,9 @@ struct perfev_ring {
  * The kernel refuses (-EINVAL) to map an inherit event opened with cpu == -1.
  * R does not own FD: perfev_ring_unmap() releases the mapping and scratch only. */
 int perfev_ring_map(struct perfev_ring *r, int fd, size_t data_bytes);
+/* The data bytes perfev_ring_map maps for DATA_BYTES (a power-of-two
+ * number of pages, the metadata page besides), or 0 when too large. */
+size_t perfev_ring_data_size(size_t data_bytes);
 void perfev_ring_unmap(struct perfev_ring *r);
 /* The most processes perfev_ring_map_many maps rings in at once. */
 #define PERFEV_MAP_PROCS 16

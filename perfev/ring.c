@@ -19,19 +19,22 @@
 /* The bytes of the next record fetched ahead: header to registers */
 #define RING_PREFETCH 512u
 
-int perfev_ring_map(struct perfev_ring *r, int fd, size_t data_bytes)
+size_t perfev_ring_data_size(size_t data_bytes)
 {
 	long ps = sysconf(_SC_PAGESIZE);
+	size_t size = ps > 0 ? (size_t)ps : 0;
+	while (size && size < data_bytes)
+		size = size > ((size_t)1 << 40) ? 0 : size << 1;
+	return size;
+}
+
+int perfev_ring_map(struct perfev_ring *r, int fd, size_t data_bytes)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), size = perfev_ring_data_size(data_bytes);
 	memset(r, 0, sizeof(*r));
 	r->fd = -1;
-	if (ps <= 0)
+	if (!size)
 		return -EINVAL;
-	size_t page = (size_t)ps, size = page;
-	while (size < data_bytes) {
-		if (size > ((size_t)1 << 40))
-			return -EINVAL;
-		size <<= 1;
-	}
 	uint8_t *scratch = malloc(PERFEV_MAX_RECORD);
 	if (!scratch)
 		return -ENOMEM;

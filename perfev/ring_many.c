@@ -34,10 +34,7 @@ static void helper(const int *fds, size_t n, size_t k, size_t step, size_t bytes
 /* The bytes perfev_ring_map maps for DATA_BYTES: a page and the data. */
 static size_t map_bytes(size_t data_bytes)
 {
-	size_t page = (size_t)sysconf(_SC_PAGESIZE), size = page;
-	while (size < data_bytes && size <= ((size_t)1 << 40))
-		size <<= 1;
-	return page + size;
+	return (size_t)sysconf(_SC_PAGESIZE) + perfev_ring_data_size(data_bytes);
 }
 
 int perfev_ring_map_many(struct perfev_ring *rings, const int *fds, size_t n, size_t data_bytes,
