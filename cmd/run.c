@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "cmd/cmd.h"
@@ -212,6 +213,19 @@ static int prepare(struct ft_session *s)
 	return 0;
 }
 
+/* ftstack's CPU, all its threads and none of the command's (perf stat
+ * --no-inherit would leave out the threads: bench/python reads this) */
+static void say_own_cpu(void)
+{
+	struct rusage ru;
+	if (getrusage(RUSAGE_SELF, &ru) == 0)
+		ft_debug("ftstack's own CPU: %.1f ms (user %.1f, system %.1f)",
+			 (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
+			 (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3,
+			 ru.ru_utime.tv_sec * 1e3 + ru.ru_utime.tv_usec / 1e3,
+			 ru.ru_stime.tv_sec * 1e3 + ru.ru_stime.tv_usec / 1e3);
+}
+
 int ft_cmd_run(const struct ft_options *o)
 {
 	struct ft_session s;
@@ -271,7 +285,6 @@ int ft_cmd_run(const struct ft_options *o)
 	}
 	ret = ft_loop_run(&s, epfd);
 	ft_sources_disable(&s.src);
-	ft_ustack_unfollow(&s.ustacks);
 	if (ret == 0)
 		ret = ft_sources_drain_all(&s.src);
 	if (ret == 0)
@@ -306,5 +319,6 @@ cleanup:
 	close_cgroups(&s.cgroup);
 	ft_session_free(&s);
 	ft_names_close(&names);
+	say_own_cpu();
 	return status;
 }

@@ -5,6 +5,8 @@
  * target's goes to the sources' dispatcher (source/source.c), which knows
  * the backends. */
 #include <errno.h>
+#include <inttypes.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -13,10 +15,11 @@
 #include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
+#include "collector/cpu_readers.h"
 #include "collector/session.h"
 #include "source/source.h"
 
-enum { TAG_SIGNAL = 1, TAG_DURATION, TAG_INTERVAL, TAG_SETTLE };
+enum { TAG_SIGNAL = 1, TAG_DURATION, TAG_INTERVAL, TAG_SETTLE, TAG_READERS };
 #define HUNG_RING_POLL_MS 100
 /* Python's interpreter frames (and the process's mappings, to know it is
  * one) are read from the process when its sample is (python/), and not
@@ -32,7 +35,7 @@ enum { TAG_SIGNAL = 1, TAG_DURATION, TAG_INTERVAL, TAG_SETTLE };
 /* how far a record's time may trail the newest one read from another CPU
  * and still be unread (the time is taken just before the record is written) */
 #define SETTLE_MARGIN_NS 1000000ull
-static int tags[5]; /* their addresses are the epoll cookies */
+static int tags[6]; /* their addresses are the epoll cookies */
 
 /* How long the loop may wait with no ring waking it (-1: for ever) */
 static int poll_ms(const struct ft_session *s)
@@ -136,20 +139,61 @@ static int sweep(struct ft_session *s)
 	return ret;
 }
 
-/* The fds the loop waits on besides the sources' and the targets'. */
+/* The fds the loop waits on besides the sources' and the targets', and
+ * profile's readers on each CPU (Python frames). */
 struct loop {
+	struct ft_session *s;
 	int epfd;
 	int sfd, dfd, ifd, tfd; /* signals, duration, interval, offcpu's settling; -1: none */
+	struct ft_cpu_readers readers;
 };
+
+/* A reader's wake-up (cpu_readers.h): what a ring's is to the loop. */
+static int read_rings(void *ctx)
+{
+	struct ft_session *s = ((struct loop *)ctx)->s;
+	int ret = ft_sources_drain_all(&s->src);
+	if (ret == 0 && ft_session_forget_due(s))
+		ret = sweep(s);
+	return ret;
+}
+
+static int watch_ring(void *ctx, int cpu, bool watch)
+{
+	struct loop *l = ctx;
+	return ft_perf_source_watch(l->s->src.perf, cpu, l->epfd, watch);
+}
+
+/* Once profile has read a Python sample's frames, the rings are read by a
+ * thread on each CPU (cpu_readers.h), woken on the CPU of each sample.
+ * Called with the readers' lock held. Returns 0 or -errno. */
+static int start_readers(struct ft_session *s, struct loop *l)
+{
+	int cpus[CPU_SETSIZE], fds[CPU_SETSIZE];
+	if (!s->ustacks.follow || !py_reader_active(s->ustacks.py) || !s->src.perf ||
+	    ft_cpu_readers_started(&l->readers))
+		return 0;
+	int n = ft_perf_source_rings(s->src.perf, cpus, fds, CPU_SETSIZE);
+	int ret = ft_cpu_readers_start(&l->readers, cpus, fds, n);
+	if (ret < 0)
+		ft_debug("python: no reader thread on each CPU (%s): the rings read from any CPU",
+			 strerror(-ret));
+	else
+		ft_debug("python: the rings read by a thread on each of %d CPUs", n);
+	return 0;
+}
 
 /* Opens the signalfd and the timers the options ask for into L. Returns 0
  * or -errno (what was opened is in L, for close_fds). */
 static int open_fds(struct ft_session *s, struct loop *l)
 {
 	sigset_t mask;
+	int ret = ft_cpu_readers_init(&l->readers, read_rings, watch_ring, l, FT_PYTHON_SLICE_NS);
+	if (ret < 0 || (ret = add_fd(l->epfd, ft_cpu_readers_ended_fd(&l->readers), TAG_READERS)) < 0)
+		return ret;
 	ft_loop_signals(&mask);
 	l->sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-	int ret = l->sfd < 0 ? -errno : add_fd(l->epfd, l->sfd, TAG_SIGNAL);
+	ret = l->sfd < 0 ? -errno : add_fd(l->epfd, l->sfd, TAG_SIGNAL);
 	if (ret == 0 && s->opt->duration > 0)
 		ret = timer_add(l->epfd, s->opt->duration, false, TAG_DURATION, &l->dfd);
 	if (ret == 0 && s->opt->interval > 0)
@@ -161,6 +205,12 @@ static int open_fds(struct ft_session *s, struct loop *l)
 
 static void close_fds(struct loop *l)
 {
+	int fifo = atomic_load(&l->readers.fifo);
+	uint64_t wakes = ft_cpu_readers_stop(&l->readers);
+	if (wakes)
+		ft_debug("python: the readers on each CPU woke %" PRIu64 " times (%d under SCHED_FIFO)",
+			 wakes, fifo);
+	ft_cpu_readers_destroy(&l->readers);
 	int *fds[] = { &l->tfd, &l->ifd, &l->dfd, &l->sfd };
 	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
 		if (*fds[i] >= 0)
@@ -171,7 +221,7 @@ static void close_fds(struct loop *l)
  * duration, the command exited) and *ENDED when the traced tasks are gone.
  * Returns 0, 1 when a ring hung up and no target is left (the rest of the
  * batch is not read: the run ends), or -errno. */
-static int on_event(struct ft_session *s, const struct loop *l, const struct epoll_event *ev,
+static int on_event(struct ft_session *s, struct loop *l, const struct epoll_event *ev,
 		    bool *end, int *ended)
 {
 	void *c = ev->data.ptr;
@@ -183,6 +233,8 @@ static int on_event(struct ft_session *s, const struct loop *l, const struct epo
 		*end = true;
 		return 0;
 	}
+	if (c == &tags[TAG_READERS])
+		return ft_cpu_readers_error(&l->readers); /* a thread's read failed */
 	if (c == &tags[TAG_INTERVAL] || c == &tags[TAG_SETTLE])
 		return on_timer(s, c == &tags[TAG_INTERVAL] ? l->ifd : l->tfd,
 				c == &tags[TAG_INTERVAL]);
@@ -203,9 +255,37 @@ static int on_event(struct ft_session *s, const struct loop *l, const struct epo
 	return ret < 0 ? ret : 0;
 }
 
+/* One wait of the loop and what it found, under the readers' lock. Sets
+ * *END when the run should end. Returns 0 or -errno. */
+static int step(struct ft_session *s, struct loop *l, bool *end)
+{
+	struct epoll_event evs[64];
+	int ended = 0, ret = 0;
+	int n = epoll_wait(l->epfd, evs, 64, poll_ms(s));
+	if (n < 0)
+		return errno == EINTR ? 0 : -errno;
+	ft_cpu_readers_lock(&l->readers);
+	if (n == 0 && (ret = ft_sources_poll(&s->src)) == 0)
+		ended = ft_session_targets_gone(s);
+	for (int i = 0; i < n && ret == 0; i++)
+		ret = on_event(s, l, &evs[i], end, &ended);
+	if (ret > 0)
+		ret = 0; /* a ring hung up and no target is left: ended is set */
+	if (ret == 0 && !*end && ft_session_forget_due(s))
+		ret = sweep(s);
+	if (ret == 0)
+		ret = start_readers(s, l);
+	ft_cpu_readers_unlock(&l->readers);
+	if (ret == 0 && ended) {
+		ft_warn("the traced %s exited", s->opt->npids ? "processes" : "threads");
+		*end = true;
+	}
+	return ret;
+}
+
 int ft_loop_run(struct ft_session *s, int epfd)
 {
-	struct loop l = { .epfd = epfd, .sfd = -1, .dfd = -1, .ifd = -1, .tfd = -1 };
+	struct loop l = { .s = s, .epfd = epfd, .sfd = -1, .dfd = -1, .ifd = -1, .tfd = -1 };
 	int ret = open_fds(s, &l);
 	/* the targets' pidfds say when they exit; where the kernel has none
 	 * (threads before 6.9), and with no perf ring to hang up (--backend
@@ -217,33 +297,8 @@ int ft_loop_run(struct ft_session *s, int epfd)
 			s->poll_rings = true;
 	/* the command may have exited before the signalfd existed */
 	bool end = s->traced.have_child && ft_child_reap(&s->traced.child);
-	while (!end) {
-		struct epoll_event evs[64];
-		int ended = 0;
-		int n = epoll_wait(epfd, evs, 64, poll_ms(s));
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			ret = -errno;
-			break;
-		}
-		if (n == 0 && (ret = ft_sources_poll(&s->src)) < 0)
-			break;
-		if (n == 0)
-			ended = ft_session_targets_gone(s);
-		for (int i = 0; i < n && ret == 0; i++)
-			ret = on_event(s, &l, &evs[i], &end, &ended);
-		if (ret == 0 && !end && ft_session_forget_due(s))
-			ret = sweep(s);
-		if (ret < 0)
-			break;
-		if (ended) {
-			ft_warn("the traced %s exited",
-				s->opt->npids ? "processes" : "threads");
-			end = true;
-			ret = 0;
-		}
-	}
+	while (!end && ret == 0)
+		ret = step(s, &l, &end);
 cleanup:
 	close_fds(&l);
 	return ret;

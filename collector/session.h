@@ -94,7 +94,7 @@ enum ft_ustack_method { FT_USTACK_FP, FT_USTACK_COPY, FT_USTACK_DWARF };
  * opens events, and what the walks left short, for the summary. */
 /* profile wakes the reader at each sample up to this rate (python/) */
 #define FT_PYTHON_WAKE_RATE 1024
-/* and, following the sampled CPU, asks for slices this short (host_sched_short_slice) */
+/* and its readers on each CPU ask for slices this short without SCHED_FIFO (host_sched_short_slice) */
 #define FT_PYTHON_SLICE_NS 100000ull
 /* the clocks' offset is measured again this often (NTP slews one of them) */
 #define FT_CLOCK_EVERY_NS 1000000000ull
@@ -124,12 +124,12 @@ struct ft_ustacks {
 	uint64_t clock_at;             /* when it was last measured (CLOCK_MONOTONIC) */
 	bool py_offset_known;
 	bool offcpu;                   /* offcpu's samples: of blocked threads */
-	/* profile at up to FT_PYTHON_WAKE_RATE: each sample wakes the reader,
-	 * which runs on the CPU of the last Python sample it read (py_cpu,
-	 * -1 before any; py_moves changes of it); false once that is refused */
+	/* profile at up to FT_PYTHON_WAKE_RATE: each sample wakes a reader,
+	 * one on each CPU once a Python sample was read (collector/loop.c,
+	 * cpu_readers.h); py_on_cpu[1] of the samples read were read on the
+	 * CPU they were taken on, py_on_cpu[0] elsewhere */
 	bool follow;
-	int py_cpu;
-	uint64_t py_moves;
+	uint64_t py_on_cpu[2];
 	uint64_t chain[AGG_MAX_DEPTH]; /* copy: the frame-pointer walk of the copy */
 };
 
@@ -281,9 +281,6 @@ void ft_session_kernel_wait(struct ft_session *s);
  * --call-graph asked, else the host's cheaper of fp and copy (ftstack
  * check's saved answer; copy before check has run on this boot). */
 void ft_ustack_choose(struct ft_ustacks *u, const struct ft_options *o);
-/* Ends the reader's following of the sampled CPU (ustacks.follow): once
- * sampling ends, naming and printing run where ftstack was started */
-void ft_ustack_unfollow(struct ft_ustacks *u);
 /* The copy size and method the default takes where --call-graph is not
  * given, from the mode and its rate: profile, whose samples come at the
  * RATE the run sets (-F, a second / --period: ft_profile_rate), copies the

@@ -22,6 +22,7 @@
  * it; before check has run, copy. */
 #include <errno.h>
 #include <inttypes.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -151,7 +152,6 @@ void ft_ustack_choose(struct ft_ustacks *u, const struct ft_options *o)
 	 * (perfev_user_frame_regs_mask) */
 	u->offcpu = o->cmd == FT_OFFCPU;
 	u->follow = o->cmd == FT_PROFILE && ft_profile_rate(o) <= FT_PYTHON_WAKE_RATE;
-	u->py_cpu = -1;
 	u->regs_mask = u->method == FT_USTACK_DWARF ? perfev_user_regs_mask() :
 			perfev_user_frame_regs_mask();
 	u->copy_size = !o->call_graph_set ? dflt_size :
@@ -271,9 +271,9 @@ void ft_ustack_summary(const struct ft_ustacks *u, struct ft_summary *sm)
 	ft_debug("python: %" PRIu64 " stacks ran Python code, %" PRIu64 " read (%" PRIu64
 		 " frames put in, %" PRIu64 " reads of memory, %" PRIu64 " us reading)", pc.stacks,
 		 pc.read, pc.frames, pc.reads, u->py_ns / 1000);
-	if (u->py_moves)
-		ft_debug("python: the reader moved %" PRIu64 " times to the CPU of the sample it read",
-			 u->py_moves);
+	if (u->py_on_cpu[0] + u->py_on_cpu[1])
+		ft_debug("python: %" PRIu64 " of %" PRIu64 " samples read on the CPU they were taken on",
+			 u->py_on_cpu[1], u->py_on_cpu[0] + u->py_on_cpu[1]);
 	uint64_t ruled = 0, full = 0;
 	if (u->unwinder)
 		sym_unwinder_counts(u->unwinder, &ruled, &full);
@@ -312,46 +312,6 @@ static uint64_t sample_age(struct ft_ustacks *u, uint64_t now, uint64_t time)
 	return (uint64_t)(lag - u->py_offset);
 }
 
-/* Moves ftstack to CPU, where the Python sample it just read was taken.
- * The next sample there then wakes it on a CPU that runs (its target),
- * not on an idle one, whose wake-up a VM's host may give milliseconds
- * late: reads later than PY_MAX_AGE_NS are refused, and from the other
- * CPU 0.5-20% of them were, hour to hour, against about 1.3% so. Under
- * SCHED_FIFO where the user may (root, CAP_SYS_NICE), else with short
- * slices, it preempts the target rather than wait: EEVDF let ~0.8% of the
- * reads wait 2.6-2.8 ms even with short slices, none under FIFO. A
- * single-threaded target waits while its frames are read, so they are
- * the sampled ones: none refused as moved since. The price: ftstack's
- * work for each sample is taken from that CPU, under 1% of the target's
- * CPU at -F 99 (doc/PERFORMANCE.md, bench/python_ab). */
-static void follow_cpu(struct ft_ustacks *u, uint32_t cpu)
-{
-	if (!u->follow || (int)cpu == u->py_cpu)
-		return;
-	int err = host_sched_run_on(cpu);
-	if (err < 0) {
-		u->follow = false; /* outside a cpuset's CPUs: read from where it is */
-		ft_debug("python: cannot run on CPU %u (%s); Python frames read from any CPU", cpu,
-			 strerror(-err));
-		return;
-	}
-	if (u->py_cpu < 0 && host_sched_realtime() == 0)
-		ft_debug("python: the reader runs under SCHED_FIFO while it follows");
-	else if (u->py_cpu < 0 && (err = host_sched_short_slice(FT_PYTHON_SLICE_NS)) < 0)
-		ft_debug("python: neither SCHED_FIFO nor short slices (%s): a read may wait for the "
-			 "target's slice", strerror(-err));
-	u->py_cpu = (int)cpu;
-	u->py_moves++;
-}
-
-void ft_ustack_unfollow(struct ft_ustacks *u)
-{
-	if (u->py_cpu >= 0)
-		host_sched_restore(); /* printing and naming: on ftstack's own CPUs again */
-	u->py_cpu = -1;
-	u->follow = false;
-}
-
 /* The walk's N frames of SMP with each Python eval loop's Python frames
  * put in before it (python/): the count, in u->with_py, or -1 (u->walk
  * as it is). */
@@ -378,7 +338,8 @@ static int python_frames(struct ft_ustacks *u, const struct perfev_sample *smp, 
 		    (uint64_t)t0.tv_nsec;
 	if (got < 0)
 		py_reader_unsupported(u->py, say_unsupported, NULL);
-	follow_cpu(u, smp->cpu);
+	else
+		u->py_on_cpu[sched_getcpu() == (int)smp->cpu]++; /* profile's readers: where it was read */
 	return got;
 }
 

@@ -114,13 +114,9 @@ int host_lib_load(const char *soname, const struct host_lib_sym *syms, size_t n,
 
 /* ---- the calling thread's scheduling (sched.c) ---- */
 
-/* Runs the calling thread on CPU alone from now on (its CPUs before the
- * first move are kept for host_sched_restore). Returns 0, or -errno
+/* Runs the calling thread on CPU alone from now on. Returns 0, or -errno
  * (-EINVAL: CPU is not one it may run on, as outside a cpuset's). */
 int host_sched_run_on(uint32_t cpu);
-/* Gives the calling thread back the CPUs it had before host_sched_run_on
- * first moved it (nothing when it never did). Returns 0 or -errno. */
-int host_sched_restore(void);
 /* Asks the scheduler (EEVDF, Linux 6.12+: sched_attr's runtime of a
  * SCHED_OTHER task) for slices of NS, so that the calling thread, woken,
  * preempts a CPU-bound task at once rather than after that task's slice
@@ -132,7 +128,7 @@ int host_sched_short_slice(uint64_t ns);
  * it preempts any SCHED_OTHER task on its CPU at once: EEVDF, short
  * slices or not, lets a woken task that ran ahead of its share wait until
  * it is eligible again (2.6-2.8 ms here, for ~0.8% of Python samples).
- * host_sched_restore gives back SCHED_OTHER and the nice value. Returns
+ * For a thread that ends with it: nothing gives the policy back. Returns
  * 0, or -errno (-EPERM without CAP_SYS_NICE or RLIMIT_RTPRIO, or under a
  * policy chosen with chrt, which is kept). */
 int host_sched_realtime(void);

@@ -1,9 +1,7 @@
-/* host: where and how eagerly the calling thread runs: the reader of
- * Python frames moves to the CPU of the thread it reads (collector/ustack.c).
- */
+/* host: where and how eagerly the calling thread runs: the readers of
+ * Python frames, one pinned on each CPU (collector/cpu_readers.c). */
 #include <errno.h>
 #include <sched.h>
-#include <stdbool.h>
 #include <stdint.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -11,38 +9,14 @@
 
 #include "host/host.h"
 
-/* the CPUs the calling thread had before its first move (one thread
- * moves: the reader), and its nice value under SCHED_FIFO */
-static cpu_set_t saved;
-static bool is_saved, is_realtime;
-static int saved_nice;
-
 int host_sched_run_on(uint32_t cpu)
 {
 	cpu_set_t set;
 	if (cpu >= CPU_SETSIZE)
 		return -EINVAL;
-	if (!is_saved && sched_getaffinity(0, sizeof(saved), &saved) == 0)
-		is_saved = true;
 	CPU_ZERO(&set);
 	CPU_SET(cpu, &set);
 	return sched_setaffinity(0, sizeof(set), &set) < 0 ? -errno : 0;
-}
-
-int host_sched_restore(void)
-{
-	int ret = 0;
-	if (is_realtime) {
-		struct sched_param p = { .sched_priority = 0 };
-		is_realtime = false;
-		if (sched_setscheduler(0, SCHED_OTHER, &p) < 0 ||
-		    setpriority(PRIO_PROCESS, 0, saved_nice) < 0)
-			ret = -errno;
-	}
-	if (!is_saved)
-		return ret;
-	is_saved = false;
-	return sched_setaffinity(0, sizeof(saved), &saved) < 0 ? -errno : ret;
 }
 
 int host_sched_realtime(void)
@@ -51,14 +25,7 @@ int host_sched_realtime(void)
 	int policy = sched_getscheduler(0);
 	if (policy != SCHED_OTHER)
 		return policy < 0 ? -errno : -EPERM; /* a policy the user chose (chrt) is kept */
-	errno = 0;
-	saved_nice = getpriority(PRIO_PROCESS, 0);
-	if (errno)
-		return -errno;
-	if (sched_setscheduler(0, SCHED_FIFO, &p) < 0)
-		return -errno;
-	is_realtime = true;
-	return 0;
+	return sched_setscheduler(0, SCHED_FIFO, &p) < 0 ? -errno : 0;
 }
 
 /* The kernel's struct sched_attr as Linux 3.14 laid it out (its first 48

@@ -3,6 +3,7 @@
  * perf_open.c, reading the rings in perf_drain.c. */
 #include <errno.h>
 #include <stdlib.h>
+#include <sys/epoll.h>
 #include <unistd.h>
 #include "mem/mem.h"
 #include "cli/progress.h"
@@ -108,6 +109,28 @@ void ft_perf_source_disable(struct ft_perf_source *ps)
 {
 	for (size_t i = 0; ps && i < ps->nfds; i++)
 		perfev_disable(ps->fds[i]);
+}
+
+int ft_perf_source_rings(const struct ft_perf_source *ps, int *cpus, int *fds, int max)
+{
+	int n = 0;
+	for (int cpu = 0; ps && cpu < ps->ncpus && n < max; cpu++)
+		if (ps->rings[cpu].ring.base) {
+			cpus[n] = cpu;
+			fds[n++] = ps->rings[cpu].ring.fd;
+		}
+	return n;
+}
+
+int ft_perf_source_watch(struct ft_perf_source *ps, int cpu, int epfd, bool watch)
+{
+	if (cpu < 0 || cpu >= ps->ncpus || !ps->rings[cpu].ring.base)
+		return -ENOENT;
+	struct ft_perf_ring *r = &ps->rings[cpu];
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = r }; /* the cookie perf_open.c gave it */
+	if (epoll_ctl(epfd, watch ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, r->ring.fd, &ev) < 0)
+		return errno == EEXIST && watch ? 0 : -errno;
+	return 0;
 }
 
 size_t ft_perf_source_ring_kb(const struct ft_perf_source *ps)

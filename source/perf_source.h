@@ -81,6 +81,13 @@ uint64_t ft_perf_source_bad_records(const struct ft_perf_source *ps);
 /* Returns the CPU whose ring was the fullest when a drain began, and how
  * full (*PCT, percent of its size); -1 without rings. */
 int ft_perf_source_fullest(const struct ft_perf_source *ps, unsigned *pct);
+/* The CPUs that have a ring, into CPUS, and the fds their rings wake,
+ * into FDS (room for MAX each). Returns how many (0 for NULL). */
+int ft_perf_source_rings(const struct ft_perf_source *ps, int *cpus, int *fds, int max);
+/* EPFD waits on the ring of CPU again (WATCH), or no longer: a reader of
+ * its own waits on it (collector/cpu_readers.h). Returns 0 or -errno
+ * (-ENOENT: CPU has no ring). */
+int ft_perf_source_watch(struct ft_perf_source *ps, int cpu, int epfd, bool watch);
 /* Returns the KB of one CPU's ring; 0 for NULL. */
 size_t ft_perf_source_ring_kb(const struct ft_perf_source *ps);
 
