@@ -146,6 +146,7 @@ struct sym_procs {
 	struct proc *procs; /* in no order; found by pid through pids */
 	size_t cap, n;
 	struct agg_index pids; /* pid -> index into procs + 1 */
+	size_t *hint;       /* the index sym_proc_find found last (checked before use) */
 	struct file *files;
 	size_t nfiles, capfiles;
 	struct agg_index fidx; /* path -> index into files + 1 */

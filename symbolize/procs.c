@@ -23,6 +23,10 @@ int sym_procs_alloc(const char *proc_root, const char *debug_root, struct sym_pr
 	struct sym_procs *p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
+	if (!(p->hint = calloc(1, sizeof(*p->hint)))) {
+		free(p);
+		return -ENOMEM;
+	}
 	snprintf(p->proc_root, sizeof(p->proc_root), "%s", proc_root ? proc_root : "/proc");
 	snprintf(p->debug_root, sizeof(p->debug_root), "%s", debug_root ? debug_root : "/usr/lib/debug");
 	sym_procs_set_perfmap_dir(p, "/tmp");
@@ -60,6 +64,7 @@ void sym_procs_free(struct sym_procs *p)
 	agg_index_clear(&p->pids);
 	free(p->files);
 	free(p->procs);
+	free(p->hint);
 	free(p);
 }
 
@@ -81,7 +86,18 @@ static struct proc *find(const struct sym_procs *p, uint32_t pid, struct agg_pro
 struct proc *sym_proc_find(const struct sym_procs *p, uint32_t pid)
 {
 	struct agg_probe pr;
-	return p ? find(p, pid, &pr) : NULL;
+	if (!p)
+		return NULL;
+	/* a run's records come mostly from one process, and each record asks
+	 * two or three times (count, the walk, its image): the last entry
+	 * found is tried first (a hash probe was 4-6% of count's reader) */
+	size_t *hint = p->hint;
+	if (*hint < p->n && p->procs[*hint].pid == pid)
+		return &p->procs[*hint];
+	struct proc *found = find(p, pid, &pr);
+	if (found)
+		*hint = (size_t)(found - p->procs);
+	return found;
 }
 
 /* CAP halved while N entries still fit in a quarter of it (and it stays at
