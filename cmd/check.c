@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 #include "cmd/cmd.h"
 #include "python/python.h"
@@ -191,13 +192,19 @@ int ft_cmd_check(const struct ft_options *o)
 	if (root[0] && check_user_stacks(root, &cost, &items[n]) == 0 &&
 	    ft_ustack_check(&cost, &items[++n]) == 0)
 		n++;
-	{ /* what profile, offcpu and count put in user stacks (python/) */
+	{ /* what profile, offcpu and count put in user stacks (python/); profile's
+	   * readers on each CPU (collector/cpu_readers.c) take SCHED_FIFO if they may */
+		struct rlimit rt;
+		bool fifo = host_access_has(&h, HOST_CAP_SYS_NICE) ||
+			    (getrlimit(RLIMIT_RTPRIO, &rt) == 0 && rt.rlim_cur >= 1);
 		items[n].what = "python frames";
 		items[n].ok = true;
 		snprintf(items[n].detail, sizeof(items[n].detail),
-			 "CPython %s, read from the process (process_vm_readv: the run's own "
-			 "user's, or CAP_SYS_PTRACE); other versions keep their native frames",
-			 py_versions());
+			 "CPython %s, read from the process (the run's own user's, or "
+			 "CAP_SYS_PTRACE) by a reader on each CPU %s; other versions keep their "
+			 "native frames", py_versions(),
+			 fifo ? "under SCHED_FIFO" :
+				"with short slices (no CAP_SYS_NICE or RLIMIT_RTPRIO: ~1.5% read too late)");
 		n++;
 	}
 	{ /* names for stripped binaries (names.c) */

@@ -55,6 +55,7 @@ int host_seccomp(const char *proc_root, const char *who, int *mode);
 #define HOST_CAP_IPC_LOCK 14
 #define HOST_CAP_SYS_PTRACE 19
 #define HOST_CAP_SYS_ADMIN 21
+#define HOST_CAP_SYS_NICE 23
 #define HOST_CAP_SYSLOG 34
 #define HOST_CAP_PERFMON 38
 

@@ -119,6 +119,8 @@ opens=$(jq '[.syscalls[] | select((.names | index("perf_event_open")) and .actio
 incontainer "${PERFMON[@]}" -- /bin/ftstack check >$TMP/m 2>&1
 check "(a) check: CAP_PERFMON alone, as uid 65534" \
 	grep -q '^What uid 65534 can do here (CapEff 0000004000000000' $TMP/m
+check "(a) check: no CAP_SYS_NICE, so Python's readers with short slices" \
+	grep -Eq '^python frames +yes .* with short slices \(no CAP_SYS_NICE' $TMP/m
 incontainer "${PERFMON[@]}" -- /bin/ftstack profile -F 999 -f -c /bin/cpu_ab 1 >$TMP/o 2>$TMP/e; st=$?
 if [ "$opens" -gt 0 ]; then
 	ok "(a) the default profile refuses perf_event_open without CAP_SYS_ADMIN # SKIP this podman's default profile allows it with CAP_PERFMON"

@@ -57,5 +57,11 @@ fi
 "$FTSTACK" check >$TMP/o 2>$TMP/e
 check "check: the user-stack method and why" \
 	grep -Eq '^user-stack method +yes +(fp|copy) \(fp \(16-frame walk \+ 1024-byte copy\) ' $TMP/o
+# and how profile's Python readers will run: SCHED_FIFO where this user may
+if chrt -f 1 true 2>/dev/null; then
+	check "check: Python's readers under SCHED_FIFO" grep -Eq '^python frames +yes .* by a reader on each CPU under SCHED_FIFO;' $TMP/o
+else
+	check "check: Python's readers with short slices" grep -Eq '^python frames +yes .* with short slices' $TMP/o
+fi
 expect_eq "kernel state as found" "$(tracefs_state)" "$before"
 finish
