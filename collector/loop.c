@@ -1,7 +1,9 @@
 /* The event loop: one epoll over every ring, a signalfd (INT, TERM, HUP,
- * CHLD), a timerfd for the duration and one for -i intervals. Signals are
- * blocked and read from the fd, so the result is printed from ordinary code,
- * never from a handler. A cookie that is none of the loop's own nor a
+ * CHLD), a timerfd for the duration and one for -i intervals; once profile
+ * reads Python frames, the rings are waited on by a thread on each CPU
+ * instead (cpu_readers.h), and the loop and they take turns by a lock.
+ * Signals are blocked and read from the fd, so the result is printed from
+ * ordinary code, never from a handler. A cookie that is none of the loop's own nor a
  * target's goes to the sources' dispatcher (source/source.c), which knows
  * the backends. */
 #include <errno.h>
@@ -166,13 +168,13 @@ static int watch_ring(void *ctx, int cpu, bool watch)
 
 /* Once profile has read a Python sample's frames, the rings are read by a
  * thread on each CPU (cpu_readers.h), woken on the CPU of each sample.
- * Called with the readers' lock held. Returns 0 or -errno. */
-static int start_readers(struct ft_session *s, struct loop *l)
+ * Called with the readers' lock held; without threads the loop reads them. */
+static void start_readers(struct ft_session *s, struct loop *l)
 {
 	int cpus[CPU_SETSIZE], fds[CPU_SETSIZE];
 	if (!s->ustacks.follow || !py_reader_active(s->ustacks.py) || !s->src.perf ||
 	    ft_cpu_readers_started(&l->readers))
-		return 0;
+		return;
 	int n = ft_perf_source_rings(s->src.perf, cpus, fds, CPU_SETSIZE);
 	int ret = ft_cpu_readers_start(&l->readers, cpus, fds, n);
 	if (ret < 0)
@@ -180,7 +182,6 @@ static int start_readers(struct ft_session *s, struct loop *l)
 			 strerror(-ret));
 	else
 		ft_debug("python: the rings read by a thread on each of %d CPUs", n);
-	return 0;
 }
 
 /* Opens the signalfd and the timers the options ask for into L. Returns 0
@@ -274,7 +275,7 @@ static int step(struct ft_session *s, struct loop *l, bool *end)
 	if (ret == 0 && !*end && ft_session_forget_due(s))
 		ret = sweep(s);
 	if (ret == 0)
-		ret = start_readers(s, l);
+		start_readers(s, l);
 	ft_cpu_readers_unlock(&l->readers);
 	if (ret == 0 && ended) {
 		ft_warn("the traced %s exited", s->opt->npids ? "processes" : "threads");
