@@ -3,7 +3,6 @@
 #include <stdio.h>
 #include <stdint.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <unistd.h>
 #include "cmd/cmd.h"
 #include "python/python.h"
@@ -194,17 +193,15 @@ int ft_cmd_check(const struct ft_options *o)
 		n++;
 	{ /* what profile, offcpu and count put in user stacks (python/); profile's
 	   * readers on each CPU (collector/cpu_readers.c) take SCHED_FIFO if they may */
-		struct rlimit rt;
-		bool fifo = host_access_has(&h, HOST_CAP_SYS_NICE) ||
-			    (getrlimit(RLIMIT_RTPRIO, &rt) == 0 && rt.rlim_cur >= 1);
 		items[n].what = "python frames";
 		items[n].ok = true;
 		snprintf(items[n].detail, sizeof(items[n].detail),
 			 "CPython %s, read from the process (the run's own user's, or "
 			 "CAP_SYS_PTRACE) by a reader on each CPU %s; other versions keep their "
 			 "native frames", py_versions(),
-			 fifo ? "under SCHED_FIFO" :
-				"with short slices (no CAP_SYS_NICE or RLIMIT_RTPRIO: ~1.5% read too late)");
+			 host_sched_realtime_allowed(&h) ? "under SCHED_FIFO" :
+			 "with short slices (no CAP_SYS_NICE or RLIMIT_RTPRIO: a read may wait out "
+			 "the target's slice)");
 		n++;
 	}
 	{ /* names for stripped binaries (names.c) */

@@ -133,6 +133,9 @@ int host_sched_short_slice(uint64_t ns);
  * 0, or -errno (-EPERM without CAP_SYS_NICE or RLIMIT_RTPRIO, or under a
  * policy chosen with chrt, which is kept). */
 int host_sched_realtime(void);
+/* Whether host_sched_realtime may succeed for a thread with H's
+ * capabilities: CAP_SYS_NICE, or an RLIMIT_RTPRIO of 1 or more. */
+bool host_sched_realtime_allowed(const struct host_access *h);
 
 /* ---- cgroup2 (cgroup.c): --cgroup and --per-cgroup ---- */
 

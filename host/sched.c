@@ -28,6 +28,13 @@ int host_sched_realtime(void)
 	return sched_setscheduler(0, SCHED_FIFO, &p) < 0 ? -errno : 0;
 }
 
+bool host_sched_realtime_allowed(const struct host_access *h)
+{
+	struct rlimit rt;
+	return host_access_has(h, HOST_CAP_SYS_NICE) ||
+	       (getrlimit(RLIMIT_RTPRIO, &rt) == 0 && rt.rlim_cur >= 1);
+}
+
 /* The kernel's struct sched_attr as Linux 3.14 laid it out (its first 48
  * bytes, SCHED_ATTR_SIZE_VER0): glibc before 2.41 declares neither it nor
  * sched_setattr, and <linux/sched/types.h> clashes with <sched.h> */

@@ -4,6 +4,7 @@
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "host/host.h"
@@ -61,8 +62,20 @@ int main(void)
 		sched_setscheduler(0, SCHED_OTHER, &rt);
 	}
 
-	/* SCHED_FIFO for a reader */
+	/* SCHED_FIFO for a reader, refused exactly where check says it would be */
+	struct host_access h;
+	host_access_read("/proc", "/sys", &h);
+	bool allowed = host_sched_realtime_allowed(&h);
+	struct host_access none = h;
+	none.cap_eff = 0;
+	struct rlimit rtlim;
+	CHECK(host_sched_realtime_allowed(&(struct host_access){ .cap_eff = 1ull << HOST_CAP_SYS_NICE }),
+	      "CAP_SYS_NICE alone: allowed");
+	CHECK(getrlimit(RLIMIT_RTPRIO, &rtlim) < 0 || host_sched_realtime_allowed(&none) == (rtlim.rlim_cur >= 1),
+	      "no capability: allowed only by RLIMIT_RTPRIO (%llu)", (unsigned long long)rtlim.rlim_cur);
 	err = host_sched_realtime();
+	CHECK(allowed == (err != -EPERM), "check's answer (%s) is what SCHED_FIFO did (%d)",
+	      allowed ? "allowed" : "refused", err);
 	if (err == -EPERM) {
 		SKIP("SCHED_FIFO is refused here (no CAP_SYS_NICE, RLIMIT_RTPRIO 0)",
 		     "SCHED_FIFO at priority 1");
