@@ -52,21 +52,49 @@ static bool nspid_of(const struct sym_procs *p, uint32_t pid, uint32_t *nspid)
 	return n > 1;
 }
 
-/* Loads the perf map at PATH into PR when its owner may name PR's frames:
- * root, this process's user or PR's (while /proc still shows it); a map
- * anyone could write would let them rename another user's frames. */
-static void load_perfmap(const struct sym_procs *p, struct proc *pr, const char *path)
+/* Whether the file of ST at PATH may name PR's frames: its owner is root,
+ * this process's user or PR's (while /proc still shows it); a map anyone
+ * could write would let them rename another user's frames. */
+static bool owner_ok(const struct sym_procs *p, const struct proc *pr, const struct stat *st)
 {
-	struct stat st, proc_st;
+	struct stat proc_st;
 	char proc_path[320];
-	if (stat(path, &st) < 0)
-		return;
 	snprintf(proc_path, sizeof(proc_path), "%s/%" PRIu32, p->proc_root, pr->pid);
-	bool owner_ok = st.st_uid == 0 || st.st_uid == geteuid() ||
-			(stat(proc_path, &proc_st) == 0 && proc_st.st_uid == st.st_uid);
-	if (owner_ok && sym_perfmap_load(path, &pr->perfmap) < 0)
-		pr->perfmap = NULL;
-	pr->perfmap_size = pr->perfmap ? (int64_t)st.st_size : -1;
+	return st->st_uid == 0 || st->st_uid == geteuid() ||
+	       (stat(proc_path, &proc_st) == 0 && proc_st.st_uid == st->st_uid);
+}
+
+/* Where PR's perf map is, as perf looks for them: perf-PID.map in the perf
+ * map directory, else, for a process in a container, its own
+ * /tmp/perf-NSPID.map through /proc/PID/root (only while it runs); one
+ * whose owner may name PR's frames. Returns 0 with PATH and *ST, or -ENOENT. */
+static int perfmap_path(const struct sym_procs *p, const struct proc *pr, char *path,
+			size_t len, struct stat *st)
+{
+	uint32_t nspid;
+	snprintf(path, len, "%s/perf-%" PRIu32 ".map", p->perfmap_dir, pr->pid);
+	if (stat(path, st) == 0 && owner_ok(p, pr, st))
+		return 0;
+	if (!nspid_of(p, pr->pid, &nspid))
+		return -ENOENT;
+	snprintf(path, len, "%s/%" PRIu32 "/root/tmp/perf-%" PRIu32 ".map", p->proc_root, pr->pid,
+		 nspid);
+	return stat(path, st) == 0 && owner_ok(p, pr, st) ? 0 : -ENOENT;
+}
+
+/* PR's perf map, read once (perfmap_path), with its file's size then. */
+static const struct sym_perfmap *perfmap_of(const struct sym_procs *p, struct proc *pr)
+{
+	char path[400];
+	struct stat st;
+	if (pr->perfmap_tried)
+		return pr->perfmap;
+	pr->perfmap_tried = true;
+	pr->perfmap_size = -1;
+	if (perfmap_path(p, pr, path, sizeof(path), &st) == 0 &&
+	    sym_perfmap_load(path, &pr->perfmap) == 0)
+		pr->perfmap_size = (int64_t)st.st_size;
+	return pr->perfmap;
 }
 
 /* A runtime appends to its map as it compiles (or writes it as it exits):
@@ -78,37 +106,16 @@ static void perfmap_refresh(const struct sym_procs *p, struct proc *pr)
 {
 	char path[400];
 	struct stat st;
-	if (!pr->perfmap_tried)
-		return;
-	snprintf(path, sizeof(path), "%s/perf-%" PRIu32 ".map", p->perfmap_dir, pr->pid);
-	if (stat(path, &st) < 0 || (int64_t)st.st_size == pr->perfmap_size ||
+	if (!pr->perfmap_tried || perfmap_path(p, pr, path, sizeof(path), &st) < 0 ||
+	    (int64_t)st.st_size == pr->perfmap_size ||
 	    (pr->perfmap &&
 	     MEM_GROW(pr->perfmap_old, pr->capperfmap_old, pr->nperfmap_old + 1, 4) < 0))
 		return;
 	if (pr->perfmap)
 		pr->perfmap_old[pr->nperfmap_old++] = pr->perfmap;
 	pr->perfmap = NULL;
-	load_perfmap(p, pr, path);
-}
-
-/* PR's perf map, read once: perf-PID.map in the perf map directory, else,
- * for a process in a container, its own /tmp/perf-NSPID.map through
- * /proc/PID/root (only while it runs), as perf looks for them. */
-static const struct sym_perfmap *perfmap_of(const struct sym_procs *p, struct proc *pr)
-{
-	char path[400];
-	uint32_t nspid;
-	if (pr->perfmap_tried)
-		return pr->perfmap;
-	pr->perfmap_tried = true;
-	snprintf(path, sizeof(path), "%s/perf-%" PRIu32 ".map", p->perfmap_dir, pr->pid);
-	load_perfmap(p, pr, path);
-	if (!pr->perfmap && nspid_of(p, pr->pid, &nspid)) {
-		snprintf(path, sizeof(path), "%s/%" PRIu32 "/root/tmp/perf-%" PRIu32 ".map",
-			 p->proc_root, pr->pid, nspid);
-		load_perfmap(p, pr, path);
-	}
-	return pr->perfmap;
+	pr->perfmap_tried = false;
+	perfmap_of(p, pr);
 }
 
 bool sym_procs_has_perfmap(struct sym_procs *p, uint32_t pid)

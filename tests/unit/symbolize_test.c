@@ -494,6 +494,11 @@ static void test_perfmap(void)
 	sym_procs_mmap(p, 55, 100, 0x7f0000000000, 0x10000, 0, true, "//anon", NULL);
 	CHECK(sym_procs_lookup(p, 55, 200, 0x7f0000005004, &fr) == 0 && fr.name &&
 	      strcmp(fr.name, "ns_jit") == 0, "container: /proc/PID/root/tmp/perf-NSPID.map");
+	fake_file(root, "55/root/tmp/perf-7.map",
+		  "7f0000005000 10 ns_jit\n7f0000008000 10 ns_compiled_later\n");
+	CHECK(sym_procs_lookup(p, 55, 200, 0x7f0000008004, &fr) == 0 && fr.name &&
+	      strcmp(fr.name, "ns_compiled_later") == 0,
+	      "container: its map read again once it grew (the same path as first read)");
 	sym_procs_free(p);
 	snprintf(path, sizeof(path), "rm -rf %s", root);
 	CHECK(system(path) == 0, "perf map dir removed");
