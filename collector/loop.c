@@ -150,14 +150,12 @@ struct loop {
 	struct ft_cpu_readers readers;
 };
 
-/* A reader's wake-up (cpu_readers.h): what a ring's is to the loop. */
+/* A reader's wake-up (cpu_readers.h): what a ring's is to the loop, a
+ * sweep when one is due (it drains the rings too). */
 static int read_rings(void *ctx)
 {
 	struct ft_session *s = ((struct loop *)ctx)->s;
-	int ret = ft_sources_drain_all(&s->src);
-	if (ret == 0 && ft_session_forget_due(s))
-		ret = sweep(s);
-	return ret;
+	return ft_session_forget_due(s) ? sweep(s) : ft_sources_drain_all(&s->src);
 }
 
 static int watch_ring(void *ctx, int cpu, bool watch)
