@@ -37,23 +37,24 @@ static pid_t other_users_task(const struct ft_options *o)
  * in the session and the plan. */
 static int choose_mechanism(struct ft_session *s)
 {
-	struct host_access h;
+	struct host_access *h = &s->host;
 	struct ft_mech_ask a;
-	host_access_read("/proc", "/sys", &h);
-	host_access_probe(&h);
+	host_access_read("/proc", "/sys", h);
+	host_access_probe(h);
+	s->host_known = true; /* the perf source sizes its rings by it (what may be locked) */
 	int err = tfs_find_root(s->plan.tracefs, sizeof(s->plan.tracefs));
 	if (err < 0)
 		s->plan.tracefs[0] = '\0';
-	s->plan.tracefs_state = ft_tracefs_state("/sys", err, &h);
+	s->plan.tracefs_state = ft_tracefs_state("/sys", err, h);
 	ft_mech_ask_from(s->opt, &a);
 	a.other_user = other_users_task(s->opt);
-	if (ft_mech_choose(&h, s->plan.tracefs_state, &a, &s->mech) < 0) {
+	if (ft_mech_choose(h, s->plan.tracefs_state, &a, &s->mech) < 0) {
 		ft_error("%s", s->mech.why);
 		return 2;
 	}
 	s->plan.offcpu_ctxsw = s->mech.offcpu_ctxsw;
 	s->keep.user_mode_only = !s->mech.kernel;
-	s->keep.child_pidns = h.child_pidns;
+	s->keep.child_pidns = h->child_pidns;
 	return 0;
 }
 

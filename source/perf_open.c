@@ -317,17 +317,22 @@ static size_t default_ring_kb(const struct ft_perf_source *ps, const bool *onlin
 /* The ring KB a CPU this user may lock: a ring is locked memory, and
  * without CAP_IPC_LOCK (root has it) the kernel allows a user
  * kernel.perf_event_mlock_kb a CPU plus RLIMIT_MEMLOCK in all; a ring is
- * its data plus one page. SIZE_MAX when unlimited. */
-static size_t lockable_kb(int ncpus)
+ * its data plus one page. From KNOWN, the run's reading of this host
+ * (NULL: read now). SIZE_MAX when unlimited. */
+static size_t lockable_kb(const struct host_access *known, int ncpus)
 {
-	struct host_access h;
+	struct host_access read;
 	struct rlimit rl;
-	host_access_read("/proc", "/sys", &h);
-	if (h.root || host_access_has(&h, HOST_CAP_IPC_LOCK) || ncpus <= 0)
+	const struct host_access *h = known;
+	if (!h) {
+		host_access_read("/proc", "/sys", &read); /* filled whatever it returns */
+		h = &read;
+	}
+	if (h->root || host_access_has(h, HOST_CAP_IPC_LOCK) || ncpus <= 0)
 		return SIZE_MAX;
 	size_t mem = getrlimit(RLIMIT_MEMLOCK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY ?
 		     (size_t)(rl.rlim_cur / 1024) : 0;
-	size_t per_cpu = (h.mlock_kb * (size_t)ncpus + mem) / (size_t)ncpus;
+	size_t per_cpu = (h->mlock_kb * (size_t)ncpus + mem) / (size_t)ncpus;
 	return per_cpu > 4 ? per_cpu - 4 : 0;
 }
 
@@ -341,19 +346,17 @@ static size_t fit_ring(size_t def, size_t limit)
 }
 
 /* The ring KB a CPU of a source of EVENTS: --buffer-size, else the default
- * for what the samples carry, within what this user may lock. */
-static size_t ring_kb_for(const struct ft_perf_source *ps, const bool *online, int ncpus)
+ * for what the samples carry, within LOCKABLE (lockable_kb). */
+static size_t ring_kb_for(const struct ft_perf_source *ps, const bool *online, int ncpus,
+			  size_t lockable)
 {
 	const struct ft_perf_config *c = &ps->cfg;
 	if (ps->events == &sideband_event)
 		return 512; /* comm/mmap/fork/exit only; --buffer-size sizes the instance */
 	if (c->opt->buffer_set)
 		return c->opt->buffer_kb;
-	int nonline = 0;
-	for (int cpu = 0; cpu < ncpus; cpu++)
-		nonline += online[cpu];
 	return fit_ring(default_ring_kb(ps, online, ncpus, c->want_user ? c->ucopy_size : 0),
-			lockable_kb(nonline));
+			lockable);
 }
 
 /* What each sample carries beyond PERFEV_SAMPLE_TYPE: the user stack's
@@ -404,17 +407,18 @@ static int open_events(const struct ft_perf_config *cfg, int epfd, struct ft_eve
 	*out = ps;
 	if (!ps)
 		return -ENOMEM;
-	ps->ring_kb = ring_kb_for(ps, online, ncpus);
+	int nonline = 0;
+	for (int cpu = 0; cpu < ncpus; cpu++)
+		nonline += online[cpu];
+	size_t lockable = lockable_kb(cfg->host, nonline);
+	ps->ring_kb = ring_kb_for(ps, online, ncpus, lockable);
 	sample_layout(ps);
 	int ret = open_all(ps, online);
 	if (ret < 0)
 		return ret;
 	/* rings mapped by several processes are charged to each one's own
 	 * memory: only for a user RLIMIT_MEMLOCK does not bind */
-	int nonline = 0;
-	for (int cpu = 0; cpu < ncpus; cpu++)
-		nonline += online[cpu];
-	if ((ret = map_rings(ps, lockable_kb(nonline) == SIZE_MAX ? (size_t)nonline : 1)) < 0)
+	if ((ret = map_rings(ps, lockable == SIZE_MAX ? (size_t)nonline : 1)) < 0)
 		return ret;
 	ft_perf_source_ids_done(ps);
 	for (int cpu = 0; cpu < ps->ncpus; cpu++) {
