@@ -260,8 +260,11 @@ else
 	# main's own loop between the calls names no spin: most, not all
 	check "(h) its Python frames named in place: <module>;main;heavy|light;spin in $named of $ev (${late:-0} late), at least 90% of those read in time" \
 		[ "$ev" -gt 100 -a $((named * 100)) -ge $(((ev - ${late:-0}) * 90)) ]
-	check "(h) the rings read by a thread on each CPU, samples read on their CPU" \
-		grep -q 'python: [1-9][0-9]* of [0-9]* samples read on the CPU they were taken on' $TMP/e
+	cpus=$(sed -n 's/.*python: the rings read by a thread on each of \([0-9]*\) CPUs.*/\1/p' $TMP/e)
+	read -r here all < <(sed -n 's/.*python: \([0-9]*\) of \([0-9]*\) samples read on the CPU they were taken on.*/\1 \2/p' $TMP/e)
+	expect_eq "(h) the rings read by a thread on each online CPU" "${cpus:-0}" "$(getconf _NPROCESSORS_ONLN)"
+	check "(h) >= 90% of the samples read on the CPU they were taken on (${here:-0} of ${all:-0})" \
+		[ "${all:-0}" -gt 100 -a $((${here:-0} * 10)) -ge $((${all:-0} * 9)) ]
 fi
 
 cleanup
