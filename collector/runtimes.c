@@ -86,8 +86,11 @@ void ft_jit_note(struct ft_jit_notes *j, struct sym_procs *procs,
 		if (p->samples && p->pid != smp->pid)
 			continue;
 		if (!p->samples)
-			*p = (struct ft_jit_pid){ .pid = smp->pid, .time = smp->time, .addr = anon,
-						  .runtime = runtime_in(procs, smp, frames, n) };
+			*p = (struct ft_jit_pid){ .pid = smp->pid, .time = smp->time, .addr = anon };
+		/* a sample's frames may be JIT code alone (no libjvm.so in them):
+		 * the next ones are asked too, a few, while none has told */
+		if (!p->runtime && p->samples < FT_JIT_RUNTIME_TRIES)
+			p->runtime = runtime_in(procs, smp, frames, n);
 		p->samples++;
 		return;
 	}

@@ -67,6 +67,8 @@ int ft_runtimes_check(struct tfs_check_item *items, int max);
  * summary's advice when no perf map names it: the first such address of
  * each (up to FT_JIT_PIDS) and the runtime its files tell. */
 #define FT_JIT_PIDS 8
+/* a process's first JIT samples asked which runtime they ran in, at most */
+#define FT_JIT_RUNTIME_TRIES 64
 struct ft_jit_pid {
 	uint32_t pid;
 	uint64_t time, addr, samples;

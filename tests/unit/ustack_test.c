@@ -274,9 +274,35 @@ static void test_runtimes(void)
 	      "ftstack check: a line a runtime (%zu)", n);
 }
 
+/* A JVM's first JIT sample may hold JIT frames alone: the runtime is told
+ * by a later one (jit_test under ASan once gave the generic advice). */
+static void test_jit_runtime(void)
+{
+	struct sym_procs *p = NULL;
+	struct ft_jit_notes j = { 0 };
+	struct ft_summary sm = { 0 };
+	if (sym_procs_alloc("/nonexistent", NULL, &p) < 0)
+		return;
+	sym_procs_set_perfmap_dir(p, "/nonexistent");
+	sym_procs_mmap(p, 42, 1, 0x400000, 0x1000, 0, true,
+		       "/usr/lib/jvm/java-17-openjdk-amd64/bin/java", NULL); /* the program: the launcher */
+	sym_procs_mmap(p, 42, 1, 0x7f0000000000, 0x100000, 0, true,
+		       "/usr/lib/jvm/java-17-openjdk-amd64/lib/server/libjvm.so", NULL);
+	struct perfev_sample smp = { .pid = 42, .tid = 42, .time = 10 };
+	uint64_t jit_only[] = { 0x10000, 0x10010 }, with_jvm[] = { 0x10000, 0x7f0000000100 };
+	ft_jit_note(&j, p, &smp, 0x10000, jit_only, 2);
+	ft_jit_note(&j, p, &smp, 0x10000, with_jvm, 2);
+	ft_jit_summary(&j, &sm);
+	CHECK(sm.jit_unnamed == 2 && sm.jit_runtime && strcmp(sm.jit_runtime, "java") == 0,
+	      "JIT frames alone first, libjvm.so's next: 2 unnamed, java (%s)",
+	      sm.jit_runtime ? sm.jit_runtime : "none");
+	sym_procs_free(p);
+}
+
 int main(void)
 {
 	test_runtimes();
+	test_jit_runtime();
 	test_cut_summary();
 	test_default();
 	test_fp_verdict();
