@@ -311,7 +311,9 @@ cleanup:
 		status = 1;
 	if (s.traced.have_child)
 		ft_child_stop(&s.traced.child);
-	ft_sources_close(&s.src);
+	/* the events' unregistration waits (~50 ms) go to a child unless
+	 * tracefs objects made for them are removed after them */
+	ft_sources_close(&s.src, s.plan.log.n == 0);
 	ft_targets_close(&s.traced.targets);
 	ft_sink_close(&s.sink, o);
 	if (epfd >= 0)

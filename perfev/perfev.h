@@ -86,6 +86,12 @@ int perfev_ring_map(struct perfev_ring *r, int fd, size_t data_bytes);
  * number of pages, the metadata page besides), or 0 when too large. */
 size_t perfev_ring_data_size(size_t data_bytes);
 void perfev_ring_unmap(struct perfev_ring *r);
+/* Has a child process take the last close of FDS[0..N) (perf events,
+ * disabled), so that this process's own closes return at once: the child
+ * lets go of every other fd now and of FDS when this process exits, and
+ * the kernel's unregistration waits are its own. Returns 0 when a child
+ * holds them, or -errno (nothing changed: the closes here pay the waits). */
+int perfev_close_behind(const int *fds, size_t n);
 /* The most processes perfev_ring_map_many maps rings in at once. */
 #define PERFEV_MAP_PROCS 16
 /* Maps ring I of RINGS[0..N) for FDS[I], DATA_BYTES each, as

@@ -190,13 +190,15 @@ static void close_fds(struct ft_perf_source *ps)
 	ft_progress_end(&pg);
 }
 
-void ft_perf_source_close(struct ft_perf_source *ps)
+void ft_perf_source_close(struct ft_perf_source *ps, bool behind)
 {
 	if (!ps)
 		return;
 	for (int cpu = 0; ps->rings && cpu < ps->ncpus; cpu++)
 		if (ps->rings[cpu].ring.base)
 			perfev_ring_unmap(&ps->rings[cpu].ring);
+	if (behind && ps->nfds && perfev_close_behind(ps->fds, ps->nfds) == 0)
+		ft_debug("perf: %zu events closed behind, by a child", ps->nfds);
 	close_fds(ps);
 	free(ps->fds);
 	free(ps->fd_event);

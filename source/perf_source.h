@@ -69,8 +69,11 @@ bool ft_perf_source_owns(const struct ft_perf_source *ps, const void *cookie);
 int ft_perf_source_enable(struct ft_perf_source *ps);
 /* Disables every event (PS may be NULL). */
 void ft_perf_source_disable(struct ft_perf_source *ps);
-/* Unmaps the rings, closes the events, frees PS (NULL is fine). */
-void ft_perf_source_close(struct ft_perf_source *ps);
+/* Unmaps the rings, closes the events, frees PS (NULL is fine). BEHIND:
+ * the last closes, the kernel's unregistration waits, are left to a
+ * child that makes them once this process has exited (perfev_close_behind);
+ * only for a caller with nothing to undo that needs the events gone. */
+void ft_perf_source_close(struct ft_perf_source *ps, bool behind);
 /* Returns the plan index of the event with kernel id ID, or -1. */
 int ft_perf_source_event(const struct ft_perf_source *ps, uint64_t id);
 /* Raises the config's lost count to the samples the kernel counted as lost

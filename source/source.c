@@ -71,10 +71,10 @@ void ft_sources_count_lost(struct ft_sources *src)
 		ft_perf_source_count_lost(src->perf);
 }
 
-void ft_sources_close(struct ft_sources *src)
+void ft_sources_close(struct ft_sources *src, bool behind)
 {
 	ft_ftrace_source_close(src->ftrace);
 	src->ftrace = NULL;
-	ft_perf_source_close(src->perf);
+	ft_perf_source_close(src->perf, behind);
 	src->perf = NULL;
 }

@@ -101,7 +101,8 @@ void ft_sources_stats(const struct ft_sources *src, struct ft_sources_stats *st)
  * reported (ft_perf_source_count_lost); the ftrace backend's are read from
  * the instance's stats as it drains. */
 void ft_sources_count_lost(struct ft_sources *src);
-/* Closes both (either may be NULL) and clears SRC's pointers. */
-void ft_sources_close(struct ft_sources *src);
+/* Closes both (either may be NULL) and clears SRC's pointers; BEHIND as
+ * ft_perf_source_close's (the perf events' last closes by a child). */
+void ft_sources_close(struct ft_sources *src, bool behind);
 
 #endif

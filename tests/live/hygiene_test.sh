@@ -81,4 +81,15 @@ method=$(sed -n 's/^user-stack method  *yes  *\([a-z]*\) .*/\1/p' $TMP/o)
 want=copy; grep -q ': fp measurably cheaper)' <<<"$rule" && want=fp
 expect_eq "check: the method follows the verdict (fp only when measurably cheaper)" "$method" "$want"
 expect_eq "check: tracefs as found" "$(tracefs_state)" "$before"
+
+# the events' last closes (the kernel's unregistration waits) are a
+# child's after ftstack exits, when nothing in tracefs waits on them
+run_ft $TMP/o $TMP/e -e t:syscalls:sys_enter_getppid --debug -f -c "$W 1000"
+expect_eq "closed behind: the count" "$(folded_count $TMP/o ' [0-9]+$')" 1000
+check "closed behind: said" grep -q 'events closed behind, by a child' $TMP/e
+check "closed behind: the child is gone within 10 s" wait_for 10 eval '! pgrep -x ftstack-close >/dev/null'
+run_ft $TMP/o $TMP/e "${ARGS[@]}" --debug -f -c "$W 10"
+check "tracefs objects: their events are closed before they are removed, not behind" \
+	bash -c "! grep -q 'closed behind' $TMP/e && grep -q 'perf: .* events open' $TMP/e"
+expect_eq "tracefs objects: tracefs as found" "$(tracefs_state)" "$before"
 finish

@@ -129,7 +129,7 @@ static void source_free(struct ft_perf_source *ps)
 {
 	for (int c = 0; c < 2; c++)
 		fake_ring_free(&ps->rings[c].ring); /* not mapped: close must not unmap */
-	ft_perf_source_close(ps);
+	ft_perf_source_close(ps, false);
 }
 
 /* The merge and the id lookup: ten records on two CPUs, in time order
