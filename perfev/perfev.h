@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <linux/perf_event.h>
 
 /* What every ftstack sample carries; records are decoded against it. */
@@ -102,6 +103,26 @@ int perfev_close_behind(const int *fds, size_t n);
  * Returns 0, or the first -errno (a ring not mapped has base NULL). */
 int perfev_ring_map_many(struct perfev_ring *rings, const int *fds, size_t n, size_t data_bytes,
 			 size_t procs);
+/* The same in two steps, for a caller that enables its events between
+ * them. M holds RINGS and FDS (the caller's, kept until finish). */
+struct perfev_ring_maps {
+	struct perfev_ring *rings;
+	const int *fds;
+	size_t n, data_bytes, helpers;
+	pid_t pid[PERFEV_MAP_PROCS];
+	int release_w;  /* the helpers exit once it is closed */
+};
+/* Maps this process's share of the rings, and returns once the helpers
+ * have mapped theirs: every ring exists, and an enabled event's records
+ * wait in it. Returns 0, or this process's first -errno. */
+int perfev_ring_maps_start(struct perfev_ring_maps *m, struct perfev_ring *rings, const int *fds,
+			   size_t n, size_t data_bytes, size_t procs);
+/* Maps here the rings the helpers mapped, then releases them. Returns 0,
+ * or the first -errno (a ring not mapped has base NULL). */
+int perfev_ring_maps_finish(struct perfev_ring_maps *m);
+/* Lets the helpers exit (and reaps them) without mapping their rings
+ * here: a set-up that failed. Safe to call more than once. */
+void perfev_ring_maps_release(struct perfev_ring_maps *m);
 
 /* ---- perf's clock against CLOCK_MONOTONIC (clock.c) ---- */
 struct perfev_clock {

@@ -6,7 +6,9 @@
  * this process maps the same fds, which takes the ring the kernel already
  * has (perf_mmap's "mapped more than once" path), and lets them exit. Two
  * 64 MB rings: 34-39 ms one after another, 19-20 ms so (tests/unit's
- * perfev_ring_test times it). */
+ * perfev_ring_test times it). Once the helpers have mapped theirs, every
+ * ring exists: the events may be enabled before this process maps the
+ * helpers' rings (~3 ms each), their records wait there. */
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -37,46 +39,77 @@ static size_t map_bytes(size_t data_bytes)
 	return (size_t)sysconf(_SC_PAGESIZE) + perfev_ring_data_size(data_bytes);
 }
 
-int perfev_ring_map_many(struct perfev_ring *rings, const int *fds, size_t n, size_t data_bytes,
-			 size_t procs)
+/* Forks up to STEP - 1 helpers for M; DONE[1] and RELEASE[0] go to them. */
+static void fork_helpers(struct perfev_ring_maps *m, size_t step, const int done[2],
+			 const int release[2])
+{
+	for (size_t k = 1; k < step; k++) {
+		pid_t p = fork();
+		if (p == 0)
+			helper(m->fds, m->n, k, step, map_bytes(m->data_bytes), done[1], release[0],
+			       release[1]);
+		if (p < 0)
+			break;
+		m->pid[m->helpers++] = p;
+	}
+}
+
+int perfev_ring_maps_start(struct perfev_ring_maps *m, struct perfev_ring *rings, const int *fds,
+			   size_t n, size_t data_bytes, size_t procs)
 {
 	int done[2] = { -1, -1 }, release[2] = { -1, -1 };
-	pid_t pid[PERFEV_MAP_PROCS];
-	size_t helpers = 0, step = procs < n ? procs : n;
+	size_t step = procs < n ? procs : n;
+	*m = (struct perfev_ring_maps){ .rings = rings, .fds = fds, .n = n,
+					.data_bytes = data_bytes, .release_w = -1 };
 	if (step > PERFEV_MAP_PROCS)
 		step = PERFEV_MAP_PROCS;
-	if (step > 1 && pipe2(done, O_CLOEXEC) == 0 && pipe2(release, O_CLOEXEC) == 0) {
-		for (size_t k = 1; k < step; k++) {
-			pid_t p = fork();
-			if (p == 0)
-				helper(fds, n, k, step, map_bytes(data_bytes), done[1], release[0],
-				       release[1]);
-			if (p < 0)
-				break;
-			pid[helpers++] = p;
-		}
-	}
+	if (step > 1 && pipe2(done, O_CLOEXEC) == 0 && pipe2(release, O_CLOEXEC) == 0)
+		fork_helpers(m, step, done, release);
 	int ret = 0, err;
-	/* this process's share first, then the helpers' once mapped there */
-	for (size_t i = 0; i < n; i += helpers + 1)
+	/* this process's share, while the helpers map theirs */
+	for (size_t i = 0; i < n; i += m->helpers + 1)
 		if ((err = perfev_ring_map(&rings[i], fds[i], data_bytes)) < 0 && !ret)
 			ret = err;
 	char c;
-	for (size_t h = 0; h < helpers; h++)
+	for (size_t h = 0; h < m->helpers; h++)
 		if (read(done[0], &c, 1) != 1)
-			break; /* a helper died: its rings are mapped here anyway */
-	for (size_t i = 0; i < n; i++)
-		if (i % (helpers + 1) && (err = perfev_ring_map(&rings[i], fds[i], data_bytes)) < 0 &&
-		    !ret)
-			ret = err;
-	for (int k = 0; k < 2; k++) {
+			break; /* a helper died: its rings are mapped here by finish */
+	for (int k = 0; k < 2; k++)
 		if (done[k] >= 0)
 			close(done[k]);
-		if (release[k] >= 0)
-			close(release[k]);
-	}
-	for (size_t h = 0; h < helpers; h++)
-		while (waitpid(pid[h], NULL, 0) < 0 && errno == EINTR)
-			;
+	if (release[0] >= 0)
+		close(release[0]);
+	m->release_w = release[1];
 	return ret;
+}
+
+int perfev_ring_maps_finish(struct perfev_ring_maps *m)
+{
+	int ret = 0, err;
+	for (size_t i = 0; i < m->n; i++)
+		if (i % (m->helpers + 1) && !m->rings[i].base &&
+		    (err = perfev_ring_map(&m->rings[i], m->fds[i], m->data_bytes)) < 0 && !ret)
+			ret = err;
+	perfev_ring_maps_release(m);
+	return ret;
+}
+
+void perfev_ring_maps_release(struct perfev_ring_maps *m)
+{
+	if (m->release_w >= 0)
+		close(m->release_w);
+	m->release_w = -1;
+	for (size_t h = 0; h < m->helpers; h++)
+		while (waitpid(m->pid[h], NULL, 0) < 0 && errno == EINTR)
+			;
+	m->helpers = 0;
+}
+
+int perfev_ring_map_many(struct perfev_ring *rings, const int *fds, size_t n, size_t data_bytes,
+			 size_t procs)
+{
+	struct perfev_ring_maps m;
+	int ret = perfev_ring_maps_start(&m, rings, fds, n, data_bytes, procs);
+	int err = perfev_ring_maps_finish(&m);
+	return ret < 0 ? ret : err;
 }

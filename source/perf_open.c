@@ -61,36 +61,67 @@ static void attr_for(const struct ft_perf_source *ps, const struct ft_event *e,
 	po->stack_dump = c->ucopy_size ? c->ucopy_size : 8;
 }
 
+/* Takes the rings mapped so far into their CPUs' slots. */
+static void adopt_rings(struct ft_perf_source *ps)
+{
+	for (size_t i = 0; i < ps->maps.n; i++) {
+		struct ft_perf_ring *r = &ps->rings[ps->map_cpu[i]];
+		if (r->ring.base || !ps->map_rings[i].base)
+			continue;
+		r->ring = ps->map_rings[i];
+		r->cpu = ps->map_cpu[i];
+		ft_debug("perf ring for CPU %d: %zu KB", r->cpu, r->ring.data_size / 1024);
+	}
+}
+
+static void free_maps(struct ft_perf_source *ps)
+{
+	free(ps->map_rings);
+	free(ps->map_fds);
+	free(ps->map_cpu);
+	ps->map_rings = NULL;
+	ps->map_fds = ps->map_cpu = NULL;
+}
+
+int ft_perf_source_maps_finish(struct ft_perf_source *ps)
+{
+	if (!ps->maps_pending)
+		return 0;
+	ps->maps_pending = false;
+	int ret = perfev_ring_maps_finish(&ps->maps);
+	adopt_rings(ps);
+	free_maps(ps);
+	if (ret < 0)
+		ft_error("cannot map a %zu KB perf ring: %s", ps->ring_kb, strerror(-ret));
+	return ret;
+}
+
 /* Maps every CPU's ring, on the CPU's first fd, and points the CPU's
  * other fds at it. A user free of RLIMIT_MEMLOCK has large rings mapped
- * in several processes at once (perfev_ring_map_many: two 64 MB rings in
- * ~20 ms, not ~35). Returns 0, or -errno (-ENOLCK after saying what to do). */
+ * in several processes at once (perfev_ring_maps_start: two 64 MB rings
+ * in ~20 ms, not ~35); the helpers' rings are mapped here once the events
+ * are enabled (ft_perf_source_maps_finish: ~3 ms a ring off the time to
+ * armed). Returns 0, or -errno (-ENOLCK after saying what to do). */
 static int map_rings(struct ft_perf_source *ps, size_t procs)
 {
-	struct perfev_ring *rings = calloc((size_t)ps->ncpus, sizeof(*rings));
-	int *fds = calloc((size_t)ps->ncpus, sizeof(*fds));
-	int *cpu_of = calloc((size_t)ps->ncpus, sizeof(*cpu_of));
+	ps->map_rings = calloc((size_t)ps->ncpus, sizeof(*ps->map_rings));
+	ps->map_fds = calloc((size_t)ps->ncpus, sizeof(*ps->map_fds));
+	ps->map_cpu = calloc((size_t)ps->ncpus, sizeof(*ps->map_cpu));
+	if (!ps->map_rings || !ps->map_fds || !ps->map_cpu) {
+		free_maps(ps);
+		return -ENOMEM;
+	}
 	size_t n = 0;
-	int ret = rings && fds && cpu_of ? 0 : -ENOMEM;
-	for (int c = 0; ret == 0 && c < ps->ncpus; c++) {
+	for (int c = 0; c < ps->ncpus; c++) {
 		if (ps->rings[c].owner_fd < 0)
 			continue;
-		cpu_of[n] = c;
-		fds[n++] = ps->rings[c].owner_fd;
+		ps->map_cpu[n] = c;
+		ps->map_fds[n++] = ps->rings[c].owner_fd;
 	}
-	if (ret == 0)
-		ret = perfev_ring_map_many(rings, fds, n, ps->ring_kb * 1024,
-					   ps->ring_kb >= 8192 ? procs : 1);
-	for (size_t i = 0; rings && i < n; i++) {
-		struct ft_perf_ring *r = &ps->rings[cpu_of[i]];
-		r->ring = rings[i];
-		r->cpu = cpu_of[i];
-		if (r->ring.base)
-			ft_debug("perf ring for CPU %d: %zu KB", r->cpu, r->ring.data_size / 1024);
-	}
-	free(rings);
-	free(fds);
-	free(cpu_of);
+	int ret = perfev_ring_maps_start(&ps->maps, ps->map_rings, ps->map_fds, n,
+					 ps->ring_kb * 1024, ps->ring_kb >= 8192 ? procs : 1);
+	ps->maps_pending = true;
+	adopt_rings(ps);
 	if (ret == -EPERM) {
 		/* the ring is locked memory: past kernel.perf_event_mlock_kb and
 		 * RLIMIT_MEMLOCK only CAP_IPC_LOCK (or root) may map it */
@@ -423,10 +454,10 @@ static int open_events(const struct ft_perf_config *cfg, int epfd, struct ft_eve
 	ft_perf_source_ids_done(ps);
 	for (int cpu = 0; cpu < ps->ncpus; cpu++) {
 		struct ft_perf_ring *r = &ps->rings[cpu];
-		if (!r->ring.base)
+		if (r->owner_fd < 0) /* the ring's fd, mapped here or by a helper */
 			continue;
 		struct epoll_event ev = { .events = EPOLLIN, .data.ptr = r };
-		if (epoll_ctl(epfd, EPOLL_CTL_ADD, r->ring.fd, &ev) < 0)
+		if (epoll_ctl(epfd, EPOLL_CTL_ADD, r->owner_fd, &ev) < 0)
 			return -errno;
 	}
 	ft_debug("perf: %zu events open on %d CPUs", ps->nfds, ps->ncpus);

@@ -102,7 +102,8 @@ int ft_perf_source_enable(struct ft_perf_source *ps)
 		if (ret < 0)
 			return ret;
 	}
-	return 0;
+	/* armed: the records wait in the rings helpers mapped till here */
+	return ft_perf_source_maps_finish(ps);
 }
 
 void ft_perf_source_disable(struct ft_perf_source *ps)
@@ -194,6 +195,11 @@ void ft_perf_source_close(struct ft_perf_source *ps, bool behind)
 {
 	if (!ps)
 		return;
+	if (ps->maps_pending) /* set up, never enabled */
+		perfev_ring_maps_release(&ps->maps);
+	free(ps->map_rings);
+	free(ps->map_fds);
+	free(ps->map_cpu);
 	for (int cpu = 0; ps->rings && cpu < ps->ncpus; cpu++)
 		if (ps->rings[cpu].ring.base)
 			perfev_ring_unmap(&ps->rings[cpu].ring);

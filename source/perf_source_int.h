@@ -35,7 +35,17 @@ struct ft_perf_source {
 	bool single_event;
 	struct ft_event *events; /* the plan's, or the side-band dummy */
 	int nevents;
+	/* rings mapped by helpers, not yet here, until the events are enabled
+	 * (ft_perf_source_enable): their fds, CPUs and rings, in step */
+	struct perfev_ring_maps maps;
+	int *map_fds, *map_cpu;
+	struct perfev_ring *map_rings;
+	bool maps_pending;
 };
+
+/* Maps here the rings helpers mapped (once the events are enabled) and
+ * frees the arrays that followed them. Returns 0 or -errno. */
+int ft_perf_source_maps_finish(struct ft_perf_source *ps);
 
 /* A source of CFG (copied) for EVENTS with NCPUS rings, none mapped yet,
  * and the one sample layout PERFEV_SAMPLE_TYPE. Returns it, or NULL. */
