@@ -61,41 +61,6 @@ static void attr_for(const struct ft_perf_source *ps, const struct ft_event *e,
 	po->stack_dump = c->ucopy_size ? c->ucopy_size : 8;
 }
 
-/* Takes the rings mapped so far into their CPUs' slots. */
-static void adopt_rings(struct ft_perf_source *ps)
-{
-	for (size_t i = 0; i < ps->maps.n; i++) {
-		struct ft_perf_ring *r = &ps->rings[ps->map_cpu[i]];
-		if (r->ring.base || !ps->map_rings[i].base)
-			continue;
-		r->ring = ps->map_rings[i];
-		r->cpu = ps->map_cpu[i];
-		ft_debug("perf ring for CPU %d: %zu KB", r->cpu, r->ring.data_size / 1024);
-	}
-}
-
-static void free_maps(struct ft_perf_source *ps)
-{
-	free(ps->map_rings);
-	free(ps->map_fds);
-	free(ps->map_cpu);
-	ps->map_rings = NULL;
-	ps->map_fds = ps->map_cpu = NULL;
-}
-
-int ft_perf_source_maps_finish(struct ft_perf_source *ps)
-{
-	if (!ps->maps_pending)
-		return 0;
-	ps->maps_pending = false;
-	int ret = perfev_ring_maps_finish(&ps->maps);
-	adopt_rings(ps);
-	free_maps(ps);
-	if (ret < 0)
-		ft_error("cannot map a %zu KB perf ring: %s", ps->ring_kb, strerror(-ret));
-	return ret;
-}
-
 /* Maps every CPU's ring, on the CPU's first fd, and points the CPU's
  * other fds at it. A user free of RLIMIT_MEMLOCK has large rings mapped
  * in several processes at once (perfev_ring_maps_start: two 64 MB rings
@@ -107,10 +72,8 @@ static int map_rings(struct ft_perf_source *ps, size_t procs)
 	ps->map_rings = calloc((size_t)ps->ncpus, sizeof(*ps->map_rings));
 	ps->map_fds = calloc((size_t)ps->ncpus, sizeof(*ps->map_fds));
 	ps->map_cpu = calloc((size_t)ps->ncpus, sizeof(*ps->map_cpu));
-	if (!ps->map_rings || !ps->map_fds || !ps->map_cpu) {
-		free_maps(ps);
-		return -ENOMEM;
-	}
+	if (!ps->map_rings || !ps->map_fds || !ps->map_cpu)
+		return -ENOMEM; /* freed with the source */
 	size_t n = 0;
 	for (int c = 0; c < ps->ncpus; c++) {
 		if (ps->rings[c].owner_fd < 0)
@@ -121,7 +84,7 @@ static int map_rings(struct ft_perf_source *ps, size_t procs)
 	int ret = perfev_ring_maps_start(&ps->maps, ps->map_rings, ps->map_fds, n,
 					 ps->ring_kb * 1024, ps->ring_kb >= 8192 ? procs : 1);
 	ps->maps_pending = true;
-	adopt_rings(ps);
+	ft_perf_source_adopt_rings(ps);
 	if (ret == -EPERM) {
 		/* the ring is locked memory: past kernel.perf_event_mlock_kb and
 		 * RLIMIT_MEMLOCK only CAP_IPC_LOCK (or root) may map it */

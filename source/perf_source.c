@@ -3,6 +3,7 @@
  * perf_open.c, reading the rings in perf_drain.c. */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/epoll.h>
 #include <unistd.h>
 #include "mem/mem.h"
@@ -174,6 +175,40 @@ uint64_t ft_perf_source_bad_records(const struct ft_perf_source *ps)
 	return n;
 }
 
+void ft_perf_source_adopt_rings(struct ft_perf_source *ps)
+{
+	for (size_t i = 0; i < ps->maps.n; i++) {
+		struct ft_perf_ring *r = &ps->rings[ps->map_cpu[i]];
+		if (r->ring.base || !ps->map_rings[i].base)
+			continue;
+		r->ring = ps->map_rings[i];
+		r->cpu = ps->map_cpu[i];
+		ft_debug("perf ring for CPU %d: %zu KB", r->cpu, r->ring.data_size / 1024);
+	}
+}
+
+static void free_maps(struct ft_perf_source *ps)
+{
+	free(ps->map_rings);
+	free(ps->map_fds);
+	free(ps->map_cpu);
+	ps->map_rings = NULL;
+	ps->map_fds = ps->map_cpu = NULL;
+}
+
+int ft_perf_source_maps_finish(struct ft_perf_source *ps)
+{
+	if (!ps->maps_pending)
+		return 0;
+	ps->maps_pending = false;
+	int ret = perfev_ring_maps_finish(&ps->maps);
+	ft_perf_source_adopt_rings(ps);
+	free_maps(ps);
+	if (ret < 0)
+		ft_error("cannot map a %zu KB perf ring: %s", ps->ring_kb, strerror(-ret));
+	return ret;
+}
+
 /* Closing a probe's fds unregisters it, an RCU grace period or two each:
  * hundreds of them take a while, so they get progress too. */
 static void close_fds(struct ft_perf_source *ps)
@@ -191,19 +226,31 @@ static void close_fds(struct ft_perf_source *ps)
 	ft_progress_end(&pg);
 }
 
+/* Whether a child may take the events' last closes: not for probes (the
+ * kernel lists kprobes in debugfs; a uprobe's breakpoint stays in its
+ * file's code until unregistered), and not for many events, so that the
+ * child is gone within a few grace periods (~0.5 s here). */
+static bool may_close_behind(const struct ft_perf_source *ps)
+{
+	if (ps->nevents > FT_CLOSE_BEHIND_MAX_EVENTS)
+		return false;
+	for (int e = 0; e < ps->nevents; e++)
+		if (ps->events[e].kind == FT_EV_KPROBE_PMU || ps->events[e].kind == FT_EV_UPROBE_PMU)
+			return false;
+	return ps->nfds > 0;
+}
+
 void ft_perf_source_close(struct ft_perf_source *ps, bool behind)
 {
 	if (!ps)
 		return;
 	if (ps->maps_pending) /* set up, never enabled */
 		perfev_ring_maps_release(&ps->maps);
-	free(ps->map_rings);
-	free(ps->map_fds);
-	free(ps->map_cpu);
+	free_maps(ps);
 	for (int cpu = 0; ps->rings && cpu < ps->ncpus; cpu++)
 		if (ps->rings[cpu].ring.base)
 			perfev_ring_unmap(&ps->rings[cpu].ring);
-	if (behind && ps->nfds && perfev_close_behind(ps->fds, ps->nfds) == 0)
+	if (behind && may_close_behind(ps) && perfev_close_behind(ps->fds, ps->nfds) == 0)
 		ft_debug("perf: %zu events closed behind, by a child", ps->nfds);
 	close_fds(ps);
 	free(ps->fds);

@@ -69,9 +69,13 @@ bool ft_perf_source_owns(const struct ft_perf_source *ps, const void *cookie);
 int ft_perf_source_enable(struct ft_perf_source *ps);
 /* Disables every event (PS may be NULL). */
 void ft_perf_source_disable(struct ft_perf_source *ps);
+/* The most events whose last closes a child may take (a grace period
+ * or two each). */
+#define FT_CLOSE_BEHIND_MAX_EVENTS 8
 /* Unmaps the rings, closes the events, frees PS (NULL is fine). BEHIND:
  * the last closes, the kernel's unregistration waits, are left to a
- * child that makes them once this process has exited (perfev_close_behind);
+ * child that makes them once this process has exited (perfev_close_behind),
+ * unless the events are probes or more than FT_CLOSE_BEHIND_MAX_EVENTS;
  * only for a caller with nothing to undo that needs the events gone. */
 void ft_perf_source_close(struct ft_perf_source *ps, bool behind);
 /* Returns the plan index of the event with kernel id ID, or -1. */

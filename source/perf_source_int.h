@@ -43,8 +43,11 @@ struct ft_perf_source {
 	bool maps_pending;
 };
 
+/* Takes the rings mapped here so far into their CPUs' slots. */
+void ft_perf_source_adopt_rings(struct ft_perf_source *ps);
 /* Maps here the rings helpers mapped (once the events are enabled) and
- * frees the arrays that followed them. Returns 0 or -errno. */
+ * frees the arrays that followed them. Returns 0, or -errno after saying
+ * so. */
 int ft_perf_source_maps_finish(struct ft_perf_source *ps);
 
 /* A source of CFG (copied) for EVENTS with NCPUS rings, none mapped yet,

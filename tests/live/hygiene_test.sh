@@ -88,6 +88,13 @@ run_ft $TMP/o $TMP/e -e t:syscalls:sys_enter_getppid --debug -f -c "$W 1000"
 expect_eq "closed behind: the count" "$(folded_count $TMP/o ' [0-9]+$')" 1000
 check "closed behind: said" grep -q 'events closed behind, by a child' $TMP/e
 check "closed behind: the child is gone within 10 s" wait_for 10 eval '! pgrep -x ftstack-close >/dev/null'
+# probes are unregistered before ftstack exits: kprobes are listed in
+# debugfs, a uprobe's breakpoint stays in its file's code till then
+# (system-wide: -c's uprobes are made in uprobe_events, see KFUNC.md)
+run_ft $TMP/o $TMP/e -e "u:$W:do_getppid" --debug -f 1
+check "uprobe PMU: through the PMU" grep -q 'probes through: uprobe PMU' $TMP/e
+check "uprobe PMU: probes are closed by ftstack, not behind" \
+	bash -c "! grep -q 'closed behind' $TMP/e && grep -q 'perf: .* events open' $TMP/e"
 run_ft $TMP/o $TMP/e "${ARGS[@]}" --debug -f -c "$W 10"
 check "tracefs objects: their events are closed before they are removed, not behind" \
 	bash -c "! grep -q 'closed behind' $TMP/e && grep -q 'perf: .* events open' $TMP/e"
