@@ -65,6 +65,11 @@ profile_split() {
 	check "$name: >= 99% of the $((ev - ${late:-0})) samples in Python code read in time carry Python frames ($py_n)" \
 		[ $((py_n * 100)) -ge $(((ev - ${late:-0}) * 99)) ]
 	expect_eq "$name: the samples without them are said in the summary" "${said:-0}" $((ev - py_n))
+	if [ "${said:-0}" != $((ev - py_n)) ]; then
+		# seen once in 30 runs (3 said, 2 found): what to look at next time
+		grep 'python: [0-9]* not read' $TMP/e | sed 's/^/# /'
+		grep -Ev ' \([^;()]*:[0-9]+\)(;| )' $TMP/o | grep -E 'python|Py|_Py' | cut -c1-400 | sed 's/^/# no Python frame: /'
+	fi
 	check "$name: heavy:light = 2:1 (spin under them $heavy:$light, $(ratio_bound $light $heavy 2))" \
 		ratio_ok $light $heavy 2
 	echo "# $name: split error $(awk -v h=$heavy -v l=$light 'BEGIN { if (l) printf "%.1f%%", (h / l - 2) * 50 }')"
