@@ -114,7 +114,7 @@ struct perfev_ring_maps {
 };
 /* Maps this process's share of the rings, and returns once the helpers
  * have mapped theirs: every ring exists, and an enabled event's records
- * wait in it. Returns 0, or this process's first -errno. */
+ * wait in it. Returns 0, or the first -errno here or in a helper. */
 int perfev_ring_maps_start(struct perfev_ring_maps *m, struct perfev_ring *rings, const int *fds,
 			   size_t n, size_t data_bytes, size_t procs);
 /* Maps here the rings the helpers mapped, then releases them. Returns 0,

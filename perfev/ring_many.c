@@ -17,16 +17,18 @@
 
 #include "perfev/perfev.h"
 
-/* A helper: maps the rings I = K, K + STEP, ... of FDS, says so on DONE,
- * and keeps them until RELEASE reads end-of-file (this process mapped
- * them too). Never returns. */
+/* A helper: maps the rings I = K, K + STEP, ... of FDS, says how on DONE
+ * (0, or the first errno), and keeps them until RELEASE reads end-of-file
+ * (this process mapped them too). Never returns. */
 static void helper(const int *fds, size_t n, size_t k, size_t step, size_t bytes, int done,
 		   int release, int release_w)
 {
 	close(release_w); /* else this process's own copy holds the pipe open */
+	unsigned char c = 0;
 	for (size_t i = k; i < n; i += step)
-		mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fds[i], 0);
-	char c = 1;
+		if (mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fds[i], 0) == MAP_FAILED &&
+		    !c)
+			c = (unsigned char)(errno > 0 && errno < 256 ? errno : EIO);
 	if (write(done, &c, 1) == 1)
 		while (read(release, &c, 1) > 0)
 			;
@@ -70,10 +72,13 @@ int perfev_ring_maps_start(struct perfev_ring_maps *m, struct perfev_ring *rings
 	for (size_t i = 0; i < n; i += m->helpers + 1)
 		if ((err = perfev_ring_map(&rings[i], fds[i], data_bytes)) < 0 && !ret)
 			ret = err;
-	char c;
-	for (size_t h = 0; h < m->helpers; h++)
+	unsigned char c;
+	for (size_t h = 0; h < m->helpers; h++) {
 		if (read(done[0], &c, 1) != 1)
 			break; /* a helper died: its rings are mapped here by finish */
+		if (c && !ret)
+			ret = -(int)c; /* its rings do not exist: nothing to enable */
+	}
 	for (int k = 0; k < 2; k++)
 		if (done[k] >= 0)
 			close(done[k]);

@@ -92,10 +92,15 @@ static int map_rings(struct ft_perf_source *ps, size_t procs)
 			 "ulimit -l): use a smaller --buffer-size, or give CAP_IPC_LOCK", ps->ring_kb);
 		return -ENOLCK;
 	}
+	if (ret < 0) {
+		ft_error("cannot map a %zu KB perf ring: %s", ps->ring_kb, strerror(-ret));
+		return ret;
+	}
 	for (size_t i = 0; ret == 0 && i < ps->nfds; i++) {
 		const struct ft_perf_ring *r = &ps->rings[ps->fd_cpu[i]];
-		if (ps->fds[i] != r->owner_fd)
-			ret = perfev_set_output(ps->fds[i], r->owner_fd);
+		if (ps->fds[i] != r->owner_fd && (ret = perfev_set_output(ps->fds[i], r->owner_fd)) < 0)
+			ft_error("cannot send an event's records to CPU %d's ring: %s", ps->fd_cpu[i],
+				 strerror(-ret));
 	}
 	return ret;
 }

@@ -234,6 +234,52 @@ static void test_map_many(int tp)
 	}
 }
 
+/* perfev_ring_maps_start/finish: once start returns, the helpers' rings
+ * exist though not mapped here, and records written then are read after
+ * finish maps them; a helper that cannot map says why through start. */
+static void test_map_steps(int tp)
+{
+	enum { N = 3 };
+	struct perfev_ring tmp, r[N] = { { 0 } };
+	struct perfev_ring_maps m;
+	int fd[N];
+	for (int i = 0; i < N; i++) {
+		fd[i] = open_getppid(tp, 4096, false, 0, &tmp);
+		if (fd[i] >= 0)
+			perfev_ring_unmap(&tmp);
+	}
+	if (fd[0] < 0 || fd[1] < 0 || fd[2] < 0) {
+		CHECK(0, "three getppid events");
+		return;
+	}
+	int ret = perfev_ring_maps_start(&m, r, fd, N, 1 << 20, N);
+	CHECK(ret == 0 && r[0].base && !r[1].base && !r[2].base,
+	      "start: this process's ring mapped, the helpers' not yet (%d)", ret);
+	getppids(fd[1], 150); /* into the ring only a helper has mapped */
+	ret = perfev_ring_maps_finish(&m);
+	CHECK(ret == 0 && r[1].base && r[2].base, "finish: every ring mapped here (%d)", ret);
+	struct tally t = { .pid = (uint32_t)getpid() };
+	long n = r[1].base ? perfev_ring_drain(&r[1], PERFEV_SAMPLE_TYPE, 0, count_cb, &t) : -1;
+	CHECK(n == 150 && t.samples == 150, "the samples written before finish are there (%ld)", n);
+	errno = 0;
+	CHECK(waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD, "no helper process left");
+	for (int i = 0; i < N; i++)
+		perfev_ring_unmap(&r[i]);
+	/* a read-only file's fd: the helper's shared writable mapping is refused */
+	int ro = open("/dev/zero", O_RDONLY | O_CLOEXEC), bad[N] = { fd[0], ro, fd[2] };
+	struct perfev_ring r2[N] = { { 0 } };
+	ret = perfev_ring_maps_start(&m, r2, bad, N, 1 << 20, N);
+	CHECK(ret == -EACCES, "a helper that cannot map: its errno from start (%d)", ret);
+	perfev_ring_maps_release(&m);
+	errno = 0;
+	CHECK(waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD, "released: no helper left");
+	for (int i = 0; i < N; i++) {
+		perfev_ring_unmap(&r2[i]);
+		close(fd[i]);
+	}
+	close(ro);
+}
+
 static void test_live(void)
 {
 	if (geteuid() != 0) {
@@ -300,6 +346,7 @@ static void test_live(void)
 		close(fd);
 	test_live_side_band();
 	test_map_many(tp);
+	test_map_steps(tp);
 }
 
 int main(void)
