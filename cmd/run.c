@@ -40,8 +40,7 @@ static int choose_mechanism(struct ft_session *s)
 	struct host_access *h = &s->host;
 	struct ft_mech_ask a;
 	host_access_read("/proc", "/sys", h);
-	host_access_probe(h);
-	s->host_known = true; /* the perf source sizes its rings by it (what may be locked) */
+	host_access_probe(h); /* the perf source sizes its rings by it too (what may be locked) */
 	int err = tfs_find_root(s->plan.tracefs, sizeof(s->plan.tracefs));
 	if (err < 0)
 		s->plan.tracefs[0] = '\0';

@@ -211,8 +211,7 @@ struct ft_session {
 	const struct ft_options *opt;
 	struct ft_plan plan;
 	struct ft_mech mech;      /* what this host lets the run use (plan/mech.c) */
-	struct host_access host;  /* what this user may do here, read once (host_known) */
-	bool host_known;
+	struct host_access host;  /* what this user may do here, read once (choose_mechanism) */
 	pid_t self;               /* ftstack's pid: its own samples are left out */
 	struct ft_keep keep;
 	struct ft_traced traced;

@@ -24,7 +24,7 @@ static struct ft_perf_config perf_config(struct ft_session *s)
 		 * sample's frames as soon as it can */
 		.wake_each = s->ustacks.py && s->ustacks.follow,
 		.child = s->traced.have_child ? s->traced.child.pid : 0,
-		.host = s->host_known ? &s->host : NULL,
+		.host = &s->host,
 		.cgroup_fd = s->cgroup.open ? s->cgroup.fd : -1, .cgroup_path = s->cgroup.path,
 		.lost = &s->cnt.lost, .record = on_perf_record, .ctx = s,
 	};

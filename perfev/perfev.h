@@ -93,18 +93,15 @@ void perfev_ring_unmap(struct perfev_ring *r);
  * the kernel's unregistration waits are its own. Returns 0 when a child
  * holds them, or -errno (nothing changed: the closes here pay the waits). */
 int perfev_close_behind(const int *fds, size_t n);
-/* The most processes perfev_ring_map_many maps rings in at once. */
+/* The most processes perfev_ring_maps_start maps rings in at once. */
 #define PERFEV_MAP_PROCS 16
-/* Maps ring I of RINGS[0..N) for FDS[I], DATA_BYTES each, as
+/* Ring I of RINGS[0..N) mapped for FDS[I], DATA_BYTES each, as
  * perfev_ring_map, in up to PROCS processes at once (this one and helpers
  * it forks: the kernel allocates a ring under the mapping process's mmap
- * lock). A helper's rings are charged to its own memory, so only a user
- * not bound by RLIMIT_MEMLOCK (CAP_IPC_LOCK) may have PROCS above 1.
- * Returns 0, or the first -errno (a ring not mapped has base NULL). */
-int perfev_ring_map_many(struct perfev_ring *rings, const int *fds, size_t n, size_t data_bytes,
-			 size_t procs);
-/* The same in two steps, for a caller that enables its events between
- * them. M holds RINGS and FDS (the caller's, kept until finish). */
+ * lock), in two steps, so that the caller may enable its events between
+ * them. A helper's rings are charged to its own memory, so only a user
+ * not bound by RLIMIT_MEMLOCK (CAP_IPC_LOCK) may have PROCS above 1. M
+ * holds RINGS and FDS (the caller's, kept until finish). */
 struct perfev_ring_maps {
 	struct perfev_ring *rings;
 	const int *fds;

@@ -109,12 +109,3 @@ void perfev_ring_maps_release(struct perfev_ring_maps *m)
 			;
 	m->helpers = 0;
 }
-
-int perfev_ring_map_many(struct perfev_ring *rings, const int *fds, size_t n, size_t data_bytes,
-			 size_t procs)
-{
-	struct perfev_ring_maps m;
-	int ret = perfev_ring_maps_start(&m, rings, fds, n, data_bytes, procs);
-	int err = perfev_ring_maps_finish(&m);
-	return ret < 0 ? ret : err;
-}

@@ -85,17 +85,8 @@ static int map_rings(struct ft_perf_source *ps, size_t procs)
 					 ps->ring_kb * 1024, ps->ring_kb >= 8192 ? procs : 1);
 	ps->maps_pending = true;
 	ft_perf_source_adopt_rings(ps);
-	if (ret == -EPERM) {
-		/* the ring is locked memory: past kernel.perf_event_mlock_kb and
-		 * RLIMIT_MEMLOCK only CAP_IPC_LOCK (or root) may map it */
-		ft_error("a %zu KB ring a CPU is more than this user may lock (kernel.perf_event_mlock_kb, "
-			 "ulimit -l): use a smaller --buffer-size, or give CAP_IPC_LOCK", ps->ring_kb);
-		return -ENOLCK;
-	}
-	if (ret < 0) {
-		ft_error("cannot map a %zu KB perf ring: %s", ps->ring_kb, strerror(-ret));
-		return ret;
-	}
+	if (ret < 0)
+		return ft_perf_source_map_failed(ps, ret);
 	for (size_t i = 0; ret == 0 && i < ps->nfds; i++) {
 		const struct ft_perf_ring *r = &ps->rings[ps->fd_cpu[i]];
 		if (ps->fds[i] != r->owner_fd && (ret = perfev_set_output(ps->fds[i], r->owner_fd)) < 0)
@@ -316,17 +307,11 @@ static size_t default_ring_kb(const struct ft_perf_source *ps, const bool *onlin
 /* The ring KB a CPU this user may lock: a ring is locked memory, and
  * without CAP_IPC_LOCK (root has it) the kernel allows a user
  * kernel.perf_event_mlock_kb a CPU plus RLIMIT_MEMLOCK in all; a ring is
- * its data plus one page. From KNOWN, the run's reading of this host
- * (NULL: read now). SIZE_MAX when unlimited. */
-static size_t lockable_kb(const struct host_access *known, int ncpus)
+ * its data plus one page. From H, the run's reading of this host.
+ * SIZE_MAX when unlimited. */
+static size_t lockable_kb(const struct host_access *h, int ncpus)
 {
-	struct host_access read;
 	struct rlimit rl;
-	const struct host_access *h = known;
-	if (!h) {
-		host_access_read("/proc", "/sys", &read); /* filled whatever it returns */
-		h = &read;
-	}
 	if (h->root || host_access_has(h, HOST_CAP_IPC_LOCK) || ncpus <= 0)
 		return SIZE_MAX;
 	size_t mem = getrlimit(RLIMIT_MEMLOCK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY ?

@@ -204,9 +204,20 @@ int ft_perf_source_maps_finish(struct ft_perf_source *ps)
 	int ret = perfev_ring_maps_finish(&ps->maps);
 	ft_perf_source_adopt_rings(ps);
 	free_maps(ps);
-	if (ret < 0)
-		ft_error("cannot map a %zu KB perf ring: %s", ps->ring_kb, strerror(-ret));
-	return ret;
+	return ret < 0 ? ft_perf_source_map_failed(ps, ret) : 0;
+}
+
+int ft_perf_source_map_failed(const struct ft_perf_source *ps, int err)
+{
+	if (err == -EPERM) {
+		/* the ring is locked memory: past kernel.perf_event_mlock_kb and
+		 * RLIMIT_MEMLOCK only CAP_IPC_LOCK (or root) may map it */
+		ft_error("a %zu KB ring a CPU is more than this user may lock (kernel.perf_event_mlock_kb, "
+			 "ulimit -l): use a smaller --buffer-size, or give CAP_IPC_LOCK", ps->ring_kb);
+		return -ENOLCK;
+	}
+	ft_error("cannot map a %zu KB perf ring: %s", ps->ring_kb, strerror(-err));
+	return err;
 }
 
 /* Closing a probe's fds unregisters it, an RCU grace period or two each:

@@ -29,8 +29,7 @@ struct ft_perf_config {
 	bool wake_each;                /* wake the reader at each record (python/ reads a sample's
 					* frames from the process: the sooner, the likelier the same) */
 	pid_t child;                   /* the -c command (followed with its children), or 0 */
-	const struct host_access *host; /* what this user may do here, as the run read it (NULL:
-					 * read when the rings are sized) */
+	const struct host_access *host; /* what this user may do here, as the run read it */
 	int cgroup_fd;                 /* --cgroup's folder, every event's pid; -1 without */
 	const char *cgroup_path;       /* --cgroup's path, for messages */
 	uint64_t *lost;                /* the run's lost count (raised by ft_perf_source_count_lost) */

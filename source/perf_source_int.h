@@ -47,8 +47,11 @@ struct ft_perf_source {
 void ft_perf_source_adopt_rings(struct ft_perf_source *ps);
 /* Maps here the rings helpers mapped (once the events are enabled) and
  * frees the arrays that followed them. Returns 0, or -errno after saying
- * so. */
+ * so (ft_perf_source_map_failed). */
 int ft_perf_source_maps_finish(struct ft_perf_source *ps);
+/* Says why a ring could not be mapped (ERR, -errno), with what to do when
+ * it is more than this user may lock. Returns ERR, or -ENOLCK for that. */
+int ft_perf_source_map_failed(const struct ft_perf_source *ps, int err);
 
 /* A source of CFG (copied) for EVENTS with NCPUS rings, none mapped yet,
  * and the one sample layout PERFEV_SAMPLE_TYPE. Returns it, or NULL. */

@@ -82,7 +82,15 @@ static int perfmap_path(const struct sym_procs *p, const struct proc *pr, char *
 	return stat(path, st) == 0 && owner_ok(p, pr, st) ? 0 : -ENOENT;
 }
 
-/* PR's perf map, read once (perfmap_path), with its file's size then. */
+/* Reads PR's perf map from PATH, the file of ST, and keeps its size then. */
+static void perfmap_load(struct proc *pr, const char *path, const struct stat *st)
+{
+	if (sym_perfmap_load(path, &pr->perfmap) < 0)
+		pr->perfmap = NULL;
+	pr->perfmap_size = pr->perfmap ? (int64_t)st->st_size : -1;
+}
+
+/* PR's perf map, read once (perfmap_path). */
 static const struct sym_perfmap *perfmap_of(const struct sym_procs *p, struct proc *pr)
 {
 	char path[400];
@@ -91,9 +99,8 @@ static const struct sym_perfmap *perfmap_of(const struct sym_procs *p, struct pr
 		return pr->perfmap;
 	pr->perfmap_tried = true;
 	pr->perfmap_size = -1;
-	if (perfmap_path(p, pr, path, sizeof(path), &st) == 0 &&
-	    sym_perfmap_load(path, &pr->perfmap) == 0)
-		pr->perfmap_size = (int64_t)st.st_size;
+	if (perfmap_path(p, pr, path, sizeof(path), &st) == 0)
+		perfmap_load(pr, path, &st);
 	return pr->perfmap;
 }
 
@@ -114,8 +121,7 @@ static void perfmap_refresh(const struct sym_procs *p, struct proc *pr)
 	if (pr->perfmap)
 		pr->perfmap_old[pr->nperfmap_old++] = pr->perfmap;
 	pr->perfmap = NULL;
-	pr->perfmap_tried = false;
-	perfmap_of(p, pr);
+	perfmap_load(pr, path, &st); /* where perfmap_path just found it */
 }
 
 bool sym_procs_has_perfmap(struct sym_procs *p, uint32_t pid)

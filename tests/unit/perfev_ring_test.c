@@ -200,9 +200,9 @@ static void test_live_side_band(void)
 }
 
 
-/* perfev_ring_map_many: three rings mapped in three processes at once are
- * this process's rings, each getting its own event's samples, and every
- * helper process is gone when it returns. */
+/* perfev_ring_maps_start and _finish: three rings mapped in three
+ * processes at once are this process's rings, each getting its own
+ * event's samples, and every helper process is gone after finish. */
 static void test_map_many(int tp)
 {
 	enum { N = 3 };
@@ -216,7 +216,10 @@ static void test_map_many(int tp)
 	CHECK(fd[0] >= 0 && fd[1] >= 0 && fd[2] >= 0, "three getppid events");
 	if (fd[0] < 0 || fd[1] < 0 || fd[2] < 0)
 		return;
-	int ret = perfev_ring_map_many(r, fd, N, 8 << 20, N);
+	struct perfev_ring_maps m;
+	int ret = perfev_ring_maps_start(&m, r, fd, N, 8 << 20, N);
+	int err = perfev_ring_maps_finish(&m);
+	ret = ret < 0 ? ret : err;
 	CHECK(ret == 0 && r[0].base && r[1].base && r[2].base && r[2].data_size == 8 << 20,
 	      "three 8 MB rings mapped by three processes (%d)", ret);
 	errno = 0;
