@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include <linux/perf_event.h>
@@ -100,26 +101,82 @@ int perfev_close_behind(const int *fds, size_t n);
  * it forks: the kernel allocates a ring under the mapping process's mmap
  * lock), in two steps, so that the caller may enable its events between
  * them. A helper's rings are charged to its own memory, so only a user
- * not bound by RLIMIT_MEMLOCK (CAP_IPC_LOCK) may have PROCS above 1. M
- * holds RINGS and FDS (the caller's, kept until finish). */
+ * not bound by RLIMIT_MEMLOCK (CAP_IPC_LOCK) may have PROCS above 1.
+ * PROCS above N: every ring is a helper's first, and start returns
+ * without this process's mmap lock held for an allocation (a thread
+ * growing rings beside a reader: its page faults would wait on it). M holds RINGS and FDS (the caller's,
+ * kept until finish). */
 struct perfev_ring_maps {
 	struct perfev_ring *rings;
 	const int *fds;
-	size_t n, data_bytes, helpers;
+	size_t n, data_bytes;
+	size_t helpers, running; /* the helpers the shares are of; those forked */
+	bool self;      /* this process maps a share of the rings first */
 	pid_t pid[PERFEV_MAP_PROCS];
 	int release_w;  /* the helpers exit once it is closed */
+	int done_r;     /* each helper's status byte, until wait */
 };
 /* Maps this process's share of the rings, and returns once the helpers
  * have mapped theirs: every ring exists, and an enabled event's records
- * wait in it. Returns 0, or the first -errno here or in a helper. */
+ * wait in it. Returns 0, or the first -errno here or in a helper
+ * (-ECHILD: one died). The same as begin, then wait. */
 int perfev_ring_maps_start(struct perfev_ring_maps *m, struct perfev_ring *rings, const int *fds,
 			   size_t n, size_t data_bytes, size_t procs);
+/* Forks the helpers and maps this process's share; they map theirs
+ * meanwhile (the caller may open its events, and send them to the rings
+ * once wait returns: a ring that does not exist yet takes none). Returns
+ * 0 or the first -errno here; then perfev_ring_maps_wait (or release) in
+ * any case. */
+int perfev_ring_maps_begin(struct perfev_ring_maps *m, struct perfev_ring *rings, const int *fds,
+			   size_t n, size_t data_bytes, size_t procs);
+/* Returns once every helper said how its mapping went: 0, or the first
+ * -errno (-ECHILD: one died). */
+int perfev_ring_maps_wait(struct perfev_ring_maps *m);
 /* Maps here the rings the helpers mapped, then releases them. Returns 0,
  * or the first -errno (a ring not mapped has base NULL). */
 int perfev_ring_maps_finish(struct perfev_ring_maps *m);
 /* Lets the helpers exit (and reaps them) without mapping their rings
  * here: a set-up that failed. Safe to call more than once. */
 void perfev_ring_maps_release(struct perfev_ring_maps *m);
+
+/* Opens (and closes) a disabled dummy event on this process in a thread
+ * of its own, at once: the kernel's first per-task event waits for a
+ * grace period (9-15 ms here), and the caller's own, opened later, find
+ * it over or under way (warm.c). Returns 0 (the thread runs, detached)
+ * or -errno. */
+int perfev_warm_task_events(void);
+
+/* Rings grown while their events run (ring_grow.c): N new rings, one for
+ * each of OWNERS (dummy events, open), DATA_BYTES each, allocated by
+ * helper processes and mapped here in a thread; once the caller reads
+ * them too (perfev_ring_grow_move), event FDS[I] is sent to OWNERS[TO[I]]
+ * (SET_OUTPUT: a grace period each, so in threads at once). The caller's
+ * arrays are kept until join. */
+#define PERFEV_GROW_MOVERS 16
+enum { PERFEV_GROW_MAPPING, PERFEV_GROW_MAPPED, PERFEV_GROW_DONE, PERFEV_GROW_FAILED };
+struct perfev_ring_grow {
+	struct perfev_ring *rings;
+	const int *owners, *fds;
+	const size_t *to;
+	size_t n, nfds, data_bytes;
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int state, err;  /* PERFEV_GROW_*; the first -errno */
+	bool go, cancel, started;
+};
+/* Starts growing. Returns 0 (the thread runs), or -errno. */
+int perfev_ring_grow_start(struct perfev_ring_grow *g, struct perfev_ring *rings, const int *owners,
+			   size_t n, size_t data_bytes, const int *fds, const size_t *to, size_t nfds);
+/* Returns G's state: PERFEV_GROW_MAPPED once every new ring is mapped
+ * here (read them, then perfev_ring_grow_move), DONE once every event
+ * moved, FAILED (some events may have moved: read both rings). */
+int perfev_ring_grow_state(struct perfev_ring_grow *g);
+/* Lets G move the events to the new rings, once they are read too. */
+void perfev_ring_grow_move(struct perfev_ring_grow *g);
+/* Waits for G's thread (events not moved yet stay where they are).
+ * Returns 0 when every event moved, else the first -errno. */
+int perfev_ring_grow_join(struct perfev_ring_grow *g);
 
 /* ---- perf's clock against CLOCK_MONOTONIC (clock.c) ---- */
 struct perfev_clock {

@@ -19,9 +19,9 @@ static int on_record(void *ctx, const struct perfev_record *rec)
 	return ps->cfg.record(ps->cfg.ctx, rec, ev);
 }
 
-static int drain_ring(struct ft_perf_source *ps, struct ft_perf_ring *r)
+static int drain_ring(struct ft_perf_source *ps, struct perfev_ring *r)
 {
-	long n = perfev_ring_drain(&r->ring, ps->sample_type, ps->regs_mask, on_record, ps);
+	long n = perfev_ring_drain(r, ps->sample_type, ps->regs_mask, on_record, ps);
 	return n < 0 ? (int)n : 0;
 }
 
@@ -54,24 +54,30 @@ static int oldest_ring(const uint64_t *next, int n, uint64_t *until)
  * mapped a library on CPU 0 and ran on CPU 1 again had its later samples
  * walked (and left short, as if their code were unknown) before the mmap.
  * Each step drains the ring holding the oldest record up to the next ring's
- * oldest; first times are kept between steps (one decode a step). */
+ * oldest; first times are kept between steps (one decode a step). A CPU
+ * whose ring grows has two for a while (perf_grow.c), merged alike. */
 static int drain_merged(struct ft_perf_source *ps)
 {
-	uint64_t next[FT_MAX_CPUS], until;
-	bool broken[FT_MAX_CPUS];
-	int n = ps ? ps->ncpus : 0, ret, a;
-	for (int c = 0; c < n; c++) {
-		struct perfev_ring *r = &ps->rings[c].ring;
-		ret = r->base ? perfev_ring_first_time(r, ps->sample_type, ps->regs_mask, &next[c]) :
-				-ENOENT;
-		broken[c] = ret < 0 && ret != -ENOENT;
+	struct perfev_ring *rs[2 * FT_MAX_CPUS];
+	uint64_t next[2 * FT_MAX_CPUS], until;
+	bool broken[2 * FT_MAX_CPUS];
+	int n = 0, ret, a;
+	for (int c = 0; ps && c < ps->ncpus; c++) {
+		if (ps->rings[c].ring.base)
+			rs[n++] = &ps->rings[c].ring;
+		if (ps->rings[c].next.base)
+			rs[n++] = &ps->rings[c].next;
+	}
+	for (int i = 0; i < n; i++) {
+		ret = perfev_ring_first_time(rs[i], ps->sample_type, ps->regs_mask, &next[i]);
+		broken[i] = ret < 0 && ret != -ENOENT;
 		if (ret < 0)
-			next[c] = UINT64_MAX;
+			next[i] = UINT64_MAX;
 	}
 	while ((a = oldest_ring(next, n, &until)) >= 0) {
 		uint64_t was = next[a];
-		long got = perfev_ring_drain_until(&ps->rings[a].ring, ps->sample_type, ps->regs_mask,
-						   until, on_record, ps, &next[a]);
+		long got = perfev_ring_drain_until(rs[a], ps->sample_type, ps->regs_mask, until,
+						   on_record, ps, &next[a]);
 		if (got < 0)
 			return (int)got;
 		if (got == 0 && next[a] == was)
@@ -79,10 +85,10 @@ static int drain_merged(struct ft_perf_source *ps)
 	}
 	/* a ring whose oldest record could not be decoded: as it comes (the
 	 * drain skips what it cannot decode, and says when a header is broken) */
-	for (int c = 0; c < n; c++)
-		if (broken[c] && (ret = drain_ring(ps, &ps->rings[c])) < 0)
+	for (int i = 0; i < n; i++)
+		if (broken[i] && (ret = drain_ring(ps, rs[i])) < 0)
 			return ret;
-	return 0;
+	return ps ? ft_perf_source_grow_step(ps) : 0;
 }
 
 int ft_perf_source_ready(struct ft_perf_source *ps, void *cookie)
@@ -97,8 +103,12 @@ int ft_perf_source_hangup(struct ft_perf_source *ps, void *cookie, int epfd)
 	int ret = drain_merged(ps);
 	if (ret < 0)
 		return ret;
-	if (epoll_ctl(epfd, EPOLL_CTL_DEL, r->ring.fd, NULL) < 0)
+	/* a ring growing has two owners, the same task's, each hanging up
+	 * (in one batch of the loop's: the second finds neither watched) */
+	if (epoll_ctl(epfd, EPOLL_CTL_DEL, r->ring.fd, NULL) < 0 && errno != ENOENT)
 		return -errno;
+	if (r->next_owner >= 0)
+		epoll_ctl(epfd, EPOLL_CTL_DEL, r->next_owner, NULL);
 	ft_debug("perf ring for CPU %d: its task exited", r->cpu);
 	return 0;
 }

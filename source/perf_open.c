@@ -61,13 +61,13 @@ static void attr_for(const struct ft_perf_source *ps, const struct ft_event *e,
 	po->stack_dump = c->ucopy_size ? c->ucopy_size : 8;
 }
 
-/* Maps every CPU's ring, on the CPU's first fd, and points the CPU's
- * other fds at it. A user free of RLIMIT_MEMLOCK has large rings mapped
- * in several processes at once (perfev_ring_maps_start: two 64 MB rings
- * in ~20 ms, not ~35); the helpers' rings are mapped here once the events
- * are enabled (ft_perf_source_maps_finish: ~3 ms a ring off the time to
- * armed). Returns 0, or -errno (-ENOLCK after saying what to do). */
-static int map_rings(struct ft_perf_source *ps, size_t procs)
+/* Begins mapping every CPU's ring, on the CPU's owner: the first fd
+ * opened on it, or a dummy (ft_perf_source_open_owner). A user free of
+ * RLIMIT_MEMLOCK has large rings mapped in several processes at once
+ * (perfev_ring_maps_begin: two 64 MB rings in ~20 ms, not ~35); PROCS
+ * above the rings: each a helper's, this process free to open events
+ * meanwhile. Returns 0 or -errno; map_rings_end in any case. */
+static int map_rings_begin(struct ft_perf_source *ps, size_t procs)
 {
 	ps->map_rings = calloc((size_t)ps->ncpus, sizeof(*ps->map_rings));
 	ps->map_fds = calloc((size_t)ps->ncpus, sizeof(*ps->map_fds));
@@ -81,9 +81,20 @@ static int map_rings(struct ft_perf_source *ps, size_t procs)
 		ps->map_cpu[n] = c;
 		ps->map_fds[n++] = ps->rings[c].owner_fd;
 	}
-	int ret = perfev_ring_maps_start(&ps->maps, ps->map_rings, ps->map_fds, n,
-					 ps->ring_kb * 1024, ps->ring_kb >= 8192 ? procs : 1);
 	ps->maps_pending = true;
+	return perfev_ring_maps_begin(&ps->maps, ps->map_rings, ps->map_fds, n, ps->ring_kb * 1024,
+				      ps->ring_kb >= 8192 ? procs : 1);
+}
+
+/* Once every ring exists (the helpers' are mapped here once the events
+ * are enabled, ft_perf_source_maps_finish: ~3 ms a ring off the time to
+ * armed), points each CPU's fds at its ring. BEGUN: map_rings_begin's
+ * return. Returns 0, or -errno (-ENOLCK after saying what to do). */
+static int map_rings_end(struct ft_perf_source *ps, int begun)
+{
+	int ret = perfev_ring_maps_wait(&ps->maps);
+	if (begun < 0)
+		ret = begun;
 	ft_perf_source_adopt_rings(ps);
 	if (ret < 0)
 		return ft_perf_source_map_failed(ps, ret);
@@ -96,13 +107,54 @@ static int map_rings(struct ft_perf_source *ps, size_t procs)
 	return ret;
 }
 
-/* Opens event EV for (pid, cpu); the first fd on a CPU will own its ring,
- * the first one for all tasks (pid -1 or -c's child) writes its side band. */
+/* Rings that grow, where this user may open per-CPU events: their owners
+ * are per-CPU dummies opened before the events, and helpers allocate the
+ * rings while the events open. The first per-task event after a second
+ * without one waits out a grace period in the kernel (~12 ms here); the
+ * rings no longer wait behind it. Returns 0 when begun (map_rings_end
+ * then), 1 when not (per-task owners, opened with the events). */
+static int owners_first(struct ft_perf_source *ps, const bool *online, size_t procs, int *begun)
+{
+	if (!ps->dummy_owners || ps->cfg.cgroup_fd >= 0 || !ps->cfg.host ||
+	    !host_perf_cpu(ps->cfg.host))
+		return 1;
+	for (int c = 0; c < ps->ncpus; c++) {
+		struct ft_perf_ring *r = &ps->rings[c];
+		if (!online[c])
+			continue;
+		r->owner_fd = ft_perf_source_open_owner(ps, -1, c,
+							(uint32_t)(ps->ring_kb * 1024 / FT_GROW_AT));
+		r->owner_pid = -1;
+		if (r->owner_fd >= 0)
+			continue;
+		for (int k = 0; k <= c; k++) { /* refused (lockdown?): per-task ones */
+			if (ps->rings[k].owner_fd >= 0)
+				close(ps->rings[k].owner_fd);
+			ps->rings[k].owner_fd = -1;
+		}
+		return 1;
+	}
+	*begun = map_rings_begin(ps, procs);
+	return 0;
+}
+
+/* Opens event EV for (pid, cpu); the first fd on a CPU will own its ring
+ * (or, for rings that grow, a dummy opened first), the first one for all
+ * tasks (pid -1 or -c's child) writes its side band. */
 static int open_one(struct ft_perf_source *ps, int ev, int pid, int cpu, bool first_task)
 {
 	const struct ft_event *e = &ps->events[ev];
 	struct ft_perf_ring *r = &ps->rings[cpu];
 	struct perfev_opts po;
+	if (r->owner_fd < 0 && ps->dummy_owners) {
+		/* a ring that will grow wakes the loop early: perf_grow.c */
+		int owner = ft_perf_source_open_owner(ps, pid, cpu,
+						      (uint32_t)(ps->ring_kb * 1024 / FT_GROW_AT));
+		if (owner < 0)
+			return owner;
+		r->owner_fd = owner;
+		r->owner_pid = pid;
+	}
 	attr_for(ps, e, &po);
 	po.track = ps->cfg.track && first_task && !r->tracked;
 	po.track_mmap = po.track && ps->cfg.want_user;
@@ -128,8 +180,10 @@ static int open_one(struct ft_perf_source *ps, int ev, int pid, int cpu, bool fi
 	 * idle task is never sampled: no filter to evaluate on each switch. */
 	if (e->kind == FT_EV_SCHED_SWITCH && !e->filter[0] && pid == -1)
 		ioctl(fd, PERF_EVENT_IOC_SET_FILTER, "prev_pid != 0");
-	if (r->owner_fd < 0)
+	if (r->owner_fd < 0) {
 		r->owner_fd = fd; /* its ring is mapped once every fd is open: map_rings */
+		r->owner_pid = pid;
+	}
 	return 0;
 }
 
@@ -343,6 +397,30 @@ static size_t ring_kb_for(const struct ft_perf_source *ps, const bool *online, i
 			lockable);
 }
 
+/* Rings that fill fast (a stack copy of at most 8 KB a sample, of no
+ * known rate, a big default) start at half their size (1/FT_GROW_FROM)
+ * and grow once one is found 1/FT_GROW_AT full (perf_grow.c): the kernel
+ * allocates and zeroes a ring before the events can be enabled (~16 ms
+ * for 64 MB here), and a run that writes little never needs it all. A
+ * quarter (16 MB) lost events in most runs of count's 500,000 getppid
+ * calls while it grew, and alone in half of them: the reader's CPU is
+ * the host's to take for 10-20 ms (doc/PERFORMANCE.md). Not for
+ * --buffer-size, not for offcpu's 16 KB copies (they fill the ring eight
+ * times as fast), not for the readers on each CPU (they read the rings
+ * they were given), and only where the rings are not bound by locked
+ * memory (the old and the new are mapped at once for a while). */
+static void plan_growth(struct ft_perf_source *ps, size_t lockable)
+{
+	const struct ft_perf_config *c = &ps->cfg;
+	if (c->opt->buffer_set || ps->events == &sideband_event || c->wake_each ||
+	    !c->want_user || !c->ucopy_size || c->ucopy_size > 8192 || lockable != SIZE_MAX ||
+	    ps->ring_kb < 16384)
+		return;
+	ps->grow_kb = ps->ring_kb;
+	ps->ring_kb /= FT_GROW_FROM;
+	ps->dummy_owners = true;
+}
+
 /* What each sample carries beyond PERFEV_SAMPLE_TYPE: the user stack's
  * copy and registers, the tracepoint's raw fields, the cgroup. */
 static void sample_layout(struct ft_perf_source *ps)
@@ -396,13 +474,19 @@ static int open_events(const struct ft_perf_config *cfg, int epfd, struct ft_eve
 		nonline += online[cpu];
 	size_t lockable = lockable_kb(cfg->host, nonline);
 	ps->ring_kb = ring_kb_for(ps, online, ncpus, lockable);
+	ps->epfd = epfd;
+	plan_growth(ps, lockable);
 	sample_layout(ps);
-	int ret = open_all(ps, online);
-	if (ret < 0)
-		return ret;
 	/* rings mapped by several processes are charged to each one's own
 	 * memory: only for a user RLIMIT_MEMLOCK does not bind */
-	if ((ret = map_rings(ps, lockable == SIZE_MAX ? (size_t)nonline : 1)) < 0)
+	size_t procs = lockable == SIZE_MAX ? (size_t)nonline : 1;
+	int begun = 0, ret;
+	bool later = owners_first(ps, online, procs + 1, &begun) != 0;
+	if ((ret = open_all(ps, online)) < 0)
+		return ret;
+	if (later)
+		begun = map_rings_begin(ps, procs);
+	if ((ret = map_rings_end(ps, begun)) < 0)
 		return ret;
 	ft_perf_source_ids_done(ps);
 	for (int cpu = 0; cpu < ps->ncpus; cpu++) {

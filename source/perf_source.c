@@ -28,7 +28,8 @@ struct ft_perf_source *ft_perf_source_alloc(const struct ft_perf_config *cfg,
 		return NULL;
 	}
 	for (int c = 0; c < ncpus; c++)
-		ps->rings[c].owner_fd = -1;
+		ps->rings[c].owner_fd = ps->rings[c].next_owner = -1;
+	ps->epfd = -1;
 	return ps;
 }
 
@@ -109,6 +110,8 @@ int ft_perf_source_enable(struct ft_perf_source *ps)
 
 void ft_perf_source_disable(struct ft_perf_source *ps)
 {
+	if (ps)
+		ps->grow_kb = ps->grow ? ps->grow_kb : 0; /* the last drains start no growing */
 	for (size_t i = 0; ps && i < ps->nfds; i++)
 		perfev_disable(ps->fds[i]);
 }
@@ -258,9 +261,13 @@ void ft_perf_source_close(struct ft_perf_source *ps, bool behind)
 	if (ps->maps_pending) /* set up, never enabled */
 		perfev_ring_maps_release(&ps->maps);
 	free_maps(ps);
-	for (int cpu = 0; ps->rings && cpu < ps->ncpus; cpu++)
+	ft_perf_source_grow_stop(ps);
+	for (int cpu = 0; ps->rings && cpu < ps->ncpus; cpu++) {
 		if (ps->rings[cpu].ring.base)
 			perfev_ring_unmap(&ps->rings[cpu].ring);
+		if (ps->dummy_owners && ps->rings[cpu].owner_fd >= 0)
+			close(ps->rings[cpu].owner_fd); /* not one of fds */
+	}
 	if (behind && may_close_behind(ps) && perfev_close_behind(ps->fds, ps->nfds) == 0)
 		ft_debug("perf: %zu events closed behind, by a child", ps->nfds);
 	close_fds(ps);

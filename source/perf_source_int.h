@@ -10,6 +10,11 @@
 struct ft_perf_ring {
 	struct perfev_ring ring;   /* owned by the CPU's first fd, owner_fd */
 	int owner_fd;              /* -1 until the CPU has an fd */
+	int owner_pid;             /* the task (or cgroup fd) of owner_fd */
+	/* growing (perf_grow.c): the bigger ring, read beside this one while
+	 * the events move to it; its owner (-1: none) */
+	struct perfev_ring next;
+	int next_owner;
 	int cpu;
 	bool tracked;  /* an fd on this CPU writes the side band (comm, mmap, ...) */
 };
@@ -41,6 +46,13 @@ struct ft_perf_source {
 	int *map_fds, *map_cpu;
 	struct perfev_ring *map_rings;
 	bool maps_pending;
+	/* rings that grow (perf_grow.c): their owners are dummies of their
+	 * own (dummy_owners); grow_kb the size they grow to, 0 when they do
+	 * not; the loop's epoll, where new rings are watched */
+	bool dummy_owners;
+	size_t grow_kb;
+	struct ft_perf_grow *grow;
+	int epfd;
 };
 
 /* Takes the rings mapped here so far into their CPUs' slots. */
@@ -52,6 +64,23 @@ int ft_perf_source_maps_finish(struct ft_perf_source *ps);
 /* Says why a ring could not be mapped (ERR, -errno), with what to do when
  * it is more than this user may lock. Returns ERR, or -ENOLCK for that. */
 int ft_perf_source_map_failed(const struct ft_perf_source *ps, int err);
+
+/* A ring that will grow wakes the loop when this part of it is waiting,
+ * and starts growing then (perf_grow.c). */
+#define FT_GROW_AT 16
+/* ... and starts at this part of the size it grows to */
+#define FT_GROW_FROM 2
+/* Opens a dummy event for (PID, CPU) to own a ring, waking the loop when
+ * WAKEUP_BYTES wait in it. Returns its fd or -errno. */
+int ft_perf_source_open_owner(const struct ft_perf_source *ps, int pid, int cpu,
+			      uint32_t wakeup_bytes);
+/* One step of growing the rings, at each drain: starts once a ring was
+ * found 1/FT_GROW_AT full, reads the new rings once mapped, lets the old ones
+ * go once every event left them. Returns 0 or -errno. */
+int ft_perf_source_grow_step(struct ft_perf_source *ps);
+/* Stops growing (waits for moves under way) and lets the new rings that
+ * did not take an old one's place go. */
+void ft_perf_source_grow_stop(struct ft_perf_source *ps);
 
 /* A source of CFG (copied) for EVENTS with NCPUS rings, none mapped yet,
  * and the one sample layout PERFEV_SAMPLE_TYPE. Returns it, or NULL. */

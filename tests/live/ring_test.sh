@@ -87,5 +87,31 @@ for args in "" "-K" "--backend ftrace"; do
 	fi
 done
 
+# (4) rings that grow (issue 32): the default copy's rings start at half
+# their size and grow while the events run, once a ring is 1/16 full; the
+# events move to the new rings, the old ones are read to the end and let
+# go a second later. Exact through all of it: 1,500,000 events (~2 s)
+n=1500000
+run_ft $TMP/o $TMP/e --debug -e $EV -f -c "$W $n"; st=$?
+c=$(counted) l=$(lost)
+check "growing rings: the rings started at 32 MB and grew to 64 MB" \
+	grep -q 'debug: perf rings growing from 32768 to 65536 KB' $TMP/e
+check "growing rings: every event moved to the new rings" grep -q 'debug: perf events moved after' $TMP/e
+check "growing rings: the old rings let go once empty" grep -q 'debug: perf rings grown to 65536 KB' $TMP/e
+if [ "${l:-x}" = 0 ]; then
+	expect_eq "growing rings, 0 lost: exit status, caller_a:caller_b exact" "$st:$(callers)" \
+		"0:$((n / 4)):$((n - n / 4))"
+else
+	check "growing rings: $c counted + $l lost = $n (+ <= 10), named" \
+		bash -c "[ $st = 0 ] && [ $((${c:-0} + ${l:-0})) -ge $n ] && [ $((${c:-0} + ${l:-0})) -le $((n + 10)) ] &&
+			grep -q ' lost (ring buffer full: raise --buffer-size)$' $TMP/e"
+fi
+# a run that writes little keeps its small rings; --buffer-size never grows
+run_ft $TMP/o $TMP/e --debug -e $EV -f -c "$W 500"
+check "a run of 500 events (~1.2 MB, under 1/16 of 32 MB): its rings never grew" bash -c "! grep -q 'perf rings growing' $TMP/e"
+expect_eq "a run of 500 events: every one counted" "$(counted)" 500
+run_ft $TMP/o $TMP/e --debug -e $EV -f --buffer-size 16384 -c "$W 200000"
+check "--buffer-size 16384: the rings never grew" bash -c "! grep -q 'perf rings growing' $TMP/e && grep -q 'perf ring for CPU 0: 16384 KB' $TMP/e"
+
 expect_eq "tracefs left as found" "$(tracefs_state)" "$before"
 finish

@@ -283,6 +283,99 @@ static void test_map_steps(int tp)
 	close(ro);
 }
 
+/* Both events of EV enabled for N getppid calls: 2N samples. */
+static void both_getppids(const int ev[2], long n)
+{
+	perfev_enable(ev[0]);
+	perfev_enable(ev[1]);
+	for (long i = 0; i < n; i++)
+		syscall(SYS_getppid);
+	perfev_disable(ev[0]);
+	perfev_disable(ev[1]);
+}
+
+/* G's state once it left PERFEV_GROW_MAPPING (or WAS), within 10 s. */
+static int grow_wait(struct perfev_ring_grow *g, int was)
+{
+	uint64_t end = mono_ns() + 10000000000ull;
+	int st;
+	while ((st = perfev_ring_grow_state(g)) == was && mono_ns() < end)
+		usleep(1000);
+	return st;
+}
+
+static long samples_in(struct perfev_ring *r)
+{
+	struct tally t = { .pid = (uint32_t)getpid() };
+	long n = perfev_ring_drain(r, PERFEV_SAMPLE_TYPE, 0, count_cb, &t);
+	return n < 0 ? n : t.samples;
+}
+
+/* perfev_ring_grow: two events write into a dummy's ring; a bigger ring
+ * for a new dummy is mapped in a thread, the events stay on the old ring
+ * until move and write only into the new one after: each sample in
+ * exactly one of them. Joined before move, nothing moves; a new owner
+ * that cannot be mapped fails with its errno. */
+static void test_grow(int tp)
+{
+	struct perfev_opts dummy = { .type = PERF_TYPE_SOFTWARE, .config = PERF_COUNT_SW_DUMMY,
+				     .sample_period = 1, .disabled = true };
+	struct perfev_ring tmp, old = { 0 }, grown = { 0 }, unmoved = { 0 }, none = { 0 };
+	struct perfev_ring_grow g;
+	int ev[2], owner = perfev_open(&dummy, 0, -1, -1), bigger = perfev_open(&dummy, 0, -1, -1);
+	int spare = perfev_open(&dummy, 0, -1, -1), ro = open("/dev/zero", O_RDONLY | O_CLOEXEC);
+	size_t to[2] = { 0, 0 };
+	for (int i = 0; i < 2; i++)
+		if ((ev[i] = open_getppid(tp, 4096, false, 0, &tmp)) >= 0)
+			perfev_ring_unmap(&tmp); /* no ring of its own: it may be sent elsewhere */
+	int ret = owner < 0 || bigger < 0 || spare < 0 || ev[0] < 0 || ev[1] < 0 ? -1 :
+		  perfev_ring_map(&old, owner, 1 << 20);
+	if (ret == 0 && (ret = perfev_set_output(ev[0], owner)) == 0)
+		ret = perfev_set_output(ev[1], owner);
+	CHECK(ret == 0, "two getppid events into a dummy's 1 MB ring (%d)", ret);
+	if (ret < 0)
+		goto out;
+	both_getppids(ev, 100);
+	/* joined before move: mapped, never moved */
+	ret = perfev_ring_grow_start(&g, &unmoved, &spare, 1, 2 << 20, ev, to, 2);
+	int st = ret == 0 ? grow_wait(&g, PERFEV_GROW_MAPPING) : ret;
+	ret = perfev_ring_grow_join(&g);
+	both_getppids(ev, 50);
+	CHECK(st == PERFEV_GROW_MAPPED && ret == -ECANCELED && unmoved.data_size == 2 << 20,
+	      "joined before move: the new ring was mapped, nothing moved (%d, %d)", st, ret);
+	CHECK_EQ_U64(samples_in(&unmoved), 0, "joined before move: no sample in the new ring");
+	CHECK_EQ_U64(samples_in(&old), 300, "joined before move: every sample in the old ring");
+	/* grown: 200 samples before move, 200 after */
+	ret = perfev_ring_grow_start(&g, &grown, &bigger, 1, 4 << 20, ev, to, 2);
+	st = ret == 0 ? grow_wait(&g, PERFEV_GROW_MAPPING) : ret;
+	CHECK(st == PERFEV_GROW_MAPPED && grown.base && grown.data_size == 4 << 20,
+	      "the new 4 MB ring mapped here (%d)", st);
+	both_getppids(ev, 100);
+	perfev_ring_grow_move(&g);
+	st = grow_wait(&g, PERFEV_GROW_MAPPED);
+	ret = perfev_ring_grow_join(&g);
+	CHECK(st == PERFEV_GROW_DONE && ret == 0, "every event moved (%d, %d)", st, ret);
+	both_getppids(ev, 100);
+	CHECK_EQ_U64(samples_in(&old), 200, "the old ring: the 200 samples from before the move");
+	CHECK_EQ_U64(samples_in(&grown), 200, "the new ring: the 200 samples from after it");
+	/* a new owner that cannot be mapped (a read-only file): said, failed */
+	ret = perfev_ring_grow_start(&g, &none, &ro, 1, 1 << 20, ev, to, 2);
+	st = ret == 0 ? grow_wait(&g, PERFEV_GROW_MAPPING) : ret;
+	ret = perfev_ring_grow_join(&g);
+	CHECK(st == PERFEV_GROW_FAILED && ret == -EACCES && !none.base,
+	      "a ring that cannot be mapped: failed with its errno (%d, %d)", st, ret);
+	errno = 0;
+	CHECK(waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD, "grown: no helper process left");
+out:
+	perfev_ring_unmap(&old);
+	perfev_ring_unmap(&grown);
+	perfev_ring_unmap(&unmoved);
+	int fds[] = { owner, bigger, spare, ro, ev[0], ev[1] };
+	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+}
+
 static void test_live(void)
 {
 	if (geteuid() != 0) {
@@ -350,6 +443,7 @@ static void test_live(void)
 	test_live_side_band();
 	test_map_many(tp);
 	test_map_steps(tp);
+	test_grow(tp);
 }
 
 int main(void)
