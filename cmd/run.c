@@ -16,6 +16,7 @@
 #include "collector/session.h"
 #include "source/source.h"
 #include "host/host.h"
+#include "perfev/perfev.h"
 
 /* The first -p/-L task that belongs to another user (its /proc directory
  * is owned by its effective uid), or 0. */
@@ -51,6 +52,11 @@ static int choose_mechanism(struct ft_session *s)
 		ft_error("%s", s->mech.why);
 		return 2;
 	}
+	/* a run on tasks opens per-task events (the side band's too): the
+	 * kernel's wait for the first of them runs beside the set-up */
+	if ((s->opt->command || s->opt->npids || s->opt->ntids) && host_perf_any(h) &&
+	    !h->perf_seccomp)
+		perfev_warm_task_events();
 	s->plan.offcpu_ctxsw = s->mech.offcpu_ctxsw;
 	s->keep.user_mode_only = !s->mech.kernel;
 	s->keep.child_pidns = h->child_pidns;
