@@ -397,7 +397,7 @@ static size_t ring_kb_for(const struct ft_perf_source *ps, const bool *online, i
 			lockable);
 }
 
-/* Rings that fill fast (a stack copy of at most 8 KB a sample, of no
+/* Rings that fill fast (a stack copy of at most 4 KB a sample, of no
  * known rate, a big default) start at half their size (1/FT_GROW_FROM)
  * and grow once one is found 1/FT_GROW_AT full (perf_grow.c): the kernel
  * allocates and zeroes a ring before the events can be enabled (~16 ms
@@ -405,15 +405,15 @@ static size_t ring_kb_for(const struct ft_perf_source *ps, const bool *online, i
  * quarter (16 MB) lost events in most runs of count's 500,000 getppid
  * calls while it grew, and alone in half of them: the reader's CPU is
  * the host's to take for 10-20 ms (doc/PERFORMANCE.md). Not for
- * --buffer-size, not for offcpu's 16 KB copies (they fill the ring eight
- * times as fast), not for the readers on each CPU (they read the rings
+ * --buffer-size, not for dwarf's 8 KB copies or offcpu's 16 KB (four and
+ * eight times the bytes: the half ring could fill while it grows), not for the readers on each CPU (they read the rings
  * they were given), and only where the rings are not bound by locked
  * memory (the old and the new are mapped at once for a while). */
 static void plan_growth(struct ft_perf_source *ps, size_t lockable)
 {
 	const struct ft_perf_config *c = &ps->cfg;
 	if (c->opt->buffer_set || ps->events == &sideband_event || c->wake_each ||
-	    !c->want_user || !c->ucopy_size || c->ucopy_size > 8192 || lockable != SIZE_MAX ||
+	    !c->want_user || !c->ucopy_size || c->ucopy_size > 4096 || lockable != SIZE_MAX ||
 	    ps->ring_kb < 16384)
 		return;
 	ps->grow_kb = ps->ring_kb;
