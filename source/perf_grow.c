@@ -2,12 +2,12 @@
  * events run: a run that writes fast (a stack copy in each sample) starts
  * on rings small enough to allocate quickly, and gets the big ones once a
  * ring is found 1/FT_GROW_AT full (the small ring's wake-up), long before
- * it can fill. Each CPU's ring is a
- * dummy event's (ft_perf_source_open_owner), so every event can be moved
- * to the new ring (perfev_ring_grow): the new rings are read beside the
- * old ones from before the first event moves, in one time order
- * (perf_drain.c), and an old ring is let go once every event left it a
- * second ago and it is empty. */
+ * it can fill. Each CPU's ring is a dummy event's
+ * (ft_perf_source_open_owner), so every event can be moved to the new
+ * ring (perfev_ring_grow): the new rings are read beside the old ones
+ * from before the first event moves, in one time order (perf_drain.c),
+ * and an old ring is let go once every event left it a second ago and it
+ * is empty. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
