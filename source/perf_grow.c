@@ -42,6 +42,31 @@ int ft_perf_source_open_owner(const struct ft_perf_source *ps, int pid, int cpu,
 	return perfev_open(&po, pid, cpu, -1);
 }
 
+/* Rings that fill fast (a stack copy of at most 4 KB a sample, of no
+ * known rate, a big default) start at half their size (1/FT_GROW_FROM)
+ * and grow once one is found 1/FT_GROW_AT full (perf_grow.c): the kernel
+ * allocates and zeroes a ring before the events can be enabled (~16 ms
+ * for 64 MB here), and a run that writes little never needs it all. A
+ * quarter (16 MB) lost events in most runs of count's 500,000 getppid
+ * calls while it grew, and alone in half of them: the reader's CPU is
+ * the host's to take for 10-20 ms (doc/PERFORMANCE.md). Not for
+ * --buffer-size, not for dwarf's 8 KB copies or offcpu's 16 KB (four and
+ * eight times the bytes: the half ring could fill while it grows), not
+ * for the readers on each CPU (they read the rings they were given), and
+ * only where the rings are not bound by locked memory (the old and the
+ * new are mapped at once for a while). */
+void ft_perf_source_grow_plan(struct ft_perf_source *ps, size_t lockable, bool sideband)
+{
+	const struct ft_perf_config *c = &ps->cfg;
+	if (c->opt->buffer_set || sideband || c->wake_each ||
+	    !c->want_user || !c->ucopy_size || c->ucopy_size > 4096 || lockable != SIZE_MAX ||
+	    ps->ring_kb < 16384)
+		return;
+	ps->grow_kb = ps->ring_kb;
+	ps->ring_kb /= FT_GROW_FROM;
+	ps->dummy_owners = true;
+}
+
 static uint64_t now_ms(void)
 {
 	struct timespec ts;

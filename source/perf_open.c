@@ -397,30 +397,6 @@ static size_t ring_kb_for(const struct ft_perf_source *ps, const bool *online, i
 			lockable);
 }
 
-/* Rings that fill fast (a stack copy of at most 4 KB a sample, of no
- * known rate, a big default) start at half their size (1/FT_GROW_FROM)
- * and grow once one is found 1/FT_GROW_AT full (perf_grow.c): the kernel
- * allocates and zeroes a ring before the events can be enabled (~16 ms
- * for 64 MB here), and a run that writes little never needs it all. A
- * quarter (16 MB) lost events in most runs of count's 500,000 getppid
- * calls while it grew, and alone in half of them: the reader's CPU is
- * the host's to take for 10-20 ms (doc/PERFORMANCE.md). Not for
- * --buffer-size, not for dwarf's 8 KB copies or offcpu's 16 KB (four and
- * eight times the bytes: the half ring could fill while it grows), not for the readers on each CPU (they read the rings
- * they were given), and only where the rings are not bound by locked
- * memory (the old and the new are mapped at once for a while). */
-static void plan_growth(struct ft_perf_source *ps, size_t lockable)
-{
-	const struct ft_perf_config *c = &ps->cfg;
-	if (c->opt->buffer_set || ps->events == &sideband_event || c->wake_each ||
-	    !c->want_user || !c->ucopy_size || c->ucopy_size > 4096 || lockable != SIZE_MAX ||
-	    ps->ring_kb < 16384)
-		return;
-	ps->grow_kb = ps->ring_kb;
-	ps->ring_kb /= FT_GROW_FROM;
-	ps->dummy_owners = true;
-}
-
 /* What each sample carries beyond PERFEV_SAMPLE_TYPE: the user stack's
  * copy and registers, the tracepoint's raw fields, the cgroup. */
 static void sample_layout(struct ft_perf_source *ps)
@@ -475,7 +451,7 @@ static int open_events(const struct ft_perf_config *cfg, int epfd, struct ft_eve
 	size_t lockable = lockable_kb(cfg->host, nonline);
 	ps->ring_kb = ring_kb_for(ps, online, ncpus, lockable);
 	ps->epfd = epfd;
-	plan_growth(ps, lockable);
+	ft_perf_source_grow_plan(ps, lockable, ps->events == &sideband_event);
 	sample_layout(ps);
 	/* rings mapped by several processes are charged to each one's own
 	 * memory: only for a user RLIMIT_MEMLOCK does not bind */

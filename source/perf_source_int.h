@@ -74,6 +74,10 @@ int ft_perf_source_map_failed(const struct ft_perf_source *ps, int err);
  * WAKEUP_BYTES wait in it. Returns its fd or -errno. */
 int ft_perf_source_open_owner(const struct ft_perf_source *ps, int pid, int cpu,
 			      uint32_t wakeup_bytes);
+/* Whether PS's rings (ring_kb a CPU, as sized; LOCKABLE: lockable_kb;
+ * SIDEBAND: the side band's source) start smaller and grow: sets
+ * grow_kb, ring_kb and dummy_owners. */
+void ft_perf_source_grow_plan(struct ft_perf_source *ps, size_t lockable, bool sideband);
 /* One step of growing the rings, at each drain: starts once a ring was
  * found 1/FT_GROW_AT full, reads the new rings once mapped, lets the old ones
  * go once every event left them. Returns 0 or -errno. */
