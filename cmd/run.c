@@ -52,15 +52,21 @@ static int choose_mechanism(struct ft_session *s)
 		ft_error("%s", s->mech.why);
 		return 2;
 	}
-	/* a run on tasks opens per-task events (the side band's too): the
-	 * kernel's wait for the first of them runs beside the set-up */
-	if ((s->opt->command || s->opt->npids || s->opt->ntids) && host_perf_any(h) &&
-	    !h->perf_seccomp)
-		perfev_warm_task_events();
 	s->plan.offcpu_ctxsw = s->mech.offcpu_ctxsw;
 	s->keep.user_mode_only = !s->mech.kernel;
 	s->keep.child_pidns = h->child_pidns;
 	return 0;
+}
+
+/* A run on tasks opens per-task events (the side band's too): the
+ * kernel's wait for the first of them (perfev/warm.c) starts now, beside
+ * the set-up, where perf_event_open reaches the kernel at all. */
+static void warm_task_events(const struct ft_session *s)
+{
+	const struct ft_options *o = s->opt;
+	if ((o->command || o->npids || o->ntids) && host_perf_any(&s->host) &&
+	    !s->host.perf_seccomp)
+		perfev_warm_task_events();
 }
 
 /* KS's symbols read now, before the plan, which needs their names. */
@@ -246,8 +252,10 @@ int ft_cmd_run(const struct ft_options *o)
 	signal(SIGPIPE, SIG_IGN);
 
 	ft_session_init(&s, o);
-	if ((status = ft_names_open(o, &names)) != 0 || (status = choose_mechanism(&s)) != 0 ||
-	    (status = prepare(&s)) != 0)
+	if ((status = ft_names_open(o, &names)) != 0 || (status = choose_mechanism(&s)) != 0)
+		goto cleanup;
+	warm_task_events(&s);
+	if ((status = prepare(&s)) != 0)
 		goto cleanup;
 	sym_procs_set_debuginfod(s.procs, names.client); /* names are made at the end, -i's too */
 	if (ft_sink_open(&s.sink, o) < 0) {

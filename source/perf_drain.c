@@ -105,10 +105,10 @@ int ft_perf_source_hangup(struct ft_perf_source *ps, void *cookie, int epfd)
 		return ret;
 	/* a ring growing has two owners, the same task's, each hanging up
 	 * (in one batch of the loop's: the second finds neither watched) */
-	if (epoll_ctl(epfd, EPOLL_CTL_DEL, r->ring.fd, NULL) < 0 && errno != ENOENT)
-		return -errno;
+	if ((ret = ft_perf_ring_watch(epfd, r, r->ring.fd, false)) < 0)
+		return ret;
 	if (r->next_owner >= 0)
-		epoll_ctl(epfd, EPOLL_CTL_DEL, r->next_owner, NULL);
+		ft_perf_ring_watch(epfd, r, r->next_owner, false);
 	ft_debug("perf ring for CPU %d: its task exited", r->cpu);
 	return 0;
 }

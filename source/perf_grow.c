@@ -154,9 +154,9 @@ static int adopt(struct ft_perf_source *ps, struct ft_perf_grow *gr)
 		struct ft_perf_ring *r = &ps->rings[gr->cpus[i]];
 		r->next = gr->rings[i];
 		r->next_owner = gr->owners[i];
-		struct epoll_event ev = { .events = EPOLLIN, .data.ptr = r };
-		if (ps->epfd >= 0 && epoll_ctl(ps->epfd, EPOLL_CTL_ADD, r->next_owner, &ev) < 0)
-			return -errno;
+		int ret = ps->epfd >= 0 ? ft_perf_ring_watch(ps->epfd, r, r->next_owner, true) : 0;
+		if (ret < 0)
+			return ret;
 	}
 	perfev_ring_grow_move(&gr->g);
 	gr->phase = ADOPTED;
@@ -192,7 +192,7 @@ static void retire(struct ft_perf_source *ps, struct ft_perf_grow *gr)
 			continue;
 		}
 		if (ps->epfd >= 0)
-			epoll_ctl(ps->epfd, EPOLL_CTL_DEL, r->owner_fd, NULL);
+			ft_perf_ring_watch(ps->epfd, r, r->owner_fd, false);
 		perfev_ring_unmap(&r->ring);
 		close(r->owner_fd);
 		r->ring = r->next; /* the CPU's now: not the plan's to let go */

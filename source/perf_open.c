@@ -469,9 +469,8 @@ static int open_events(const struct ft_perf_config *cfg, int epfd, struct ft_eve
 		struct ft_perf_ring *r = &ps->rings[cpu];
 		if (r->owner_fd < 0) /* the ring's fd, mapped here or by a helper */
 			continue;
-		struct epoll_event ev = { .events = EPOLLIN, .data.ptr = r };
-		if (epoll_ctl(epfd, EPOLL_CTL_ADD, r->owner_fd, &ev) < 0)
-			return -errno;
+		if ((ret = ft_perf_ring_watch(epfd, r, r->owner_fd, true)) < 0)
+			return ret;
 	}
 	ft_debug("perf: %zu events open on %d CPUs", ps->nfds, ps->ncpus);
 	return 0;

@@ -110,8 +110,8 @@ int ft_perf_source_enable(struct ft_perf_source *ps)
 
 void ft_perf_source_disable(struct ft_perf_source *ps)
 {
-	if (ps)
-		ps->grow_kb = ps->grow ? ps->grow_kb : 0; /* the last drains start no growing */
+	if (ps && !ps->grow)
+		ps->grow_kb = 0; /* the last drains start no growing */
 	for (size_t i = 0; ps && i < ps->nfds; i++)
 		perfev_disable(ps->fds[i]);
 }
@@ -131,11 +131,7 @@ int ft_perf_source_watch(struct ft_perf_source *ps, int cpu, int epfd, bool watc
 {
 	if (cpu < 0 || cpu >= ps->ncpus || !ps->rings[cpu].ring.base)
 		return -ENOENT;
-	struct ft_perf_ring *r = &ps->rings[cpu];
-	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = r }; /* the cookie perf_open.c gave it */
-	if (epoll_ctl(epfd, watch ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, r->ring.fd, &ev) < 0)
-		return errno == EEXIST && watch ? 0 : -errno;
-	return 0;
+	return ft_perf_ring_watch(epfd, &ps->rings[cpu], ps->rings[cpu].ring.fd, watch);
 }
 
 size_t ft_perf_source_ring_kb(const struct ft_perf_source *ps)

@@ -5,6 +5,8 @@
 #ifndef FTSTACK_PERF_SOURCE_INT_H
 #define FTSTACK_PERF_SOURCE_INT_H
 
+#include <errno.h>
+#include <sys/epoll.h>
 #include "source/perf_source.h"
 
 struct ft_perf_ring {
@@ -54,6 +56,17 @@ struct ft_perf_source {
 	struct ft_perf_grow *grow;
 	int epfd;
 };
+
+/* Watches (or stops watching, WATCH false) FD, an owner of R's rings, on
+ * the loop's EPFD, with R as its cookie: the loop drains every ring when
+ * any wakes. Already so is no error. Returns 0 or -errno. */
+static inline int ft_perf_ring_watch(int epfd, struct ft_perf_ring *r, int fd, bool watch)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = r };
+	if (epoll_ctl(epfd, watch ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, fd, &ev) == 0)
+		return 0;
+	return errno == (watch ? EEXIST : ENOENT) ? 0 : -errno;
+}
 
 /* Takes the rings mapped here so far into their CPUs' slots. */
 void ft_perf_source_adopt_rings(struct ft_perf_source *ps);
