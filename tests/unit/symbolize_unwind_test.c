@@ -408,13 +408,58 @@ static uintptr_t clone_addr(void)
 	return (uintptr_t)f;
 }
 
+/* A parent's stack as clone leaves it for the return: [rsp] its caller's
+ * return address (parent_inner's into parent_outer, past a call), the
+ * caller's rbp in rbp; the copy up to the process's start */
+static struct sym_ustack parent_sample;
+static uint8_t parent_stack[16384];
+static uint64_t parent_ret;
+__attribute__((noinline)) static void parent_inner(void)
+{
+	uint64_t *fa = __builtin_frame_address(0);
+	parent_ret = (uint64_t)(uintptr_t)__builtin_return_address(0);
+	parent_sample.regs[6] = fa[0];
+	parent_sample.regs[7] = (uint64_t)(uintptr_t)(fa + 1);
+	uint64_t n = (uint64_t)(uintptr_t)__libc_stack_end + 64 - parent_sample.regs[7];
+	parent_sample.size = n < sizeof(parent_stack) ? n : sizeof(parent_stack);
+	copy_raw(parent_stack, parent_sample.regs[7], parent_sample.size);
+}
+
+__attribute__((noinline)) static void parent_outer(void)
+{
+	parent_inner();
+	__asm__ volatile("" ::: "memory"); /* no tail call */
+}
+
+/* The parent, past clone's syscall at IP with rax RAX: its walk goes on
+ * from the return address at [rsp] to the process's start */
+static void parent_walk(struct sym_procs *p, struct sym_unwinder *u, uint64_t ip, uint64_t rax)
+{
+	uint64_t ips[64];
+	bool cut = true;
+	parent_outer();
+	parent_sample.pid = parent_sample.tid = (uint32_t)getpid();
+	parent_sample.time = 200;
+	parent_sample.stack = parent_stack;
+	parent_sample.regs[16] = ip, parent_sample.regs[0] = rax;
+	uint32_t n = sym_unwind(u, &parent_sample, ips, 64, &cut);
+	CHECK(n > 3 && ips[0] == ip && ips[1] == parent_ret &&
+	      walk_has(p, ips, n, "parent_outer") && walk_has(p, ips, n, "main") && !cut &&
+	      sym_unwind_ended(u),
+	      "the parent past clone's syscall, rax %ld: on from [rsp] through main, whole (%u)",
+	      (long)rax, n);
+}
+
 /* A new thread's first instructions, as clone's (and clone3's) child runs
  * them: the ip past the syscall, at its "test %rax,%rax", "jl" or "je"
  * (libc's clone's), rax 0, a stack of its own holding no return address
  * (words no code is at). The parent's CFI there reads one and stops: whole
- * all the same, one frame. With rax not 0 (the parent), rax not taken, or
- * the ip past another syscall (getppid's): stopped, not whole. */
-static void test_thread_first(struct sym_unwinder *u)
+ * all the same, one frame. The parent (rax its child's tid, an error, or
+ * -ENOSYS inside the syscall) has its caller's return address at [rsp]: its
+ * walk goes on from there; without one there (rax not 0 nor -ENOSYS),
+ * with rax not taken, or with the ip past another syscall (getppid's):
+ * stopped, not whole. */
+static void test_thread_first(struct sym_procs *p, struct sym_unwinder *u)
 {
 	const uint8_t *at = (const uint8_t *)clone_addr();
 	int k = 0;
@@ -445,7 +490,12 @@ static void test_thread_first(struct sym_unwinder *u)
 	CHECK(n == 1 && sym_unwind_ended(u), "the same with rax -ENOSYS: whole (%u)", n);
 	t.regs[0] = 4242;
 	n = sym_unwind(u, &t, ips, 8, &cut);
-	CHECK(!sym_unwind_ended(u), "the same with rax 4242 (the parent): stopped, not whole (%u)", n);
+	CHECK(!sym_unwind_ended(u),
+	      "the same with rax 4242 (the parent) and no return address at [rsp]: stopped, not whole (%u)",
+	      n);
+	parent_walk(p, u, t.regs[16], 4242);
+	parent_walk(p, u, t.regs[16], (uint64_t)-ENOSYS);
+	parent_walk(p, u, t.regs[16], (uint64_t)-EAGAIN);
 	t.regs[0] = 0;
 	t.regs_known = (1u << 16) | (1u << 7) | (1u << 6);
 	n = sym_unwind(u, &t, ips, 8, &cut);
@@ -487,7 +537,7 @@ static void test_unwind_ended(struct sym_procs *p)
 		CHECK(n >= 2 && walk_has(p, ips, 2, "nocfi_frame") && !sym_unwind_ended(u),
 		      "pass %d: stopped in a frame without CFI (%u frames): not whole", pass + 1, n);
 	}
-	test_thread_first(u);
+	test_thread_first(p, u);
 	sym_unwinder_free(u);
 }
 
