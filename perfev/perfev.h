@@ -269,14 +269,11 @@ struct perfev_record {
 int perfev_decode(const void *buf, size_t len, uint64_t sample_type,
 		  uint64_t regs_mask, struct perfev_record *out);
 
-/* Called for each record; return non-zero to stop the drain early. */
+/* Called for each record; return non-zero to stop the drain early. REC and
+ * the bytes it points to are the ring's until FN returns, no longer: the
+ * drain hands the space back to the kernel as it goes. */
 typedef int (*perfev_record_fn)(void *ctx, const struct perfev_record *rec);
 
-/* Reads every complete record waiting in R, calls FN for each, and releases
- * the space to the kernel (only up to the record where FN asked to stop).
- * Records that do not decode are skipped and counted in R->bad_records.
- * Returns the number of records passed to FN, or -EINVAL for a corrupt ring
- * (a record header with size < 8 or beyond the data written). */
 /* The time of the oldest unread record of R (decoded, not consumed).
  * Returns 0, -ENOENT when R is empty, -EINVAL when it cannot be read. */
 int perfev_ring_first_time(struct perfev_ring *r, uint64_t sample_type, uint64_t regs_mask,

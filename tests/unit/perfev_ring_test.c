@@ -111,6 +111,53 @@ static void test_fake_ring(void)
 	fake_ring_free(&r);
 }
 
+/* The space a drain has read goes back to the kernel as the drain goes
+ * (each 1/32 of the ring), never a record before the callback is done with
+ * it: at each callback, data_tail is at most the record's start and at
+ * most 1/32 of the ring (128 bytes here) behind it */
+struct release_watch {
+	const struct perf_event_mmap_page *meta;
+	uint64_t at, slen; /* the record's start, the records' size */
+	long early, late, calls;
+};
+
+static int release_cb(void *ctx, const struct perfev_record *rec)
+{
+	struct release_watch *w = ctx;
+	(void)rec;
+	uint64_t tail = w->meta->data_tail;
+	w->early += tail > w->at;
+	w->late += w->at - tail > 4096 / 32;
+	w->at += w->slen;
+	w->calls++;
+	return 0;
+}
+
+static void test_release_as_it_goes(void)
+{
+	struct perfev_ring r;
+	struct perf_event_mmap_page *meta = fake_ring(&r);
+	const uint64_t chain[] = { PERF_CONTEXT_USER, 3 };
+	struct bld smp;
+	size_t slen = build_sample(&smp, chain, 2);
+	finish(&smp, PERF_RECORD_SAMPLE, 0);
+	uint64_t start = 8192, pos = start;
+	int n = 0;
+	while (pos + slen - start <= 4096)
+		ring_put(&r, &pos, smp.w, slen), n++;
+	meta->data_head = pos;
+	meta->data_tail = start;
+	struct release_watch w = { .meta = meta, .at = start, .slen = slen };
+	CHECK_EQ_U64(perfev_ring_drain(&r, PERFEV_SAMPLE_TYPE, 0, release_cb, &w), n,
+		     "a full ring's records, all read");
+	CHECK(w.calls == n && n > 8 && w.early == 0 && w.late == 0,
+	      "the space handed back as the drain goes: never before a record's callback "
+	      "(%ld early), never more than 1/32 of the ring behind it (%ld late, of %d)",
+	      w.early, w.late, n);
+	CHECK_EQ_U64(meta->data_tail, pos, "and all of it at the end");
+	fake_ring_free(&r);
+}
+
 /* perfev_ring_drain_until: the step of the merge of several rings */
 static void test_drain_until(void)
 {
@@ -449,6 +496,7 @@ static void test_live(void)
 int main(void)
 {
 	test_fake_ring();
+	test_release_as_it_goes();
 	test_drain_until();
 	test_live();
 	CHECK_DONE();
