@@ -111,6 +111,15 @@ static void test_fake_ring(void)
 	fake_ring_free(&r);
 }
 
+/* A sample with one user address into SMP; returns its length */
+static size_t user_sample(struct bld *smp)
+{
+	const uint64_t chain[] = { PERF_CONTEXT_USER, 3 };
+	size_t len = build_sample(smp, chain, 2);
+	finish(smp, PERF_RECORD_SAMPLE, 0);
+	return len;
+}
+
 /* The space a drain has read goes back to the kernel as the drain goes
  * (each 1/32 of the ring), never a record before the callback is done with
  * it: at each callback, data_tail is at most the record's start and at
@@ -137,10 +146,8 @@ static void test_release_as_it_goes(void)
 {
 	struct perfev_ring r;
 	struct perf_event_mmap_page *meta = fake_ring(&r);
-	const uint64_t chain[] = { PERF_CONTEXT_USER, 3 };
 	struct bld smp;
-	size_t slen = build_sample(&smp, chain, 2);
-	finish(&smp, PERF_RECORD_SAMPLE, 0);
+	size_t slen = user_sample(&smp);
 	uint64_t start = 8192, pos = start;
 	int n = 0;
 	while (pos + slen - start <= 4096)
@@ -163,10 +170,8 @@ static void test_drain_until(void)
 {
 	struct perfev_ring r;
 	struct perf_event_mmap_page *meta = fake_ring(&r);
-	const uint64_t chain[] = { PERF_CONTEXT_USER, 3 };
 	struct bld smp;
-	size_t slen = build_sample(&smp, chain, 2);
-	finish(&smp, PERF_RECORD_SAMPLE, 0);
+	size_t slen = user_sample(&smp);
 	uint64_t pos = 0, next = 0;
 	for (uint64_t t = 10; t <= 30; t += 10) {
 		smp.w[3] = t; /* the sample's time */
