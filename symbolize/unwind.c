@@ -279,7 +279,13 @@ static uint32_t clone_walk(struct sym_unwinder *u, const struct sym_ustack *s, u
 			struct sym_ustack caller = *s;
 			caller.regs[16] = ret, caller.regs[7] += 8;
 			caller.stack += 8, caller.size -= 8;
-			return 1 + walk_full(u, &caller, ips + 1, max - 1, cut);
+			uint64_t *sps = u->sps; /* the frames' stack pointers, one on */
+			u->sps = sps ? sps + 1 : NULL;
+			uint32_t m = walk_full(u, &caller, ips + 1, max - 1, cut);
+			u->sps = sps;
+			sym_uw_keep_sp(u, 0, s->regs[7]);
+			u->cur = s, u->regs = s->regs; /* not the caller's, gone on return */
+			return 1 + m;
 		}
 	}
 	if (s->regs[0] != 0 && s->regs[0] != (uint64_t)-ENOSYS)

@@ -435,14 +435,20 @@ __attribute__((noinline)) static void parent_outer(void)
  * from the return address at [rsp] to the process's start */
 static void parent_walk(struct sym_procs *p, struct sym_unwinder *u, uint64_t ip, uint64_t rax)
 {
-	uint64_t ips[64];
+	uint64_t ips[64], sps[64] = { 0 };
 	bool cut = true;
 	parent_outer();
+	sym_unwinder_sps(u, sps);
 	parent_sample.pid = parent_sample.tid = (uint32_t)getpid();
 	parent_sample.time = 200;
 	parent_sample.stack = parent_stack;
 	parent_sample.regs[16] = ip, parent_sample.regs[0] = rax;
 	uint32_t n = sym_unwind(u, &parent_sample, ips, 64, &cut);
+	sym_unwinder_sps(u, NULL);
+	uint64_t sp = parent_sample.regs[7];
+	CHECK(sps[0] == sp && sps[1] == sp + 8,
+	      "and each frame's stack pointer at its frame: %#" PRIx64 " %#" PRIx64 " (%#" PRIx64 ")",
+	      sps[0], sps[1], sp);
 	CHECK(n > 3 && ips[0] == ip && ips[1] == parent_ret &&
 	      walk_has(p, ips, n, "parent_outer") && walk_has(p, ips, n, "main") && !cut &&
 	      sym_unwind_ended(u),
