@@ -228,70 +228,14 @@ void sym_unwinder_rules(struct sym_unwinder *u, bool on)
 	u->no_rules = !on;
 }
 
-/* Whether S's ip is past glibc's clone3 or clone syscall, at its "test
- * %rax,%rax; jl error; je thread_start". Both end their FDE before the
- * syscall ("in the child the unwind info will be wrong"), so a walk from
- * there stops at once: the child (rax 0) is on a stack of its own that
- * holds no return address, the parent's is at [rsp] (neither pushes a
- * thing), and inside the syscall (rax -ENOSYS) it may be either. */
-static bool past_clone(struct sym_unwinder *u, const struct sym_ustack *s)
+/* Whether S, a walk that stopped at once past glibc's clone or clone3
+ * syscall (sym_uw_past_clone), is a new thread's whole stack: the child
+ * (rax 0; -ENOSYS inside the syscall) runs on a stack of its own that
+ * holds no return address. A parent there walks on from the one at [rsp]
+ * (sym_uw_clone_step), and one with none there is not whole. */
+static bool thread_first(struct sym_unwinder *u, const struct sym_ustack *s)
 {
-	static const int after[] = { 0, 3, 5 }; /* the ip past the syscall: at test, jl, je */
-	uint64_t ip = s->regs[16], bias;
-	if (s->regs_known && !(s->regs_known & 1u))
-		return false; /* rax not taken: neither told apart */
-	u->cur = s; /* sym_uw_file_at's process: a ruled walk did not set it */
-	for (int i = 0; i < 3; i++) {
-		uint64_t at = ip - (uint64_t)after[i] - 2;
-		const struct ufile *f = sym_uw_file_at(u, at, &bias);
-		const uint8_t *c = f ? sym_uw_file_bytes(f, at - bias, 9) : NULL;
-		if (c && c[0] == 0x0f && c[1] == 0x05 && c[2] == 0x48 && c[3] == 0x85 &&
-		    c[4] == 0xc0 && c[5] == 0x7c && c[7] == 0x74)
-			return true;
-	}
-	return false;
-}
-
-/* Whether RET is a return address: in code S's process maps, just past a
- * call (e8 rel32; ff 15 disp32; ff d0+r, with or without a REX prefix) */
-static bool after_call(struct sym_unwinder *u, const struct sym_ustack *s, uint64_t ret)
-{
-	uint64_t bias;
-	if (ret < 6 || !sym_procs_exec_at(u->procs, s->pid, s->time, ret - 1))
-		return false;
-	const struct ufile *f = sym_uw_file_at(u, ret - 6, &bias);
-	const uint8_t *c = f ? sym_uw_file_bytes(f, ret - 6 - bias, 6) : NULL;
-	return c && (c[1] == 0xe8 || (c[0] == 0xff && c[1] == 0x15) ||
-		     (c[4] == 0xff && (c[5] & 0xf8) == 0xd0));
-}
-
-/* S, one frame stopped past a clone syscall (past_clone): the child's whole
- * stack is that frame; a parent's walk goes on from the return address at
- * [rsp] (rax the child's tid or an error, or -ENOSYS with a return address
- * there: a child's fresh stack holds none). Returns the frames in IPS. */
-static uint32_t clone_walk(struct sym_unwinder *u, const struct sym_ustack *s, uint64_t *ips,
-			   uint32_t max, bool *cut, uint32_t n)
-{
-	uint64_t ret;
-	if (s->regs[0] != 0 && s->size >= 8 && max > 1) {
-		memcpy(&ret, s->stack, 8);
-		if (after_call(u, s, ret)) {
-			struct sym_ustack caller = *s;
-			caller.regs[16] = ret, caller.regs[7] += 8;
-			caller.stack += 8, caller.size -= 8;
-			uint64_t *sps = u->sps; /* the frames' stack pointers, one on */
-			u->sps = sps ? sps + 1 : NULL;
-			uint32_t m = walk_full(u, &caller, ips + 1, max - 1, cut);
-			u->sps = sps;
-			sym_uw_keep_sp(u, 0, s->regs[7]);
-			u->cur = s, u->regs = s->regs; /* not the caller's, gone on return */
-			return 1 + m;
-		}
-	}
-	if (s->regs[0] != 0 && s->regs[0] != (uint64_t)-ENOSYS)
-		return n; /* a parent whose return address is not there: stopped */
-	u->ended = true; /* a new thread's whole stack: this one frame */
-	return 1;
+	return (s->regs[0] == 0 || s->regs[0] == (uint64_t)-ENOSYS) && sym_uw_past_clone(u, s);
 }
 
 uint32_t sym_unwind(struct sym_unwinder *u, const struct sym_ustack *s, uint64_t *ips,
@@ -307,7 +251,9 @@ uint32_t sym_unwind(struct sym_unwinder *u, const struct sym_ustack *s, uint64_t
 		if (image)
 			sym_uw_learn(u, s, image);
 	}
-	if (!u->ended && !*cut && n >= 1 && n <= 2 && past_clone(u, s))
-		n = clone_walk(u, s, ips, max, cut, n);
+	if (!u->ended && !*cut && n >= 1 && n <= 2 && thread_first(u, s)) {
+		u->ended = true; /* the thread's whole stack: this one frame */
+		n = 1;
+	}
 	return n;
 }

@@ -140,6 +140,9 @@ bool sym_uw_has_cfi(struct sym_unwinder *u, unw_addr_space_t as, uint64_t ip);
 
 /* The word at ADDR in S's copy into *W; false beyond it. */
 bool sym_uw_copy_word(const struct sym_ustack *s, uint64_t addr, uint64_t *w);
+/* Whether S's ip is just past glibc's clone or clone3 syscall, at its
+ * "test %rax,%rax; jl error; je thread_start" (rax taken) */
+bool sym_uw_past_clone(struct sym_unwinder *u, const struct sym_ustack *s);
 /* One frame-pointer step from frame F (rip, rsp, rbp) of S, whose code
  * has no CFI: 1 with the caller's rip, rsp, rbp in F; -1 when the step is
  * not plausible (rbp below sp or far above it, the return address in no

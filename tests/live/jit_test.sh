@@ -52,8 +52,8 @@ runtime() {
 	check "$name: spin named under heavy and light in most of their samples ($sp of $((h + l)))" \
 		bash -c "[ $((sp * 10)) -ge $(((h + l) * 9)) ]"
 	# a thread sampled in clone3's first child instructions is whole, one
-	# frame, and its parent there walks on from [rsp] (symbolize/unwind.c
-	# clone_walk): java and node start many
+	# frame, and its parent there walks on from [rsp] (symbolize/unwind_fp.c
+	# clone_step): java and node start many
 	expect_eq "$name: the summary counts the stacks that are not whole" \
 		"$(cut_count $TMP/e)" "$(not_whole $TMP/o)"
 	check "$name: no advice on JIT code without a map" bash -c "! grep -q 'no perf map names' $TMP/e"
