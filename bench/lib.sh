@@ -18,6 +18,5 @@ perf_folded() {
 	END { flush() }' "$1"
 }
 # steal_ms: the time the hypervisor took from all CPUs since boot, in ms
-# (/proc/stat's steal column; USER_HZ is 100): a reader's vCPU stolen for
-# tens of ms while the workload's runs is what loses events on this host
+# (/proc/stat's steal column; USER_HZ is 100)
 steal_ms() { awk '/^cpu / { print $9 * 10 }' /proc/stat; }

@@ -21,12 +21,10 @@
 /* The bytes of the next record fetched ahead: header to registers */
 #define RING_PREFETCH 512u
 /* A drain hands the space it has read back each 1/RING_RELEASE of the
- * ring. Only at the drain's end, a drain behind the kernel held what it had
- * read until it was done: offcpu's 16 KB copies at 150,000 switches a
- * second fill 64 MB in 27 ms, and a drain of 50 MB took 12-30 ms, the
- * kernel losing events meanwhile in 3 of 8 runs (bench/ab MODE=offcpu). A
- * store each record would bounce the line the kernel writes data_head to
- * for each record. */
+ * ring. Handed back only at its end, a drain far behind the kernel held
+ * all it had read until it was done, and offcpu's 16 KB copies filled the
+ * rest meanwhile (doc/PERFORMANCE.md, offcpu). A store each record would
+ * bounce the line the kernel writes data_head to for each record. */
 #define RING_RELEASE 32u
 
 size_t perfev_ring_data_size(size_t data_bytes)

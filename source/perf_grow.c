@@ -44,7 +44,7 @@ int ft_perf_source_open_owner(const struct ft_perf_source *ps, int pid, int cpu,
 
 /* Rings that fill fast (a stack copy of at most 4 KB a sample, of no
  * known rate, a big default) start at half their size (1/FT_GROW_FROM)
- * and grow once one is found 1/FT_GROW_AT full (perf_grow.c): the kernel
+ * and grow once one is found 1/FT_GROW_AT full: the kernel
  * allocates and zeroes a ring before the events can be enabled (~16 ms
  * for 64 MB here), and a run that writes little never needs it all. A
  * quarter (16 MB) lost events in most runs of count's 500,000 getppid

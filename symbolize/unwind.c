@@ -231,8 +231,8 @@ void sym_unwinder_rules(struct sym_unwinder *u, bool on)
 /* Whether S, a walk that stopped at once past glibc's clone or clone3
  * syscall (sym_uw_past_clone), is a new thread's whole stack: the child
  * (rax 0; -ENOSYS inside the syscall) runs on a stack of its own that
- * holds no return address. A parent there walks on from the one at [rsp]
- * (sym_uw_clone_step), and one with none there is not whole. */
+ * holds no return address. A parent there took its first step by the one
+ * at [rsp] (clone_step, unwind_fp.c); one with none there is not whole. */
 static bool thread_first(struct sym_unwinder *u, const struct sym_ustack *s)
 {
 	return (s->regs[0] == 0 || s->regs[0] == (uint64_t)-ENOSYS) && sym_uw_past_clone(u, s);

@@ -95,12 +95,12 @@ expect_eq "--per-cgroup speedscope: profiles /$A and /$B hold their counts" \
 # A's samples, about 499 (samples_ok's bounds, lib.sh)
 : >$TMP/e; "$FTSTACK" profile -F 499 -f --cgroup /$A >$TMP/o 2>$TMP/e & fpid=$!
 wait_for 60 started $fpid
-st0=$(steal_ms)
+st0=$(uncounted_ms)
 in_cgroup $A "$BIN/cpu_ab" 1 & wa=$!
 in_cgroup $B "$BIN/leaf_ab" 1
 wait $wa; kill -INT $fpid; wait $fpid
 expect_eq "profile --cgroup: exit status" $? 0
-st=$(($(steal_ms) - st0))
+st=$(($(uncounted_ms) - st0))
 check "profile --cgroup: A's cpu_ab, $(fc $TMP/o '^cpu_ab;') samples within 20% of 499 (+$st ms stolen or in interrupts)" \
 	samples_ok $(fc $TMP/o '^cpu_ab;') 1 499 $st
 expect_eq "profile --cgroup: nothing of B's leaf_ab, nor of any other comm" \

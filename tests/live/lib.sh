@@ -50,15 +50,15 @@ ratio_bound() { local min; min=$(ratio_min "$3")
 	if ! [ "$1" -gt 0 ] 2>/dev/null || ! [ "$2" -gt 0 ] 2>/dev/null; then echo "(no samples)"
 	elif [ $(($1 + $2)) -lt "$min" ]; then echo "(only $(($1 + $2)) samples, want >= $min)"
 	else echo "+-$(ratio_tol "$1" "$2" "$3")"; fi; }
-# steal_ms: the time all CPUs spent stolen by the hypervisor or in
+# uncounted_ms: the time all CPUs spent stolen by the hypervisor or in
 # interrupts since boot, in ms (/proc/stat's irq, softirq and steal columns;
 # USER_HZ is 100): time a task's CPU clock leaves out
-steal_ms() { awk '/^cpu / { print ($7 + $8 + $9) * 10 }' /proc/stat; }
+uncounted_ms() { awk '/^cpu / { print ($7 + $8 + $9) * 10 }' /proc/stat; }
 # samples_ok N SECS HZ STEAL: N timer samples of a task that ran SECS of its
 # own CPU time are within 20% of SECS x HZ. A timer sample counts the wall
 # time on a CPU, the task's CPU clock leaves out what the hypervisor stole
 # and what interrupts took while it ran, so the top is raised by STEAL ms
-# (steal_ms around the run) at HZ: on a CI host, 1 s of cpu_ab's CPU time
+# (uncounted_ms around the run) at HZ: on a CI host, 1 s of cpu_ab's CPU time
 # drew 604 samples at 499 Hz
 samples_ok() { awk -v n="$1" -v s="$2" -v hz="$3" -v st="$4" 'BEGIN {
 	want = s * hz; exit !(n >= want * 0.8 - 0.5 && n <= want * 1.2 + st / 1000 * hz + 0.5) }'; }

@@ -5,9 +5,9 @@ before=$(tracefs_state)
 
 # profile: func_b gets twice func_a's CPU, 3 s of CPU time (not wall time:
 # the counts do not depend on how busy the host is); at 499 Hz
-st0=$(steal_ms)
+st0=$(uncounted_ms)
 run_ft $TMP/o $TMP/e profile -F 499 -f -U -c "$BIN/cpu_ab 3"; expect_eq "profile: exit status" $? 0
-st=$(($(steal_ms) - st0))
+st=$(($(uncounted_ms) - st0))
 fa=$(folded_count $TMP/o ';func_a;'); fb=$(folded_count $TMP/o ';func_b;')
 fa=${fa:-0}; fb=${fb:-0}
 [ "$fa" -gt 0 ] || fa=$(folded_count $TMP/o 'func_a[; ]'); [ "$fb" -gt 0 ] || fb=$(folded_count $TMP/o 'func_b[; ]')
