@@ -103,16 +103,27 @@ static bool on_signal(struct ft_traced *t, int sfd)
 	return end;
 }
 
-/* Reads every ring; offcpu then pairs the switches older than the newest
- * record read before: every CPU's records up to that time are in now. */
+/* Offcpu pairs the switches older than SEEN, the newest record read
+ * before every ring was drained: every CPU's records up to that time are
+ * in now. At most once a SETTLE_MARGIN_NS of trace time: a settle visits
+ * every thread followed, and a ring may wake the loop at each record. */
+static void settle(struct ft_session *s, uint64_t seen)
+{
+	if (!s->offcpu || seen < s->settled + 2 * SETTLE_MARGIN_NS)
+		return;
+	s->settled = seen - SETTLE_MARGIN_NS;
+	ft_offcpu_settle(s->offcpu, s->settled);
+}
+
+/* Reads every ring, settles offcpu's switches and lets the session forget
+ * what the drain has passed. */
 static int drain_and_settle(struct ft_session *s)
 {
 	uint64_t seen = s->last_time;
 	int ret = ft_sources_drain_all(&s->src);
 	if (ret == 0 && seen > SETTLE_MARGIN_NS) {
 		ft_session_drained(s, seen - SETTLE_MARGIN_NS);
-		if (s->offcpu)
-			ft_offcpu_settle(s->offcpu, seen - SETTLE_MARGIN_NS);
+		settle(s, seen);
 	}
 	return ret;
 }
@@ -241,7 +252,14 @@ static int on_event(struct ft_session *s, struct loop *l, const struct epoll_eve
 		*ended = ft_targets_exited(&s->traced.targets, c, l->epfd) && !s->traced.have_child;
 		return 0;
 	}
+	uint64_t seen = s->last_time;
 	int ret = ft_sources_ready(&s->src, c, ev->events, l->epfd);
+	/* a ring woke the loop and every ring was read (offcpu is perf's
+	 * alone): offcpu pairs now, not at its next timer, so what waits for
+	 * a switch-in is a few ms of switch-outs, whose buffers stay in the
+	 * cache, not 0.2 s of them */
+	if (ret == FT_SOURCE_READ)
+		settle(s, seen);
 	if (ret == FT_SOURCE_HUNGUP) {
 		/* the task may still be on its way out and other threads may
 		 * still write: the rings are drained and the targets looked for

@@ -229,6 +229,7 @@ struct ft_session {
 	struct ft_ustacks ustacks;
 	struct ft_counters cnt;
 	uint64_t last_time;      /* newest record time seen (perf/ftrace clock): the end */
+	uint64_t settled;        /* offcpu's last settle, up to this time (loop.c) */
 	uint64_t scratch_u[AGG_MAX_DEPTH + 1]; /* a uprobe entry's stack with its caller put back */
 	/* what is done with it */
 	struct ft_forgetting forget;
