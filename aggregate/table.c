@@ -43,6 +43,7 @@ struct agg_table {
 	struct key *keys;
 	uint32_t nkeys, capkeys; /* keys[0] unused: item 0 means empty */
 	struct agg_index kindex;
+	uint32_t last;           /* the key the last record went to (0: none) */
 	struct agg_entry *entries; /* built lazily by agg_table_entries */
 	size_t nentries;
 	bool dirty;
@@ -182,6 +183,7 @@ static void table_free(struct agg_table *t)
 	t->keys = NULL;
 	t->entries = NULL;
 	t->nkeys = t->capkeys = 0;
+	t->last = 0;
 	t->nentries = 0;
 	t->records = t->dropped = t->dropped_weight = 0;
 }
@@ -251,6 +253,35 @@ static int stack_admit(struct agg_table *t, struct interner *in,
 	return interner_insert(t, in, l->a, l->n, l->h, &l->id);
 }
 
+/* The frames of stack A, N long, that a lookup reads: none without
+ * addresses, at most AGG_MAX_DEPTH. */
+static uint32_t depth(const uint64_t *a, uint32_t n)
+{
+	return !a ? 0 : n > AGG_MAX_DEPTH ? AGG_MAX_DEPTH : n;
+}
+
+/* Whether interned stack ID holds the N addresses at A (NO_STACK: none). */
+static bool stack_is(const struct interner *in, uint32_t id, const uint64_t *a, uint32_t n)
+{
+	const struct stack *s = &in->stacks[id];
+	return id == NO_STACK ? n == 0 : s->n == n && memcmp(s->addr, a, n * sizeof(*a)) == 0;
+}
+
+/* Whether R goes to the key the last record went to. Samples come in runs
+ * (a loop calling the same function: the same stacks again and again), and
+ * comparing with the last key's stacks, which the last record left in the
+ * cache, costs less than hashing and probing them anew. */
+static bool same_as_last(const struct agg_table *t, const struct agg_record *r)
+{
+	const struct key *e = &t->keys[t->last];
+	uint32_t nk = depth(r->kstack, r->nkstack), nu = depth(r->ustack, r->nustack);
+	uint32_t pid = (t->cfg.key_pid || t->cfg.key_tid || nu > 0) ? r->pid : 0;
+	return e->event == r->event && e->pid == pid &&
+	       e->tid == (t->cfg.key_tid ? r->tid : 0) &&
+	       e->cgroup == (t->cfg.key_cgroup ? r->cgroup : 0) &&
+	       stack_is(&t->kint, e->kid, r->kstack, nk) && stack_is(&t->uint, e->uid, r->ustack, nu);
+}
+
 static void set_key_ids(struct key *k, const struct lookup *kl,
 			const struct lookup *ul)
 {
@@ -271,12 +302,17 @@ int agg_add(struct agg_table *t, const struct agg_record *r)
 
 	if (!t->kindex.slots || !t->keys)
 		return -ENOMEM; /* a reset could not allocate */
+	t->dirty = true;
+	if (t->last && same_as_last(t, r)) {
+		count_into(&t->keys[t->last], r);
+		t->records++;
+		return 0;
+	}
 	stack_lookup(&t->kint, &kl);
 	stack_lookup(&t->uint, &ul);
 	k.pid = (t->cfg.key_pid || t->cfg.key_tid || ul.n > 0) ? r->pid : 0;
 	k.tid = t->cfg.key_tid ? r->tid : 0;
 	k.cgroup = t->cfg.key_cgroup ? r->cgroup : 0;
-	t->dirty = true;
 	/* an unknown stack means an unknown key: skip the key probe */
 	if ((kl.n == 0 || kl.id) && (ul.n == 0 || ul.id)) {
 		set_key_ids(&k, &kl, &ul);
@@ -284,6 +320,7 @@ int agg_add(struct agg_table *t, const struct agg_record *r)
 		if (idx) {
 			count_into(&t->keys[idx], r);
 			t->records++;
+			t->last = idx;
 			return 0;
 		}
 	}
@@ -299,8 +336,10 @@ int agg_add(struct agg_table *t, const struct agg_record *r)
 		set_key_ids(&k, &kl, &ul);
 		err = key_insert(t, &k);
 	}
-	if (!err)
+	if (!err) {
 		t->records++;
+		t->last = t->nkeys - 1;
+	}
 	return err;
 }
 

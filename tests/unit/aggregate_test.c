@@ -450,6 +450,95 @@ static void test_index_reset(void)
 	agg_index_clear(&x);
 }
 
+/* The count of the entry whose stacks start with kernel K0 and user U0
+ * (0: none) under EVENT and PID, or 0 when there is none. */
+static uint64_t count_of(struct agg_table *t, uint32_t event, uint32_t pid, uint64_t k0,
+			 uint32_t nk, uint64_t u0)
+{
+	const struct agg_entry *e;
+	size_t n = agg_table_entries(t, &e);
+	for (size_t i = 0; i < n; i++)
+		if (e[i].event == event && e[i].pid == pid && e[i].nkstack == nk &&
+		    (nk ? e[i].kstack[0] : 0) == k0 && (e[i].nustack ? e[i].ustack[0] : 0) == u0)
+			return e[i].count;
+	return 0;
+}
+
+/* A record like the last goes to the last key without a hash; anything
+ * that makes another key (event, pid, tid, cgroup, a stack's addresses or
+ * length, a NULL stack) does not, stacks past AGG_MAX_DEPTH compare as
+ * cut, and a reset forgets the last key. */
+static void test_runs(void)
+{
+	struct agg_config cfg = { .key_cgroup = true };
+	struct agg_table *t;
+	static uint64_t k[3] = { 10, 11, 12 }, u[2] = { 0x400000, 0x400100 },
+			u2[2] = { 0x400000, 0x400200 }, deep1[600], deep2[600];
+	struct agg_record r = rec(1, k, 3, u, 2);
+	struct agg_stats st;
+
+	agg_table_alloc(&cfg, &t);
+	for (int i = 0; i < 3; i++)
+		agg_add(t, &r);
+	CHECK_EQ_U64(count_of(t, 0, 1, 10, 3, 0x400000), 3, "a run of 3: one key, 3");
+	agg_add(t, &r); /* after the entries were built: they are built again */
+	CHECK_EQ_U64(count_of(t, 0, 1, 10, 3, 0x400000), 4, "one more after reading the entries: 4");
+	r.ustack = u2;
+	agg_add(t, &r);
+	r.ustack = u;
+	agg_add(t, &r);
+	r.pid = r.tid = 2;
+	agg_add(t, &r);
+	r.pid = 1;
+	r.tid = 3; /* no key_tid: the same key as pid 1's */
+	agg_add(t, &r);
+	r.tid = 1;
+	r.event = 1;
+	agg_add(t, &r);
+	r.event = 0;
+	r.cgroup = 5;
+	agg_add(t, &r);
+	r.cgroup = 0;
+	r.nkstack = 2;
+	agg_add(t, &r);
+	r.nkstack = 3;
+	r.kstack = NULL;
+	agg_add(t, &r);
+	r.kstack = k;
+	agg_add(t, &r);
+	agg_table_stats(t, &st);
+	CHECK_EQ_U64(st.records, 13, "13 records");
+	CHECK_EQ_U64(st.keys, 7, "7 keys: user stack, pid, event, cgroup, kernel depth, no kernel stack");
+	CHECK_EQ_U64(count_of(t, 0, 1, 10, 3, 0x400000), 7, "pid 1's: 4, then 1 after another user stack, 1 of tid 3, 1 last");
+	CHECK_EQ_U64(count_of(t, 0, 2, 10, 3, 0x400000), 1, "pid 2's: 1");
+	CHECK_EQ_U64(count_of(t, 1, 1, 10, 3, 0x400000), 1, "event 1's: 1");
+	CHECK_EQ_U64(count_of(t, 0, 1, 10, 2, 0x400000), 1, "the kernel stack cut to 2: 1");
+	CHECK_EQ_U64(count_of(t, 0, 1, 0, 0, 0x400000), 1, "no kernel stack: 1");
+
+	agg_table_reset(t);
+	agg_add(t, &r); /* the last record before the reset again */
+	agg_table_stats(t, &st);
+	CHECK(st.keys == 1 && count_of(t, 0, 1, 10, 3, 0x400000) == 1,
+	      "after a reset, the record last counted again: a key of its own, 1 (%zu keys)",
+	      (size_t)st.keys);
+	agg_table_reset(t);
+	for (int i = 0; i < 600; i++)
+		deep1[i] = deep2[i] = 0x1000 + (uint64_t)i;
+	deep2[599] = 1; /* past AGG_MAX_DEPTH: not part of the key */
+	r = rec(1, deep1, 600, NULL, 0);
+	agg_add(t, &r);
+	r.kstack = deep2;
+	agg_add(t, &r);
+	deep2[AGG_MAX_DEPTH - 1] = 2; /* within it: another stack */
+	agg_add(t, &r);
+	agg_table_stats(t, &st);
+	CHECK_EQ_U64(st.keys, 2, "after a reset, 600 frames: equal in the first AGG_MAX_DEPTH is one key");
+	const struct agg_entry *e;
+	CHECK(agg_table_entries(t, &e) == 2 && e[0].count == 2 && e[1].count == 1,
+	      "the two equal in it counted under one key, the third apart");
+	agg_table_free(t);
+}
+
 int main(void)
 {
 	test_index_reset();
@@ -462,5 +551,6 @@ int main(void)
 	test_named_long();
 	test_filters();
 	test_glob();
+	test_runs();
 	CHECK_DONE();
 }
