@@ -230,17 +230,21 @@ struct lookup {
 	uint64_t h;
 };
 
+/* The frames of stack A, N long, that count: none without addresses, at
+ * most AGG_MAX_DEPTH. */
+static uint32_t depth(const uint64_t *a, uint32_t n)
+{
+	return !a ? 0 : n > AGG_MAX_DEPTH ? AGG_MAX_DEPTH : n;
+}
+
 static void stack_lookup(const struct interner *in, struct lookup *l)
 {
 	struct agg_probe p;
 
-	if (l->n > AGG_MAX_DEPTH)
-		l->n = AGG_MAX_DEPTH;
+	l->n = depth(l->a, l->n);
 	l->id = NO_STACK;
-	if (l->n == 0 || !l->a) {
-		l->n = 0;
+	if (l->n == 0)
 		return;
-	}
 	l->h = hash_words(l->a, l->n);
 	l->id = interner_find(in, l->a, l->n, l->h, &p);
 }
@@ -253,11 +257,17 @@ static int stack_admit(struct agg_table *t, struct interner *in,
 	return interner_insert(t, in, l->a, l->n, l->h, &l->id);
 }
 
-/* The frames of stack A, N long, that a lookup reads: none without
- * addresses, at most AGG_MAX_DEPTH. */
-static uint32_t depth(const uint64_t *a, uint32_t n)
+/* R's key but for its stacks' ids, NU the frames of its user stack that
+ * count: the pid is kept with a user stack (its addresses mean nothing
+ * without their process) or when asked for. */
+static struct key key_of(const struct agg_table *t, const struct agg_record *r, uint32_t nu)
 {
-	return !a ? 0 : n > AGG_MAX_DEPTH ? AGG_MAX_DEPTH : n;
+	return (struct key){
+		.event = r->event, .first_time = r->time, .count = 1, .weight = r->weight,
+		.pid = (t->cfg.key_pid || t->cfg.key_tid || nu > 0) ? r->pid : 0,
+		.tid = t->cfg.key_tid ? r->tid : 0,
+		.cgroup = t->cfg.key_cgroup ? r->cgroup : 0,
+	};
 }
 
 /* Whether interned stack ID holds the N addresses at A (NO_STACK: none). */
@@ -275,10 +285,8 @@ static bool same_as_last(const struct agg_table *t, const struct agg_record *r)
 {
 	const struct key *e = &t->keys[t->last];
 	uint32_t nk = depth(r->kstack, r->nkstack), nu = depth(r->ustack, r->nustack);
-	uint32_t pid = (t->cfg.key_pid || t->cfg.key_tid || nu > 0) ? r->pid : 0;
-	return e->event == r->event && e->pid == pid &&
-	       e->tid == (t->cfg.key_tid ? r->tid : 0) &&
-	       e->cgroup == (t->cfg.key_cgroup ? r->cgroup : 0) &&
+	struct key k = key_of(t, r, nu);
+	return e->event == k.event && e->pid == k.pid && e->tid == k.tid && e->cgroup == k.cgroup &&
 	       stack_is(&t->kint, e->kid, r->kstack, nk) && stack_is(&t->uint, e->uid, r->ustack, nu);
 }
 
@@ -294,8 +302,7 @@ int agg_add(struct agg_table *t, const struct agg_record *r)
 {
 	struct lookup kl = { .a = r->kstack, .n = r->nkstack };
 	struct lookup ul = { .a = r->ustack, .n = r->nustack };
-	struct key k = { .event = r->event, .first_time = r->time,
-			 .count = 1, .weight = r->weight };
+	struct key k;
 	struct agg_probe p;
 	uint32_t idx;
 	int err;
@@ -310,9 +317,7 @@ int agg_add(struct agg_table *t, const struct agg_record *r)
 	}
 	stack_lookup(&t->kint, &kl);
 	stack_lookup(&t->uint, &ul);
-	k.pid = (t->cfg.key_pid || t->cfg.key_tid || ul.n > 0) ? r->pid : 0;
-	k.tid = t->cfg.key_tid ? r->tid : 0;
-	k.cgroup = t->cfg.key_cgroup ? r->cgroup : 0;
+	k = key_of(t, r, ul.n);
 	/* an unknown stack means an unknown key: skip the key probe */
 	if ((kl.n == 0 || kl.id) && (ul.n == 0 || ul.id)) {
 		set_key_ids(&k, &kl, &ul);

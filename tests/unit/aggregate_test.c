@@ -467,7 +467,10 @@ static uint64_t count_of(struct agg_table *t, uint32_t event, uint32_t pid, uint
 /* A record like the last goes to the last key without a hash; anything
  * that makes another key (event, pid, tid, cgroup, a stack's addresses or
  * length, a NULL stack) does not, stacks past AGG_MAX_DEPTH compare as
- * cut, and a reset forgets the last key. */
+ * cut, and after a reset the same record counts under a new key. (That the
+ * reset forgets the last key shows only where the freed key still matched:
+ * a stale index reads memory the reset allocated anew, which no check here
+ * can make match.) */
 static void test_runs(void)
 {
 	struct agg_config cfg = { .key_cgroup = true };
