@@ -99,9 +99,8 @@ static const void *record_at(const struct perfev_ring *r, uint64_t tail, size_t 
  * its own. A prefetch of it did not help (bench/ab: 1.038 of the
  * reader's CPU) where this load does (0.83 in count, 0.92 in offcpu): a
  * prefetch that finds no translation may be dropped, a load walks the
- * page tables. Only a
- * line the kernel has written whole: one it still writes would go back
- * to the kernel's CPU, and the workload would wait for it. */
+ * page tables. Only a line the kernel has written whole: one it still
+ * writes would go back to the kernel's CPU, and the workload would wait. */
 static void prefetch_next(const struct perfev_ring *r, uint64_t pos, uint64_t size, uint64_t head)
 {
 	for (uint64_t o = 0; o < RING_PREFETCH && pos + o < head; o += 64)

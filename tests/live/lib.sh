@@ -54,10 +54,10 @@ ratio_bound() { local min; min=$(ratio_min "$3")
 # interrupts since boot, in ms (/proc/stat's irq, softirq and steal columns;
 # USER_HZ is 100): time a task's CPU clock leaves out
 uncounted_ms() { awk '/^cpu / { print ($7 + $8 + $9) * 10 }' /proc/stat; }
-# samples_ok N SECS HZ STEAL: N timer samples of a task that ran SECS of its
-# own CPU time are within 20% of SECS x HZ. A timer sample counts the wall
+# samples_ok N SECS HZ UNCOUNTED: N timer samples of a task that ran SECS of
+# its own CPU time are within 20% of SECS x HZ. A timer sample counts the wall
 # time on a CPU, the task's CPU clock leaves out what the hypervisor stole
-# and what interrupts took while it ran, so the top is raised by STEAL ms
+# and what interrupts took while it ran, so the top is raised by UNCOUNTED ms
 # (uncounted_ms around the run) at HZ: on a CI host, 1 s of cpu_ab's CPU time
 # drew 604 samples at 499 Hz
 samples_ok() { awk -v n="$1" -v s="$2" -v hz="$3" -v st="$4" 'BEGIN {
