@@ -20,3 +20,6 @@ perf_folded() {
 # steal_ms: the time the hypervisor took from all CPUs since boot, in ms
 # (/proc/stat's steal column; USER_HZ is 100)
 steal_ms() { awk '/^cpu / { print $9 * 10 }' /proc/stat; }
+# ft_lost FILE: the records ftstack's summary in FILE (its stderr) says
+# were lost, empty when FILE holds no summary
+ft_lost() { sed -n 's/^ftstack: .* \([0-9][0-9]*\) lost.*/\1/p' "$1" | head -1; }
