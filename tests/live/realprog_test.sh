@@ -2,8 +2,9 @@
 # Whole user stacks by default on programs nobody here wrote (issue 22):
 # Debian's python3, perl and gcc's cc1 keep no frame pointers and run deep.
 # profile's default (CFI all the way in a 65528-byte copy) must bring >= 99%
-# of python3's and perl's samples to their start, and cc1's within one
-# point of --call-graph dwarf,65528; the summary must count every stack that
+# of python3's and perl's samples to their start, and cc1's, but for those
+# deeper than any copy, within one point of --call-graph dwarf,65528; the
+# summary must count every stack that
 # is not whole, and its advice must never name --call-graph fp for them.
 # offcpu: a python3 script sleeping in nested functions, whole by default.
 # Shares, not counts: the sample counts depend on the host's speed, the
@@ -18,6 +19,11 @@ WHOLE=$REALPROG_WHOLE
 cut_count() {
 	sed -n -e 's/^ftstack: \([0-9]*\) user stacks reached the end of the.*/\1/p' \
 		-e 's/^ftstack: \([0-9]*\) user stacks may be cut: .*/\1/p' "$1" | awk '{ n += $1 } END { print n + 0 }'
+}
+# copy_end ERR: the stacks the summary says reached the end of a
+# 65528-byte copy, the most the kernel copies: no mode could make them whole
+copy_end() {
+	sed -n 's/^ftstack: \([0-9]*\) user stacks reached the end of the 65528-byte stack copy.*/\1/p' "$1" | awk '{ n += $1 } END { print n + 0 }'
 }
 # pct W T: W / T in tenths of a percent
 pct() { echo $(($2 ? $1 * 1000 / $2 : 0)); }
@@ -41,7 +47,7 @@ profile_whole() {
 		sed -n 's/^ftstack: .*user stacks/# &/p' $TMP/e
 	}
 	check "$name, default: no advice to use --call-graph fp" bash -c "! grep -Eq 'call-graph fp (walks|follows)' $TMP/e"
-	def_pct=$(pct $w $t)
+	def_nw=$nw def_t=$t def_end=$(copy_end $TMP/e)
 }
 
 if [ ! -x $PY ]; then
@@ -81,20 +87,25 @@ if [ ! -x $GCC ]; then
 	ok "gcc # SKIP no $GCC"
 else
 	profile_whole "gcc -O2 -c (cc1)" 0 -c "$GCC -O2 -c $TMP/big.c -o $TMP/big.o"
-	d=$def_pct
 	if grep -q 'user stacks reached the end' $TMP/e; then
 		check "cc1, default: the advice says fp would not help" \
 			grep -q 'cc1 keeps no frame pointers: --call-graph fp would not help' $TMP/e
 	fi
 	run_ft $TMP/o $TMP/e profile -F 499 -U -f --call-graph dwarf,65528 -c "$GCC -O2 -c $TMP/big.c -o $TMP/big.o"
 	read -r w t < <(share $TMP/o)
-	# two runs of gcc sample apart: within one point, or three standard
-	# errors of the difference of two shares where that is more (~1.4
-	# points at 99% of 1000 samples; 985 against 996 was seen once)
-	m=$(awk -v w=$w -v t=$t 'BEGIN { p = t ? 1 - w / t : 0; if (p < 0.005) p = 0.005
-		m = t ? 3000 * sqrt(2 * p * (1 - p) / t) : 10; if (m < 10) m = 10; printf "%d", m + 0.5 }')
-	check "cc1: the default's $d/1000 whole within max(10, 3 SE) = $m/1000 of dwarf,65528's $(pct $w $t)/1000" \
-		bash -c "[ $((d + m)) -ge $(pct $w $t) ]"
+	# cc1's ranger recurses deeper than 64 KB in bursts, so how many
+	# samples fall there differs run to run by more than sampling error
+	# (986 against 998 of 1000 was seen): those reached the end of the
+	# largest copy, which no mode could make whole, and are left out. The
+	# rest (no CFI, a walk gone wrong, a smaller copy's end) must be as
+	# few as dwarf,65528's: within one point, or three standard errors of
+	# the difference of two shares where that is more
+	ds=$(pct $((def_nw - def_end)) $def_t) ws=$(pct $((t - w - $(copy_end $TMP/e))) $t)
+	m=$(awk -v a=$ds -v b=$ws -v n=$def_t -v k=$t 'BEGIN { p = a / 1000; q = b / 1000
+		if (p < 0.005) p = 0.005; if (q < 0.005) q = 0.005
+		m = n && k ? 3000 * sqrt(p * (1 - p) / n + q * (1 - q) / k) : 10; if (m < 10) m = 10; printf "%d", m + 0.5 }')
+	check "cc1: the default's $ds/1000 stopped short of a 65528-byte copy's end within max(10, 3 SE) = $m/1000 of dwarf,65528's $ws/1000" \
+		bash -c "[ $def_t -ge 100 ] && [ $((ds)) -le $((ws + m)) ]"
 	run_ft $TMP/o $TMP/e profile -F 499 -U -f --call-graph copy -c "$GCC -O2 -c $TMP/big.c -o $TMP/big.o"
 	check "cc1, copy: the advice names dwarf,65528, not fp" \
 		grep -q 'cc1 keeps no frame pointers, so --call-graph fp would not help; --call-graph dwarf,65528' $TMP/e
