@@ -277,8 +277,9 @@ void ft_ustack_summary(const struct ft_ustacks *u, struct ft_summary *sm)
 	uint64_t ruled = 0, full = 0;
 	if (u->unwinder)
 		sym_unwinder_counts(u->unwinder, &ruled, &full);
-	ft_debug("user stacks: %" PRIu64 " walked by the CFA rules learnt, %" PRIu64 " full CFI walks",
-		 ruled, full);
+	ft_debug("user stacks: %" PRIu64 " walked by the CFA rules learnt (%" PRIu64
+		 " of them stepped from the sampled frame by libunwind), %" PRIu64 " full CFI walks",
+		 ruled, u->unwinder ? sym_unwinder_leaf_steps(u->unwinder) : 0, full);
 }
 
 /* A Python version the reader cannot read, said once */

@@ -14,9 +14,26 @@
 /* RULE_FP: code without CFI, walked by a frame-pointer step (unwind_fp.c) */
 enum { RULE_NONE, RULE_SP, RULE_BP, RULE_END, RULE_NOT, RULE_FP };
 
-static struct urule *rule_slot(struct sym_unwinder *u, uint32_t pid, uint64_t key)
+/* The rule kept for KEY of process PID, or NULL */
+static struct urule *rule_find(struct sym_unwinder *u, uint32_t pid, uint64_t key)
 {
-	return &u->rules[(key ^ (key >> 13) ^ pid) & (RULE_CACHE - 1)];
+	struct urule *set = &u->rules[sym_uw_cache_set(key, pid, RULE_CACHE)];
+	for (unsigned w = 0; w < CACHE_WAYS; w++)
+		if (set[w].kind != RULE_NONE && set[w].key == key && set[w].pid == pid)
+			return &set[w];
+	return NULL;
+}
+
+/* Keeps R (in place of the rule of its key, or the set's oldest); returns
+ * where it is kept */
+static struct urule *rule_put(struct sym_unwinder *u, const struct urule *r)
+{
+	struct urule *slot = rule_find(u, r->pid, r->key);
+	if (!slot)
+		slot = sym_uw_cache_front(&u->rules[sym_uw_cache_set(r->key, r->pid, RULE_CACHE)],
+					  sizeof(*slot));
+	*slot = *r;
+	return slot;
 }
 
 /* One step by libunwind from IP, SP and BP alone (every other register 0)
@@ -147,15 +164,14 @@ void sym_uw_learn(struct sym_unwinder *u, const struct sym_ustack *s, uint64_t i
 		if (u->fr[k].ip == 0)
 			break;
 		uint64_t key = u->fr[k].ip * 2 + (k > 0);
-		struct urule *slot = rule_slot(u, s->pid, key);
-		if (slot->kind != RULE_NONE && slot->key == key && slot->pid == s->pid &&
-		    slot->image == image)
+		const struct urule *known = rule_find(u, s->pid, key);
+		if (known && known->image == image)
 			continue;
 		struct urule r = learn_one(u, as, s, k);
 		if (r.kind == RULE_NONE)
 			continue;
 		r.pid = s->pid, r.image = image, r.key = key;
-		*slot = r;
+		rule_put(u, &r);
 		if (r.kind == RULE_NOT && k + 1 < u->nfr)
 			break; /* maybe a signal frame: what follows it is not learnt */
 	}
@@ -187,12 +203,9 @@ static const struct urule *learn_frame(struct sym_unwinder *u, const struct sym_
 	struct urule r = learn_one(u, as, s, 1);
 	if (r.kind != RULE_SP && r.kind != RULE_BP && r.kind != RULE_END && r.kind != RULE_FP)
 		return NULL;
-	uint64_t key = f[0] * 2 + 1;
-	struct urule *slot = rule_slot(u, s->pid, key);
-	r.pid = s->pid, r.image = image, r.key = key;
-	*slot = r;
+	r.pid = s->pid, r.image = image, r.key = f[0] * 2 + 1;
 	u->n_learnt++;
-	return slot;
+	return rule_put(u, &r);
 }
 
 /* The sampled frame's one CFI step, from every register taken: a sample's
@@ -238,9 +251,8 @@ uint32_t sym_uw_rules_walk(struct sym_unwinder *u, const struct sym_ustack *s, u
 	ips[n++] = f[0];
 	while (n < max) {
 		uint64_t key = f[0] * 2 + (n > 1);
-		const struct urule *r = rule_slot(u, s->pid, key);
-		if ((r->key != key || r->pid != s->pid || r->image != image ||
-		     r->kind == RULE_NONE || r->kind == RULE_NOT) && n == 1) {
+		const struct urule *r = rule_find(u, s->pid, key);
+		if ((!r || r->image != image || r->kind == RULE_NOT) && n == 1) {
 			int st = leaf_step(u, s, f);
 			if (st < 0)
 				return 0;
@@ -254,8 +266,7 @@ uint32_t sym_uw_rules_walk(struct sym_unwinder *u, const struct sym_ustack *s, u
 			ips[n++] = f[0];
 			continue;
 		}
-		if ((r->key != key || r->pid != s->pid || r->image != image ||
-		     r->kind == RULE_NONE) && !(r = learn_frame(u, s, image, f)))
+		if ((!r || r->image != image) && !(r = learn_frame(u, s, image, f)))
 			return 0;
 		if (r->kind == RULE_NOT)
 			return 0;

@@ -16,11 +16,12 @@ uint32_t sym_unwind_splice(struct sym_unwinder *u, const struct sym_ustack *s,
 {
 	bool failed, met, cfi;
 	uint64_t ip = s->regs[16], image = sym_procs_image(u->procs, s->pid, s->time);
-	unsigned slot = (unsigned)((ip ^ (ip >> 12) ^ s->pid) & (FP_CACHE - 1));
-	typeof(u->top[0]) *t = &u->top[slot];
+	typeof(u->top[0]) *set = &u->top[sym_uw_cache_set(ip, s->pid, FP_CACHE)], *t = NULL;
+	for (unsigned w = 0; w < CACHE_WAYS && !t; w++)
+		if (set[w].ip == ip && set[w].pid == s->pid)
+			t = &set[w];
 	u->anon_ip = 0;
-	if (nchain > 1 && max > 1 && t->ip == ip && t->pid == s->pid && t->image == image &&
-	    (uint64_t)t->ra_slot * 8 <= s->size) {
+	if (nchain > 1 && max > 1 && t && t->image == image && (uint64_t)t->ra_slot * 8 <= s->size) {
 		*cut = false;
 		uint32_t n = 0;
 		ips[n++] = ip;
@@ -42,19 +43,22 @@ uint32_t sym_unwind_splice(struct sym_unwinder *u, const struct sym_ustack *s,
 			sym_uw_keep_sp(u, j, j ? 0 : s->regs[7]);
 	} else if (!met || !cfi || !image) {
 		/* nothing learnt: only a step by the ip's own CFI says its rule */
-	} else if (n >= 2 && nchain > 1 && ips[1] == chain[1]) {
-		*t = (typeof(*t)){ .pid = s->pid, .image = image, .ip = ip, .ra_slot = 0 };
-	} else if (n >= 3 && nchain > 1 && ips[2] == chain[1]) {
-		/* one frame inserted: the first stack slot holding its return
-		 * address (the CFI step read it from CFA - 8, at or above sp) */
-		for (uint32_t i = 0; i < 64 && (uint64_t)(i + 1) * 8 <= s->size; i++) {
+	} else {
+		/* the repair: none, or one frame inserted, found at the first
+		 * stack slot holding its return address (the CFI step read it
+		 * from CFA - 8, at or above sp) */
+		uint32_t ra_slot = n >= 2 && nchain > 1 && ips[1] == chain[1] ? 0 : UINT32_MAX;
+		for (uint32_t i = 0; ra_slot == UINT32_MAX && n >= 3 && nchain > 1 &&
+				     ips[2] == chain[1] && i < 64 && (uint64_t)(i + 1) * 8 <= s->size; i++) {
 			uint64_t w;
 			memcpy(&w, s->stack + (uint64_t)i * 8, sizeof(w));
-			if (w == ips[1]) {
-				*t = (typeof(*t)){ .pid = s->pid, .image = image, .ip = ip,
-						   .ra_slot = i + 1 };
-				break;
-			}
+			if (w == ips[1])
+				ra_slot = i + 1;
+		}
+		if (ra_slot != UINT32_MAX) {
+			if (!t)
+				t = sym_uw_cache_front(set, sizeof(*set));
+			*t = (typeof(*t)){ .pid = s->pid, .image = image, .ip = ip, .ra_slot = ra_slot };
 		}
 	}
 	return n;

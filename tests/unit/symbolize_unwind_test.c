@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include "symbolize/internal.h"
 #include "symbolize/symbolize.h"
+#include "symbolize/unwind_internal.h"
 #include "tests/unit/check.h"
 #include "tests/unit/stack_copy.h"
 
@@ -273,6 +274,51 @@ static void test_unwind_leaf(struct sym_procs *p)
 	CHECK(steps == 2 && ruled == 5 && full == 0,
 	      "its frame by libunwind at the first two walks, by its rule at the next three "
 	      "(%" PRIu64 " libunwind steps, %" PRIu64 " walks by the rules, %" PRIu64 " full)", steps, ruled, full);
+	sym_unwinder_free(v);
+	sym_unwinder_free(w);
+}
+
+/* Two processes of one layout (a fork: a pipe ping-pong's two ends)
+ * sampled in turn at the same leaf, with pids whose keys share a set of
+ * the caches: one's leaf rule and the other's rule of unwind_inner's
+ * return, and both first sights of the leaf. One slot a set, they evicted
+ * each other at every sample, and every sample was stepped by libunwind
+ * (1 pipe ping-pong in ~20 lost records so): each pid's leaf by libunwind
+ * at its first two sights only, the frames always a full walk's */
+static void test_unwind_leaf_twins(struct sym_procs *p)
+{
+	uint32_t self = (uint32_t)getpid(), a = 4000000, b = 0;
+	uint64_t ip = leaf_sample.regs[16], ret = unwind_returns[0] * 2 + 1;
+	for (uint32_t q = a + 1; !b && q < a + 100000000; q++)
+		if (sym_uw_cache_set(ip * 2, a, RULE_CACHE) == sym_uw_cache_set(ret, q, RULE_CACHE) &&
+		    sym_uw_cache_set(ip, a, LEAF_SEEN) == sym_uw_cache_set(ip, q, LEAF_SEEN))
+			b = q;
+	sym_procs_fork(p, a, self, self, 150);
+	sym_procs_fork(p, b, self, self, 150);
+	struct sym_unwinder *v = NULL, *w = NULL;
+	bool same = b && sym_unwinder_alloc(p, &v) == 0 && sym_unwinder_alloc(p, &w) == 0;
+	if (same)
+		sym_unwinder_rules(w, false);
+	uint64_t x[8], y[8];
+	bool cx, cy;
+	uint32_t nx = 0;
+	for (int pass = 0; pass < 12 && same; pass++) {
+		struct sym_ustack s = leaf_sample;
+		s.pid = s.tid = pass % 2 ? b : a;
+		nx = sym_unwind(v, &s, x, 4, &cx);
+		uint32_t ny = sym_unwind(w, &s, y, 4, &cy);
+		same = nx == 4 && nx == ny && cx == cy && memcmp(x, y, nx * sizeof(*x)) == 0 &&
+		       x[1] == unwind_returns[0];
+	}
+	CHECK(same, "twin processes %u and %u in turn: 12 walks, each the full walk's frames (%u)",
+	      a, b, nx);
+	uint64_t ruled = 0, full = 0, steps = same ? sym_unwinder_leaf_steps(v) : 0;
+	if (same)
+		sym_unwinder_counts(v, &ruled, &full);
+	CHECK(steps == 4 && ruled == 12 && full == 0,
+	      "twins whose keys share a set: each leaf by libunwind at its first two sights only "
+	      "(%" PRIu64 " libunwind steps, %" PRIu64 " walks by the rules, %" PRIu64 " full)",
+	      steps, ruled, full);
 	sym_unwinder_free(v);
 	sym_unwinder_free(w);
 }
@@ -618,6 +664,7 @@ static void test_unwind(void)
 	test_unwind_special(p, u);
 	test_unwind_rules(p);
 	test_unwind_leaf(p);
+	test_unwind_leaf_twins(p);
 	test_unwind_frame_regs(p);
 	test_unwind_ended(p);
 	/* a pid nothing is known of: the ip alone */
