@@ -96,6 +96,17 @@ static inline uint64_t agg_hash_finish(uint64_t h)
 	return h;
 }
 uint64_t agg_hash_words(uint64_t seed, const uint64_t *w, uint32_t n);
+
+/* Fixed-size caches of what was learnt of a key (cache.c): an item may
+ * take any of the AGG_CACHE_WAYS slots of its key's set. */
+#define AGG_CACHE_WAYS 4
+/* The first slot of the set of KEY, qualified by QUAL (a pid), in a cache
+ * of N slots (a power of two, at least AGG_CACHE_WAYS). */
+unsigned agg_cache_set(uint64_t key, uint64_t qual, unsigned n);
+/* Room at the first slot of SET (AGG_CACHE_WAYS items of SIZE bytes):
+ * each moves down one, the last (the least recently put) leaves. Returns
+ * SET. */
+void *agg_cache_front(void *set, size_t size);
 uint64_t agg_hash_str(const char *s);
 
 /* One record crossing from a source to the aggregator. Addresses are

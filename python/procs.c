@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/uio.h>
 #include <unistd.h>
+#include "aggregate/aggregate.h"
 #include "mem/mem.h"
 #include "python/internal.h"
 #include "symbolize/symbolize.h"
@@ -202,9 +203,14 @@ static void find_interpreter(struct py_reader *r, struct py_proc *p)
 struct py_proc *py_proc_get(struct py_reader *r, uint32_t pid, uint64_t time)
 {
 	uint64_t image = sym_procs_image(r->procs, pid, time);
-	struct py_proc *p = &r->procs_cache[(pid ^ (pid >> 10)) % PY_PROCS];
-	if (p->pid == pid && p->kind != PY_UNKNOWN && p->image == image)
+	struct py_proc *set = &r->procs_cache[agg_cache_set(pid, 0, PY_PROCS)], *p = NULL;
+	for (unsigned w = 0; w < AGG_CACHE_WAYS && !p; w++)
+		if (set[w].pid == pid && set[w].kind != PY_UNKNOWN)
+			p = &set[w];
+	if (p && p->image == image)
 		return p;
+	if (!p) /* the set's oldest out: processes that share a set stay */
+		p = agg_cache_front(set, sizeof(*set));
 	*p = (struct py_proc){ .pid = pid, .image = image };
 	find_interpreter(r, p);
 	return p;

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "aggregate/aggregate.h"
 #include "symbolize/internal.h"
 #include "symbolize/symbolize.h"
 
@@ -20,11 +21,11 @@
 #define UNWIND_FILES 64
 #define WALK_FILES 8        /* files one walk remembers */
 #define MAX_LOADS 16
+/* the per-ip caches: AGG_CACHE_WAYS slots a set (aggregate/cache.c) */
 #define FP_CACHE 4096       /* ips whose repair is known (a power of two) */
 #define RULE_CACHE 8192     /* ips whose CFA rule is known (a power of two) */
 #define RULE_FRAMES 128     /* frames of one walk whose rules are learnt */
 #define LEAF_SEEN 4096      /* sampled ips remembered for a second sight (unwind_leaf.c) */
-#define CACHE_WAYS 4        /* slots of those three caches a key may take */
 /* how far above sp an address is taken for a stack word (beyond the copy:
  * the stack was cut) rather than nothing of the stack's */
 #define SYM_UW_STACK_RANGE (64ULL << 20)
@@ -183,11 +184,4 @@ uint32_t sym_uw_rules_walk(struct sym_unwinder *u, const struct sym_ustack *s, u
  * samples there need no libunwind; false the first time. */
 bool sym_uw_leaf_again(struct sym_unwinder *u, const struct sym_ustack *s, uint64_t image,
 		       const uint64_t f[3]);
-/* The first slot of the set of KEY of process PID in a cache of N slots
- * (FP_CACHE, RULE_CACHE, LEAF_SEEN), CACHE_WAYS a set (unwind_cache.c). */
-unsigned sym_uw_cache_set(uint64_t key, uint32_t pid, unsigned n);
-/* Room at the first slot of SET (CACHE_WAYS items of SIZE bytes): each
- * moves down one, the last (the least recently put) leaves. Returns SET. */
-void *sym_uw_cache_front(void *set, size_t size);
-
 #endif

@@ -15,14 +15,14 @@ bool sym_uw_leaf_again(struct sym_unwinder *u, const struct sym_ustack *s, uint6
 {
 	uint64_t ip = s->regs[16];
 	uint64_t tag = ip ^ image ^ ((uint64_t)s->pid << 40);
-	uint64_t *set = &u->leaf_seen[sym_uw_cache_set(ip, s->pid, LEAF_SEEN)];
+	uint64_t *set = &u->leaf_seen[agg_cache_set(ip, s->pid, LEAF_SEEN)];
 	bool again = false;
-	for (unsigned w = 0; w < CACHE_WAYS; w++)
+	for (unsigned w = 0; w < AGG_CACHE_WAYS; w++)
 		again |= set[w] == tag;
 	u->n_leaf++;
 	if (!image || !again) {
 		if (!again) /* the first sight: remembered, not learnt */
-			*(uint64_t *)sym_uw_cache_front(set, sizeof(*set)) = tag;
+			*(uint64_t *)agg_cache_front(set, sizeof(*set)) = tag;
 		return false;
 	}
 	u->fr[0].ip = ip, u->fr[0].sp = s->regs[7], u->fr[0].bp = s->regs[6];

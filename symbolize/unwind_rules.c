@@ -17,8 +17,8 @@ enum { RULE_NONE, RULE_SP, RULE_BP, RULE_END, RULE_NOT, RULE_FP };
 /* The rule kept for KEY of process PID, or NULL */
 static struct urule *rule_find(struct sym_unwinder *u, uint32_t pid, uint64_t key)
 {
-	struct urule *set = &u->rules[sym_uw_cache_set(key, pid, RULE_CACHE)];
-	for (unsigned w = 0; w < CACHE_WAYS; w++)
+	struct urule *set = &u->rules[agg_cache_set(key, pid, RULE_CACHE)];
+	for (unsigned w = 0; w < AGG_CACHE_WAYS; w++)
 		if (set[w].kind != RULE_NONE && set[w].key == key && set[w].pid == pid)
 			return &set[w];
 	return NULL;
@@ -30,7 +30,7 @@ static struct urule *rule_put(struct sym_unwinder *u, const struct urule *r)
 {
 	struct urule *slot = rule_find(u, r->pid, r->key);
 	if (!slot)
-		slot = sym_uw_cache_front(&u->rules[sym_uw_cache_set(r->key, r->pid, RULE_CACHE)],
+		slot = agg_cache_front(&u->rules[agg_cache_set(r->key, r->pid, RULE_CACHE)],
 					  sizeof(*slot));
 	*slot = *r;
 	return slot;

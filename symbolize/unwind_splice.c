@@ -16,8 +16,8 @@ uint32_t sym_unwind_splice(struct sym_unwinder *u, const struct sym_ustack *s,
 {
 	bool failed, met, cfi;
 	uint64_t ip = s->regs[16], image = sym_procs_image(u->procs, s->pid, s->time);
-	typeof(u->top[0]) *set = &u->top[sym_uw_cache_set(ip, s->pid, FP_CACHE)], *t = NULL;
-	for (unsigned w = 0; w < CACHE_WAYS && !t; w++)
+	typeof(u->top[0]) *set = &u->top[agg_cache_set(ip, s->pid, FP_CACHE)], *t = NULL;
+	for (unsigned w = 0; w < AGG_CACHE_WAYS && !t; w++)
 		if (set[w].ip == ip && set[w].pid == s->pid)
 			t = &set[w];
 	u->anon_ip = 0;
@@ -57,7 +57,7 @@ uint32_t sym_unwind_splice(struct sym_unwinder *u, const struct sym_ustack *s,
 		}
 		if (ra_slot != UINT32_MAX) {
 			if (!t)
-				t = sym_uw_cache_front(set, sizeof(*set));
+				t = agg_cache_front(set, sizeof(*set));
 			*t = (typeof(*t)){ .pid = s->pid, .image = image, .ip = ip, .ra_slot = ra_slot };
 		}
 	}

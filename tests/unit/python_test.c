@@ -15,6 +15,7 @@
 #include <sys/uio.h>
 #include <sys/user.h>
 #include <sys/wait.h>
+#include "aggregate/aggregate.h"
 #include "python/internal.h"
 #include "symbolize/symbolize.h"
 #include "tests/unit/check.h"
@@ -437,6 +438,41 @@ static int capture(uint32_t pid, const char *file)
 	return fclose(o) == 0 ? 0 : -errno;
 }
 
+/* Processes whose pids share a set of the reader's per-process cache stay
+ * in it together, as many as the set has slots (one slot a set, a lookup
+ * of one found the other's interpreter again, reading its maps and
+ * binary: a Python service's workers whose pids met paid that at every
+ * sample); one more puts the least recently found out */
+static void test_procs_cache(void)
+{
+	struct sym_procs *procs = NULL;
+	struct py_reader *r = NULL;
+	uint32_t pids[AGG_CACHE_WAYS + 1] = { 1000 }, n = 1;
+	for (uint32_t q = 1001; n <= AGG_CACHE_WAYS && q < 10000000; q++)
+		if (agg_cache_set(q, 0, PY_PROCS) == agg_cache_set(pids[0], 0, PY_PROCS))
+			pids[n++] = q;
+	bool kept = n == AGG_CACHE_WAYS + 1 &&
+		    sym_procs_alloc("/nonexistent", "/nonexistent", &procs) == 0 &&
+		    py_reader_alloc(procs, "/nonexistent", fake_read, NULL, &r) == 0;
+	for (uint32_t i = 0; i < AGG_CACHE_WAYS && kept; i++) {
+		struct py_proc *p = py_proc_get(r, pids[i], 1);
+		kept = p && p->kind == PY_NOT;
+		if (kept)
+			p->next_thread = 100 + i; /* a mark a second finding would clear */
+	}
+	for (int pass = 0; pass < 2; pass++)
+		for (uint32_t i = 0; i < AGG_CACHE_WAYS && kept; i++)
+			kept = py_proc_get(r, pids[i], 1)->next_thread == 100 + i;
+	CHECK(kept, "%d processes of one set of the cache, looked up in turn: each found once",
+	      AGG_CACHE_WAYS);
+	bool out = kept && py_proc_get(r, pids[AGG_CACHE_WAYS], 1)->next_thread == 0 &&
+		   py_proc_get(r, pids[0], 1)->next_thread == 0 &&
+		   py_proc_get(r, pids[AGG_CACHE_WAYS - 1], 1)->next_thread == 100 + AGG_CACHE_WAYS - 1;
+	CHECK(out, "one more: the least recently found out, the latest kept");
+	py_reader_free(r);
+	sym_procs_free(procs);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 4 && strcmp(argv[1], "--capture") == 0) {
@@ -446,6 +482,7 @@ int main(int argc, char **argv)
 		return ret < 0;
 	}
 	test_layouts();
+	test_procs_cache();
 	/* Debian's python3.11 (stripped), pyenv's 3.12.1 and 3.13.0 (shared libpython) */
 	test_replay("tests/unit/fixtures/python311.txt");
 	test_replay("tests/unit/fixtures/python312.txt");

@@ -290,8 +290,8 @@ static void test_unwind_leaf_twins(struct sym_procs *p)
 	uint32_t self = (uint32_t)getpid(), a = 4000000, b = 0;
 	uint64_t ip = leaf_sample.regs[16], ret = unwind_returns[0] * 2 + 1;
 	for (uint32_t q = a + 1; !b && q < a + 100000000; q++)
-		if (sym_uw_cache_set(ip * 2, a, RULE_CACHE) == sym_uw_cache_set(ret, q, RULE_CACHE) &&
-		    sym_uw_cache_set(ip, a, LEAF_SEEN) == sym_uw_cache_set(ip, q, LEAF_SEEN))
+		if (agg_cache_set(ip * 2, a, RULE_CACHE) == agg_cache_set(ret, q, RULE_CACHE) &&
+		    agg_cache_set(ip, a, LEAF_SEEN) == agg_cache_set(ip, q, LEAF_SEEN))
 			b = q;
 	sym_procs_fork(p, a, self, self, 150);
 	sym_procs_fork(p, b, self, self, 150);
