@@ -14,6 +14,7 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 #include "source/ftrace_source.h"
+#include "aggregate/aggregate.h"
 #include "host/host.h"
 
 #define MAX_PAGES_PER_READY 256 /* then let other CPUs' buffers have a turn */
@@ -317,17 +318,29 @@ bool ft_ftrace_source_owns(const struct ft_ftrace_source *fs, const void *cookie
 	       cookie < (const void *)(fs->cpus + fs->ncpus);
 }
 
+/* Remembers that thread TID is of process TGID (its set's oldest out) */
+static void tgid_put(struct ft_ftrace_source *fs, uint32_t tid, uint32_t tgid)
+{
+	typeof(fs->tgids[0]) *set = &fs->tgids[agg_cache_set(tid, 0, TGID_CACHE)], *t = NULL;
+	for (unsigned w = 0; w < AGG_CACHE_WAYS && !t; w++)
+		if (set[w].tid == tid)
+			t = &set[w];
+	if (!t)
+		t = agg_cache_front(set, sizeof(*set));
+	t->tid = tid, t->tgid = tgid;
+}
+
 /* The process of thread TID: from /proc on first sight, then cached. Records
  * carry only the thread; the user_stack record has the process when it came. */
 static uint32_t tgid_of(struct ft_ftrace_source *fs, uint32_t tid)
 {
-	unsigned slot = tid % TGID_CACHE;
-	if (fs->tgids[slot].tid == tid && tid)
-		return fs->tgids[slot].tgid;
+	const typeof(fs->tgids[0]) *set = &fs->tgids[agg_cache_set(tid, 0, TGID_CACHE)];
+	for (unsigned w = 0; w < AGG_CACHE_WAYS && tid; w++)
+		if (set[w].tid == tid)
+			return set[w].tgid;
 	pid_t tgid = (pid_t)tid;
 	host_tgid("/proc", (pid_t)tid, &tgid); /* gone: its own process, as before it exited */
-	fs->tgids[slot].tid = tid;
-	fs->tgids[slot].tgid = (uint32_t)tgid;
+	tgid_put(fs, tid, (uint32_t)tgid);
 	return (uint32_t)tgid;
 }
 
@@ -343,7 +356,7 @@ static void on_sample(void *ctx, const struct tfs_raw_sample *rs)
 		return;
 	}
 	if (rs->tgid)
-		fs->tgids[tid % TGID_CACHE].tid = tid, fs->tgids[tid % TGID_CACHE].tgid = rs->tgid;
+		tgid_put(fs, tid, rs->tgid);
 	const uint64_t *kips = rs->kips;
 	uint32_t nkips = rs->nkips;
 	if (c->plan->events[rs->event].kind == FT_EV_FUNCTION)

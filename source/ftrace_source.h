@@ -5,7 +5,7 @@
 
 #include "source/source.h"
 
-#define TGID_CACHE 4096
+#define TGID_CACHE 4096 /* threads whose process is known: aggregate/cache.c's sets */
 
 struct ft_ftrace_cpu {
 	struct ft_ftrace_source *src;
