@@ -175,14 +175,18 @@ static int watch_ring(void *ctx, int cpu, bool watch)
 	return ft_perf_source_watch(l->s->src.perf, cpu, l->epfd, watch);
 }
 
-/* Once profile has read a Python sample's frames, the rings are read by a
- * thread on each CPU (cpu_readers.h), woken on the CPU of each sample.
- * Called with the readers' lock held; without threads the loop reads them. */
+/* When profile may read Python frames, the rings are read by a thread on
+ * each CPU (cpu_readers.h), woken on the CPU of each sample, from the
+ * start. Once the first Python sample was read, as before, was too late
+ * where the traced processes keep every CPU busy: the loop (not
+ * SCHED_FIFO, as the readers are) fell behind from the start, and 16
+ * python3s at -F 999 had half their samples' frames read too late, all of
+ * them in some runs, the processes gone, and lost samples. Called with the
+ * readers' lock held; without threads the loop reads them. */
 static void start_readers(struct ft_session *s, struct loop *l)
 {
 	int cpus[CPU_SETSIZE], fds[CPU_SETSIZE];
-	if (!s->ustacks.follow || !py_reader_active(s->ustacks.py) || !s->src.perf ||
-	    ft_cpu_readers_started(&l->readers))
+	if (!s->ustacks.follow || !s->ustacks.py || !s->src.perf)
 		return;
 	int n = ft_perf_source_rings(s->src.perf, cpus, fds, CPU_SETSIZE);
 	int ret = ft_cpu_readers_start(&l->readers, cpus, fds, n);
@@ -290,8 +294,6 @@ static int step(struct ft_session *s, struct loop *l, bool *end)
 		ret = 0; /* a ring hung up and no target is left: ended is set */
 	if (ret == 0 && !*end && ft_session_forget_due(s))
 		ret = sweep(s);
-	if (ret == 0)
-		start_readers(s, l);
 	ft_cpu_readers_unlock(&l->readers);
 	if (ret == 0 && ended) {
 		ft_warn("the traced %s exited", s->opt->npids ? "processes" : "threads");
@@ -312,6 +314,9 @@ int ft_loop_run(struct ft_session *s, int epfd)
 	for (int i = 0; i < s->traced.targets.n; i++)
 		if (s->traced.targets.t[i].fd < 0 || !s->src.perf)
 			s->poll_rings = true;
+	ft_cpu_readers_lock(&l.readers);
+	start_readers(s, &l);
+	ft_cpu_readers_unlock(&l.readers);
 	/* the command may have exited before the signalfd existed */
 	bool end = s->traced.have_child && ft_child_reap(&s->traced.child);
 	while (!end && ret == 0)
