@@ -96,6 +96,7 @@ static inline uint64_t agg_hash_finish(uint64_t h)
 	return h;
 }
 uint64_t agg_hash_words(uint64_t seed, const uint64_t *w, uint32_t n);
+uint64_t agg_hash_str(const char *s);
 
 /* Fixed-size caches of what was learnt of a key (cache.c): an item may
  * take any of the AGG_CACHE_WAYS slots of its key's set. */
@@ -107,7 +108,6 @@ unsigned agg_cache_set(uint64_t key, uint64_t qual, unsigned n);
  * each moves down one, the last (the least recently put) leaves. Returns
  * SET. */
 void *agg_cache_front(void *set, size_t size);
-uint64_t agg_hash_str(const char *s);
 
 /* One record crossing from a source to the aggregator. Addresses are
  * leaf first. Pointers are owned by the caller and only read during agg_add. */

@@ -542,6 +542,35 @@ static void test_runs(void)
 	agg_table_free(t);
 }
 
+/* The caches' sets (cache.c): a set's first slot, inside the cache; keys
+ * that differ in low bits, qualified by pids that differ in low bits, as a
+ * process's ips and a fork's pids do, spread over the sets (the xor hash
+ * before put two such keys in one slot); the front made, the last out */
+static void test_cache_sets(void)
+{
+	enum { N = 4096, SETS = N / AGG_CACHE_WAYS };
+	static bool used[SETS];
+	bool inside = true;
+	unsigned distinct = 0;
+	for (uint64_t k = 0; k < SETS; k++) {
+		unsigned first = agg_cache_set(0x7f0000001000ull + k * 2, 16347 + (k & 3), N);
+		inside &= first < N && first % AGG_CACHE_WAYS == 0;
+		if (first < N && !used[first / AGG_CACHE_WAYS])
+			used[first / AGG_CACHE_WAYS] = true, distinct++;
+	}
+	CHECK(inside, "each key's set starts at a multiple of %d inside the cache", AGG_CACHE_WAYS);
+	/* thrown at random, 1024 keys meet ~647 of 1024 sets */
+	CHECK(distinct > SETS / 2, "%u keys of nearby ips and pids in %u distinct sets", SETS, distinct);
+	uint64_t set[AGG_CACHE_WAYS];
+	for (unsigned w = 0; w < AGG_CACHE_WAYS; w++)
+		set[w] = w + 1;
+	uint64_t *front = agg_cache_front(set, sizeof(set[0]));
+	bool moved = front == set && set[0] == 1;
+	for (unsigned w = 1; w < AGG_CACHE_WAYS; w++)
+		moved &= set[w] == w;
+	CHECK(moved, "the front made: each slot moved down one, the last one's item out");
+}
+
 int main(void)
 {
 	test_index_reset();
@@ -555,5 +584,6 @@ int main(void)
 	test_filters();
 	test_glob();
 	test_runs();
+	test_cache_sets();
 	CHECK_DONE();
 }
