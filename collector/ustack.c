@@ -326,6 +326,7 @@ static int python_frames(struct ft_ustacks *u, const struct perfev_sample *smp, 
 	struct py_stack ps = { .pid = smp->pid, .tid = smp->tid, .time = smp->time,
 			       .ips = u->walk, .sps = u->sps, .n = n, .stack = smp->ustack,
 			       .size = smp->ustack ? smp->ustack_size : 0, .whole = whole,
+			       .behind = u->behind,
 			       .regs = perfev_ustack_dwarf_regs(smp, u->regs_mask, regs, &known) == 0 ?
 				       regs : NULL };
 	struct timespec t0, t1;

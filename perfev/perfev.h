@@ -231,6 +231,10 @@ struct perfev_sample {
 struct perfev_record {
 	enum perfev_kind kind;
 	uint16_t misc;
+	/* set by the drain: more than 3/8 of the ring waited to be read when
+	 * it handed this record over (the reader is falling behind the kernel;
+	 * a ring wakes its reader at a quarter full) */
+	bool behind;
 	/* from the record or its sample_id trailer (sample_id_all) */
 	uint32_t pid, tid;
 	uint64_t time;

@@ -144,6 +144,7 @@ long perfev_ring_drain_until(struct perfev_ring *r, uint64_t sample_type, uint64
 	if (head - tail > r->max_fill)
 		r->max_fill = head - tail;
 	uint64_t released = tail, step = r->data_size / RING_RELEASE;
+	uint64_t written = head; /* the kernel's head, read again at each release */
 	long n = 0;
 	int ret = 0;
 	while (tail < head && !ret) {
@@ -168,6 +169,7 @@ long perfev_ring_drain_until(struct perfev_ring *r, uint64_t sample_type, uint64
 			break; /* left for a later drain: another ring's come first */
 		} else {
 			n++;
+			out.behind = written - tail > r->data_size / 8 * 3;
 			if (fn && fn(ctx, &out))
 				ret = 1;
 		}
@@ -175,6 +177,7 @@ long perfev_ring_drain_until(struct perfev_ring *r, uint64_t sample_type, uint64
 		if (tail - released >= step) {
 			__atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
 			released = tail;
+			written = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
 		}
 	}
 	/* hand the consumed space back only after we are done reading it */

@@ -60,6 +60,7 @@ struct py_stack {
 	const uint8_t *stack;
 	uint64_t size;
 	bool whole;
+	bool behind;              /* the reader is behind the kernel: not read, so no record is lost */
 };
 
 /* A sample read later than this after it was taken is not read: its
@@ -80,6 +81,7 @@ enum py_fail {
 	PY_FAIL_LATE,       /* read more than PY_MAX_AGE_NS after the sample */
 	PY_FAIL_CODE,       /* a frame's code is not a code object */
 	PY_FAIL_ROOM,       /* the stack would pass MAX frames */
+	PY_FAIL_BEHIND,     /* not read: the reader was behind, and reading would have lost records */
 	PY_FAILS
 };
 /* What each reason says in the summary. */

@@ -50,6 +50,7 @@ const char *py_fail_text(enum py_fail f)
 		[PY_FAIL_MOVED] = "the thread had left the sampled frames by the time they were read",
 		[PY_FAIL_CODE] = "a frame's code object had changed",
 		[PY_FAIL_ROOM] = "too deep",
+		[PY_FAIL_BEHIND] = "ftstack was behind the kernel, and reading them would have lost samples",
 	};
 	return f < PY_FAILS ? text[f] : "?";
 }

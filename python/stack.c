@@ -350,7 +350,8 @@ int py_reader_expand(struct py_reader *r, const struct py_stack *s, uint64_t *ou
 		return (int)keep;
 	r->active = true;
 	r->cnt.stacks++;
-	int why = n == 0 ? PY_FAIL_NO_CFA : s->age_ns > PY_MAX_AGE_NS ? PY_FAIL_LATE : 0;
+	int why = n == 0 ? PY_FAIL_NO_CFA : s->age_ns > PY_MAX_AGE_NS ? PY_FAIL_LATE :
+		  s->behind ? PY_FAIL_BEHIND : 0;
 	struct py_stack whole = *s;
 	whole.whole &= !open;
 	if (!why && !p->bin->learnt &&

@@ -194,6 +194,38 @@ static void test_drain_until(void)
 	fake_ring_free(&r);
 }
 
+/* behind: on each record handed while more than 3/8 of the ring waited,
+ * counted from the head as the drain reads it again (here, never moved) */
+static int behind_cb(void *ctx, const struct perfev_record *rec)
+{
+	long *c = ctx;
+	c[0] += rec->behind;
+	c[1] += !rec->behind && c[0] == 0; /* one not behind before a behind one */
+	c[2]++;
+	return 0;
+}
+
+static void test_behind(void)
+{
+	struct perfev_ring r;
+	struct perf_event_mmap_page *meta = fake_ring(&r);
+	struct bld smp;
+	size_t slen = user_sample(&smp);
+	uint64_t pos = 0;
+	while (pos + slen <= 3500)
+		ring_put(&r, &pos, smp.w, slen);
+	meta->data_head = pos;
+	long want = 0, c[3] = { 0 };
+	for (uint64_t at = 0; at < pos; at += slen)
+		want += pos - at > 1536;
+	perfev_ring_drain(&r, PERFEV_SAMPLE_TYPE, 0, behind_cb, c);
+	CHECK(c[0] == want && want > 0 && c[1] == 0 && c[2] > want,
+	      "behind on the %ld records handed while over 3/8 of the ring (1536 of 4096 bytes) "
+	      "waited, the first "
+	      "of them (%ld of %ld)", want, c[0], c[2]);
+	fake_ring_free(&r);
+}
+
 /* ---- live rings (root): raw_syscalls:sys_enter filtered to getppid ---- */
 static void getppids(int fd, long n)
 {
@@ -503,6 +535,7 @@ int main(void)
 	test_fake_ring();
 	test_release_as_it_goes();
 	test_drain_until();
+	test_behind();
 	test_live();
 	CHECK_DONE();
 }

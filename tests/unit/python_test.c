@@ -262,6 +262,14 @@ static void test_replay(const char *file)
 	      "again: the same frames, %" PRIu64 " reads (a frame and its code each, the liveness "
 	      "check before and after: the names not read again)",
 	      c.reads - reads);
+	/* the reader behind the kernel: its native frames, no memory read */
+	s.behind = true;
+	reads = c.reads;
+	int nb = r ? py_reader_expand(r, &s, again, FIX_MAX_FRAMES * 2) : -1;
+	py_reader_counts(r, &c);
+	CHECK(nb == (int)f.n && c.failed[PY_FAIL_BEHIND] == 1 && c.reads == reads,
+	      "read while behind: the %d native frames, counted, %" PRIu64 " reads", nb,
+	      c.reads - reads);
 	int32_t rec_off = pp && pp->bin ? pp->bin->rec_off : 0;
 	uint64_t tstate = pp && pp->nthreads ? pp->threads[0].tstate : 0;
 	struct py_layout lay = pp ? pp->lay : (struct py_layout){ 0 };
