@@ -177,12 +177,10 @@ static int watch_ring(void *ctx, int cpu, bool watch)
 
 /* When profile may read Python frames, the rings are read by a thread on
  * each CPU (cpu_readers.h), woken on the CPU of each sample, from the
- * start. Once the first Python sample was read, as before, was too late
- * where the traced processes keep every CPU busy: the loop (not
- * SCHED_FIFO, as the readers are) fell behind from the start, and 16
- * python3s at -F 999 had half their samples' frames read too late, all of
- * them in some runs, the processes gone, and lost samples. Called with the
- * readers' lock held; without threads the loop reads them. */
+ * run's start: started at the first Python sample, they came too late
+ * where the traced processes keep every CPU busy, the loop (not
+ * SCHED_FIFO, as they are) having fallen behind before it. Called with
+ * the readers' lock held; without threads the loop reads them. */
 static void start_readers(struct ft_session *s, struct loop *l)
 {
 	int cpus[CPU_SETSIZE], fds[CPU_SETSIZE];

@@ -107,7 +107,6 @@ static void on_sample(struct ft_session *s, const struct perfev_record *rec, int
 {
 	struct perfev_sample walked;
 	const struct perfev_sample *smp = &rec->sample;
-	s->ustacks.behind = rec->behind;
 	if (smp->pid != (uint32_t)s->self) /* ftstack's own samples are dropped unwalked */
 		smp = ft_ustack_walk(&s->ustacks, s->procs, smp, &walked);
 	if (s->offcpu) {

@@ -126,11 +126,6 @@ struct ft_ustacks {
 	uint64_t clock_at;             /* when it was last measured (CLOCK_MONOTONIC) */
 	bool py_offset_known;
 	bool offcpu;                   /* offcpu's samples: of blocked threads */
-	/* the sample in hand came with more than 3/8 of its ring unread: its
-	 * Python frames are not read (offcpu's blocked threads cost ~40
-	 * reads of their memory each; at 40k switch-outs a second the reads
-	 * fell behind and lost most records) */
-	bool behind;
 	/* profile at up to FT_PYTHON_WAKE_RATE: each sample wakes a reader,
 	 * one on each CPU from the run's start (collector/loop.c,
 	 * cpu_readers.h); py_on_cpu[1] of the samples read were read on the

@@ -226,15 +226,15 @@ struct perfev_sample {
 	const uint64_t *uregs; /* PERF_SAMPLE_REGS_USER values, or NULL */
 	uint64_t uregs_abi;
 	uint64_t cgroup;       /* PERF_SAMPLE_CGROUP: the task's cgroup2 id, else 0 */
+	/* set by the drain: more than 3/8 of the ring waited to be read when
+	 * it handed this sample over (the reader is falling behind the kernel;
+	 * a ring wakes its reader at a quarter full) */
+	bool behind;
 };
 
 struct perfev_record {
 	enum perfev_kind kind;
 	uint16_t misc;
-	/* set by the drain: more than 3/8 of the ring waited to be read when
-	 * it handed this record over (the reader is falling behind the kernel;
-	 * a ring wakes its reader at a quarter full) */
-	bool behind;
 	/* from the record or its sample_id trailer (sample_id_all) */
 	uint32_t pid, tid;
 	uint64_t time;

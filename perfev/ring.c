@@ -169,7 +169,8 @@ long perfev_ring_drain_until(struct perfev_ring *r, uint64_t sample_type, uint64
 			break; /* left for a later drain: another ring's come first */
 		} else {
 			n++;
-			out.behind = written - tail > r->data_size / 8 * 3;
+			out.sample.behind = out.kind == PERFEV_SAMPLE &&
+					    written - tail > r->data_size / 8 * 3;
 			if (fn && fn(ctx, &out))
 				ret = 1;
 		}

@@ -68,7 +68,7 @@ struct sym_unwinder {
 	 * 1 + the stack slot (8 bytes from sp) of the one return address the
 	 * chain lacks (a frameless leaf, a function's first instruction): the
 	 * CFA rule of a pc is fixed, so that slot is the same every time */
-	struct { uint32_t pid, ra_slot; uint64_t image, ip; } top[FP_CACHE];
+	struct urepair { uint32_t pid, ra_slot; uint64_t image, ip; } top[FP_CACHE];
 	/* sym_unwind's rules per ip (per process layout, direct-mapped; the
 	 * key is ip * 2 + 1 for a return address, whose row libunwind takes at
 	 * ip - 1): CFA = rsp or rbp + CFA_OFF, the return address at CFA +

@@ -10,13 +10,19 @@
 #include <string.h>
 #include "symbolize/unwind_internal.h"
 
+/* Keeps R in T, the slot of its ip, or else in its set's oldest (SET) */
+static void repair_keep(struct urepair *set, struct urepair *t, struct urepair r)
+{
+	*(t ? t : (struct urepair *)agg_cache_front(set, sizeof(*set))) = r;
+}
+
 uint32_t sym_unwind_splice(struct sym_unwinder *u, const struct sym_ustack *s,
 			   const uint64_t *chain, uint32_t nchain, uint64_t *ips, uint32_t max,
 			   bool *cut)
 {
 	bool failed, met, cfi;
 	uint64_t ip = s->regs[16], image = sym_procs_image(u->procs, s->pid, s->time);
-	typeof(u->top[0]) *set = &u->top[agg_cache_set(ip, s->pid, FP_CACHE)], *t = NULL;
+	struct urepair *set = &u->top[agg_cache_set(ip, s->pid, FP_CACHE)], *t = NULL;
 	for (unsigned w = 0; w < AGG_CACHE_WAYS && !t; w++)
 		if (set[w].ip == ip && set[w].pid == s->pid)
 			t = &set[w];
@@ -43,22 +49,19 @@ uint32_t sym_unwind_splice(struct sym_unwinder *u, const struct sym_ustack *s,
 			sym_uw_keep_sp(u, j, j ? 0 : s->regs[7]);
 	} else if (!met || !cfi || !image) {
 		/* nothing learnt: only a step by the ip's own CFI says its rule */
-	} else {
-		/* the repair: none, or one frame inserted, found at the first
-		 * stack slot holding its return address (the CFI step read it
-		 * from CFA - 8, at or above sp) */
-		uint32_t ra_slot = n >= 2 && nchain > 1 && ips[1] == chain[1] ? 0 : UINT32_MAX;
-		for (uint32_t i = 0; ra_slot == UINT32_MAX && n >= 3 && nchain > 1 &&
-				     ips[2] == chain[1] && i < 64 && (uint64_t)(i + 1) * 8 <= s->size; i++) {
+	} else if (n >= 2 && nchain > 1 && ips[1] == chain[1]) {
+		repair_keep(set, t, (struct urepair){ .pid = s->pid, .image = image, .ip = ip });
+	} else if (n >= 3 && nchain > 1 && ips[2] == chain[1]) {
+		/* one frame inserted: the first stack slot holding its return
+		 * address (the CFI step read it from CFA - 8, at or above sp) */
+		for (uint32_t i = 0; i < 64 && (uint64_t)(i + 1) * 8 <= s->size; i++) {
 			uint64_t w;
 			memcpy(&w, s->stack + (uint64_t)i * 8, sizeof(w));
-			if (w == ips[1])
-				ra_slot = i + 1;
-		}
-		if (ra_slot != UINT32_MAX) {
-			if (!t)
-				t = agg_cache_front(set, sizeof(*set));
-			*t = (typeof(*t)){ .pid = s->pid, .image = image, .ip = ip, .ra_slot = ra_slot };
+			if (w == ips[1]) {
+				repair_keep(set, t, (struct urepair){ .pid = s->pid, .image = image,
+								      .ip = ip, .ra_slot = i + 1 });
+				break;
+			}
 		}
 	}
 	return n;

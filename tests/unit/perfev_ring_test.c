@@ -199,8 +199,8 @@ static void test_drain_until(void)
 static int behind_cb(void *ctx, const struct perfev_record *rec)
 {
 	long *c = ctx;
-	c[0] += rec->behind;
-	c[1] += !rec->behind && c[0] == 0; /* one not behind before a behind one */
+	c[0] += rec->sample.behind;
+	c[1] += !rec->sample.behind && c[0] == 0; /* one not behind before a behind one */
 	c[2]++;
 	return 0;
 }
