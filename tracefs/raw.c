@@ -245,8 +245,36 @@ static void count_kind(struct tfs_raw *r, enum tfs_raw_kind k)
 	}
 }
 
-/* Copies the page and checks that its header's sizes fit before kbuffer
- * trusts them. Returns 0 or -EINVAL. */
+/* True when each record of the committed DATA[0, SIZE) starts past the one
+ * before it, taking each header's length as kbuffer takes it. kbuffer
+ * follows a padding record's length inside one call, so a padding whose
+ * length leads back (-4 leads to itself) spins there forever: a corrupt page
+ * hung the raw fuzz target. Header rules: a u32 of type_len (low 5 bits) and
+ * time delta; 29 padding and 0 carry a u32 length after it, 30 and 31 a u32
+ * of time, 1-28 are type_len words of data. */
+static bool records_advance(const uint8_t *data, uint32_t size)
+{
+	for (uint32_t cur = 0; cur < size;) {
+		uint32_t word, len;
+		int64_t next;
+		memcpy(&word, data + cur, sizeof(word));
+		memcpy(&len, data + cur + 4, sizeof(len)); /* 16 zero bytes follow the page */
+		switch (word & 31) {
+		case 29: next = (int64_t)cur + 4 + (int32_t)len; break;
+		case 30:
+		case 31: next = (int64_t)cur + 8; break;
+		case 0: next = (int64_t)cur + 8 + (((int32_t)len - 4 + 3) & ~3); break;
+		default: next = (int64_t)cur + 4 + (word & 31) * 4; break;
+		}
+		if (next <= cur)
+			return false;
+		cur = next > size ? size : (uint32_t)next;
+	}
+	return true;
+}
+
+/* Copies the page and checks that its header's sizes fit, and that its
+ * records move forward, before kbuffer trusts them. Returns 0 or -EINVAL. */
 static int load_page(struct tfs_raw *r, const void *page, size_t len)
 {
 	uint64_t commit;
@@ -255,7 +283,8 @@ static int load_page(struct tfs_raw *r, const void *page, size_t len)
 	memcpy(r->page, page, len);
 	memset(r->page + len, 0, r->subbuf_size + 16 - len);
 	memcpy(&commit, r->page + 8, sizeof(commit));
-	if ((commit & COMMIT_SIZE_MASK) > len - PAGE_HDR)
+	if ((commit & COMMIT_SIZE_MASK) > len - PAGE_HDR ||
+	    !records_advance(r->page + PAGE_HDR, (uint32_t)(commit & COMMIT_SIZE_MASK)))
 		return -EINVAL;
 	if (kbuffer_load_subbuffer(r->kb, r->page) < 0)
 		return -EINVAL;

@@ -281,6 +281,43 @@ static void test_bad_and_missed(void)
 	tfs_raw_free(r);
 }
 
+/* Appends a padding record (type_len 29) whose length word is LEN: the
+ * kernel's discarded event, LEN bytes after the header's first word. */
+static void put_padding(struct page *p, int32_t len)
+{
+	uint32_t hdr = (1u << 5) | 29;
+	memcpy(p->b + 16 + p->len, &hdr, 4);
+	memcpy(p->b + 16 + p->len + 4, &len, 4);
+	p->len += 4 + (uint32_t)(len > 4 ? len : 4);
+	uint64_t commit = p->len;
+	memcpy(p->b + 8, &commit, 8);
+}
+
+/* kbuffer follows a padding's length inside one call: a length that leads
+ * back would spin there (the raw fuzz target's timeout). Such a page is bad;
+ * a padding that leads forward is passed over. */
+static void test_padding(void)
+{
+	static struct page p;
+	struct tfs_raw *r = fresh(true, false);
+	page_init(&p, 0);
+	put_event(&p, 300, 7);
+	put_padding(&p, 12);
+	put_event(&p, 300, 8);
+	CHECK_EQ_U64(tfs_raw_decode(r, p.b, SUBBUF, NULL, NULL), 2, "padding: passed over");
+	page_init(&p, 0);
+	put_padding(&p, -4); /* leads to itself */
+	CHECK_EQ_U64(tfs_raw_decode(r, p.b, SUBBUF, NULL, NULL), (uint64_t)-EINVAL,
+		     "padding: a length to itself is a bad page");
+	page_init(&p, 0);
+	put_event(&p, 300, 7);
+	put_padding(&p, -24); /* leads back to the event: a loop of records */
+	CHECK_EQ_U64(tfs_raw_decode(r, p.b, SUBBUF, NULL, NULL), (uint64_t)-EINVAL,
+		     "padding: a length back to an event is a bad page");
+	CHECK_EQ_U64(tfs_raw_stats(r)->bad_pages, 2, "padding: bad pages counted");
+	tfs_raw_free(r);
+}
+
 /* A uprobe event (user stack only) carries its ra field; a tracepoint
  * beside it still waits for both stacks. */
 static void test_user_event_arg(void)
@@ -389,6 +426,7 @@ int main(void)
 	test_other_pid();
 	test_overflow_and_kinds();
 	test_bad_and_missed();
+	test_padding();
 	test_user_event_arg();
 	test_functions();
 	test_format_id();
