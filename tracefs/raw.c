@@ -263,7 +263,9 @@ static bool records_advance(const uint8_t *data, uint32_t size)
 		case 29: next = (int64_t)cur + 4 + (int32_t)len; break;
 		case 30:
 		case 31: next = (int64_t)cur + 8; break;
-		case 0: next = (int64_t)cur + 8 + (((int32_t)len - 4 + 3) & ~3); break;
+		case 0: /* kbuffer: (u32 - 4) as int, rounded up to 4, wrapping */
+			next = (int64_t)cur + 8 + (int32_t)((len - 4u + 3u) & ~3u);
+			break;
 		default: next = (int64_t)cur + 4 + (word & 31) * 4; break;
 		}
 		if (next <= cur)
