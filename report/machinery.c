@@ -6,6 +6,8 @@
 #include "report/internal.h"
 
 #include <ctype.h>
+#include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Exact names. */
@@ -69,19 +71,33 @@ bool report_is_hexaddr(const char *p, size_t n)
 	return true;
 }
 
+#define NNAMES (sizeof(machinery_names) / sizeof(*machinery_names))
+static const char *sorted_names[NNAMES];
+static pthread_once_t sorted_once = PTHREAD_ONCE_INIT;
+
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static void sort_names(void)
+{
+	memcpy(sorted_names, machinery_names, sizeof(sorted_names));
+	qsort(sorted_names, NNAMES, sizeof(*sorted_names), name_cmp);
+}
+
 bool report_is_machinery(const char *name)
 {
 	if (!name)
 		return false;
-	size_t n = strlen(name);
-
-	if (report_is_hexaddr(name, n))
+	if (name[0] == '0' && report_is_hexaddr(name, strlen(name)))
 		return true;
-	/* the first byte first: the live collector asks this of every
-	 * kallsyms name (~120k), and almost all differ there */
-	for (size_t i = 0; i < sizeof(machinery_names) / sizeof(*machinery_names); i++)
-		if (name[0] == machinery_names[i][0] && strcmp(name, machinery_names[i]) == 0)
-			return true;
+	/* the live collector asks this of every kallsyms name (~120k): a
+	 * search of the sorted names, 7 compares, where a scan of the table
+	 * took a tenth of a count run's start-up (~9 ms here) */
+	pthread_once(&sorted_once, sort_names);
+	if (bsearch(&name, sorted_names, NNAMES, sizeof(*sorted_names), name_cmp))
+		return true;
 	for (size_t i = 0; i < sizeof(machinery_prefixes) / sizeof(*machinery_prefixes); i++)
 		if (name[0] == machinery_prefixes[i][0] &&
 		    strncmp(name, machinery_prefixes[i], strlen(machinery_prefixes[i])) == 0)

@@ -333,6 +333,20 @@ static void test_detect_and_names(void)
 	CHECK(report_is_machinery("0xffffffffc0358083"), "machinery bare address");
 	CHECK(!report_is_machinery("__kmalloc"), "not machinery __kmalloc");
 	CHECK(!report_is_machinery("tracing_map_sort_entries"), "not machinery tracing_map_*");
+	/* the table's first and last names, one of each first byte's ends, and
+	 * near misses: the search of the sorted names finds exactly the table */
+	static const char *const in[] = { "kprobe_trace_func", "arch_stack_walk", "[FTRACE TRAMPOLINE]",
+					   "__kretprobe_trampoline", "uprobe_dispatcher", "ftrace_stub",
+					   "perf_swevent_hrtimer", "trace_call_bpf", "do_int3" };
+	static const char *const out[] = { "kprobe_trace_fun", "kprobe_trace_funcs", "arch_stack_walk_",
+					   "[FTRACE TRAMPOLINE", "", "0x", "0xfffg", "ftrace_stubs" };
+	int found = 0, missed = 0;
+	for (size_t i = 0; i < sizeof(in) / sizeof(*in); i++)
+		found += report_is_machinery(in[i]);
+	for (size_t i = 0; i < sizeof(out) / sizeof(*out); i++)
+		missed += !report_is_machinery(out[i]);
+	CHECK_EQ_U64(found, 9, "machinery: table names found");
+	CHECK_EQ_U64(missed, 8, "machinery: near misses not");
 }
 
 static void test_garbage(void)
