@@ -120,6 +120,23 @@ static size_t user_sample(struct bld *smp)
 	return len;
 }
 
+/* A ring of copies of one user sample (its length into *SLEN) from START
+ * while they fit in BYTES: data_tail at START, data_head after the last.
+ * Returns how many. */
+static int fill_samples(struct perfev_ring *r, size_t *slen, uint64_t start, uint64_t bytes)
+{
+	struct perf_event_mmap_page *meta = r->base;
+	struct bld smp;
+	uint64_t pos = start;
+	int n = 0;
+	*slen = user_sample(&smp);
+	while (pos + *slen - start <= bytes)
+		ring_put(r, &pos, smp.w, *slen), n++;
+	meta->data_head = pos;
+	meta->data_tail = start;
+	return n;
+}
+
 /* The space a drain has read goes back to the kernel as the drain goes
  * (each 1/32 of the ring), never a record before the callback is done with
  * it: at each callback, data_tail is at most the record's start and at
@@ -146,14 +163,10 @@ static void test_release_as_it_goes(void)
 {
 	struct perfev_ring r;
 	struct perf_event_mmap_page *meta = fake_ring(&r);
-	struct bld smp;
-	size_t slen = user_sample(&smp);
-	uint64_t start = 8192, pos = start;
-	int n = 0;
-	while (pos + slen - start <= 4096)
-		ring_put(&r, &pos, smp.w, slen), n++;
-	meta->data_head = pos;
-	meta->data_tail = start;
+	size_t slen;
+	uint64_t start = 8192;
+	int n = fill_samples(&r, &slen, start, 4096);
+	uint64_t pos = meta->data_head;
 	struct release_watch w = { .meta = meta, .at = start, .slen = slen };
 	CHECK_EQ_U64(perfev_ring_drain(&r, PERFEV_SAMPLE_TYPE, 0, release_cb, &w), n,
 		     "a full ring's records, all read");
@@ -194,35 +207,66 @@ static void test_drain_until(void)
 	fake_ring_free(&r);
 }
 
-/* behind: on each record handed while more than 3/8 of the ring waited,
- * counted from the head as the drain reads it again (here, never moved) */
+/* behind: on each record handed while more than 3/8 of the ring (1536 of
+ * its 4096 bytes) waited from the record's start to the head, the head
+ * read again at each release (each 1/32 of the ring, 128 bytes): the
+ * flags of each record, and the kernel's head moved on at the first */
+struct behind_watch {
+	struct perf_event_mmap_page *meta;
+	uint64_t move_head; /* where the first callback puts data_head (0: not) */
+	bool flag[64];
+	int n;
+};
+
 static int behind_cb(void *ctx, const struct perfev_record *rec)
 {
-	long *c = ctx;
-	c[0] += rec->sample.behind;
-	c[1] += !rec->sample.behind && c[0] == 0; /* one not behind before a behind one */
-	c[2]++;
+	struct behind_watch *w = ctx;
+	if (w->n == 0 && w->move_head)
+		w->meta->data_head = w->move_head;
+	if (w->n < 64)
+		w->flag[w->n] = rec->sample.behind;
+	w->n++;
 	return 0;
+}
+
+/* How many of N records (SLEN bytes each, from 0) W saw flagged otherwise
+ * than behind a head at BEFORE up to record RELEASED_AFTER and at AFTER
+ * from the next one on (or W saw another number of records) */
+static int behind_wrong(const struct behind_watch *w, int n, uint64_t slen, uint64_t before,
+			uint64_t after, int released_after)
+{
+	int wrong = w->n != n;
+	for (int i = 0; i < n && i < 64; i++) {
+		uint64_t head = i > released_after ? after : before;
+		wrong += w->flag[i] != (head - (uint64_t)i * slen > 1536 && head > (uint64_t)i * slen);
+	}
+	return wrong;
 }
 
 static void test_behind(void)
 {
 	struct perfev_ring r;
 	struct perf_event_mmap_page *meta = fake_ring(&r);
-	struct bld smp;
-	size_t slen = user_sample(&smp);
-	uint64_t pos = 0;
-	while (pos + slen <= 3500)
-		ring_put(&r, &pos, smp.w, slen);
-	meta->data_head = pos;
-	long want = 0, c[3] = { 0 };
-	for (uint64_t at = 0; at < pos; at += slen)
-		want += pos - at > 1536;
-	perfev_ring_drain(&r, PERFEV_SAMPLE_TYPE, 0, behind_cb, c);
-	CHECK(c[0] == want && want > 0 && c[1] == 0 && c[2] > want,
-	      "behind on the %ld records handed while over 3/8 of the ring (1536 of 4096 bytes) "
-	      "waited, the first "
-	      "of them (%ld of %ld)", want, c[0], c[2]);
+	size_t slen;
+	int n = fill_samples(&r, &slen, 0, 3500), behind = 0;
+	uint64_t pos = meta->data_head;
+	struct behind_watch w = { .meta = meta };
+	perfev_ring_drain(&r, PERFEV_SAMPLE_TYPE, 0, behind_cb, &w);
+	for (int i = 0; i < n; i++)
+		behind += pos - (uint64_t)i * slen > 1536;
+	CHECK(behind > 0 && behind < n && behind_wrong(&w, n, slen, pos, pos, -1) == 0,
+	      "behind exactly on the %d of %d records that started over 1536 bytes before the head",
+	      behind, n);
+	/* the head at 8 records, then moved on to 3500 bytes while the drain
+	 * reads: from the first release on, the records are behind the new head */
+	meta->data_head = 8 * slen;
+	meta->data_tail = 0;
+	w = (struct behind_watch){ .meta = meta, .move_head = pos };
+	perfev_ring_drain(&r, PERFEV_SAMPLE_TYPE, 0, behind_cb, &w);
+	int released_after = (int)((128 + slen - 1) / slen) - 1; /* the record that ends the first 128 bytes */
+	CHECK(released_after + 1 < 8 && behind_wrong(&w, 8, slen, 8 * slen, pos, released_after) == 0,
+	      "the head read again at a release: behind from record %d of 8 on",
+	      released_after + 1);
 	fake_ring_free(&r);
 }
 
