@@ -72,8 +72,8 @@ static void warm_task_events(const struct ft_session *s)
 /* KS's symbols read now, before the plan, which needs their names. */
 static int load_kallsyms(struct ft_kernel_syms *ks)
 {
-	ks->path = "/proc/kallsyms";
-	int ret = sym_kernel_load(ks->path, &ks->syms);
+	ks->path = FT_KALLSYMS;
+	int ret = ft_ksyms_read(ks->path, &ks->syms);
 	if (ft_kload_warn_hidden(ret)) {
 		ks->syms = NULL;
 		ret = 0;

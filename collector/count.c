@@ -11,7 +11,6 @@
 #include "mem/mem.h"
 #include "collector/session.h"
 
-#define KALLSYMS "/proc/kallsyms"
 
 /* A process seen for the first time that was not born under tracing: read
  * its maps now, while it most likely still runs. */
@@ -165,7 +164,7 @@ void ft_session_count(struct ft_session *s, const struct perfev_sample *smp, uin
 	if (smp->time > s->last_time)
 		s->last_time = smp->time;
 	if (s->kernel.state == FT_KSYMS_NONE && smp->nkips)
-		ft_ksyms_start(&s->kernel, KALLSYMS, s->plan.track_mmaps, s->output.symcache);
+		ft_ksyms_start(&s->kernel, FT_KALLSYMS, s->plan.track_mmaps, s->output.symcache);
 	if (s->kernel.state == FT_KSYMS_LOADING) {
 		/* its process is read now, while it most likely still runs */
 		ft_session_know_process(s, smp->pid, smp->time);

@@ -52,9 +52,15 @@ bool ft_ranges_contain(const struct ft_ranges *r, uint64_t addr);
 
 /* ---- loading kallsyms and the filters (kload.c) ---- */
 struct ft_kload;
-/* Loads the kallsyms-format file PATH into *k and builds *f from it (the
- * self ranges when TRACK_MMAPS). Returns 0, or -errno with *k NULL and *f
- * empty (-EPERM: every address is zero, kptr_restrict). */
+/* The kernel's own list of its symbols. */
+#define FT_KALLSYMS "/proc/kallsyms"
+/* sym_kernel_load of PATH, through the copy saved between runs when PATH
+ * is FT_KALLSYMS (sym_kernel_load_cached; --debug says whence). Returns
+ * what sym_kernel_load does. */
+int ft_ksyms_read(const char *path, struct sym_kernel **k);
+/* Loads the kallsyms-format file PATH into *k (ft_ksyms_read) and builds
+ * *f from it (the self ranges when TRACK_MMAPS). Returns 0, or -errno with
+ * *k NULL and *f empty (-EPERM: every address is zero, kptr_restrict). */
 int ft_kload_now(const char *path, bool track_mmaps, struct sym_kernel **k,
 		 struct ft_kfilter *f);
 /* The same in a thread of its own; ft_kload_fd becomes readable when it is

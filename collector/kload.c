@@ -34,12 +34,25 @@ struct ft_kload {
 	struct ft_kfilter f;
 };
 
+int ft_ksyms_read(const char *path, struct sym_kernel **k)
+{
+	static const char *said[] = { [SYM_KERNEL_READ] = "read", [SYM_KERNEL_READ_SAVED] =
+		"read and saved in", [SYM_KERNEL_SAVED] = "read back from" };
+	char file[4096];
+	enum sym_kernel_whence whence;
+	bool cached = strcmp(path, FT_KALLSYMS) == 0 && sym_kernel_cache_file(file, sizeof(file)) == 0;
+	int ret = sym_kernel_load_cached(path, cached ? file : NULL, "", k, &whence);
+	if (ret == 0)
+		ft_debug("kernel symbols %s %s", said[whence], whence == SYM_KERNEL_READ ? path : file);
+	return ret;
+}
+
 int ft_kload_now(const char *path, bool track_mmaps, struct sym_kernel **k,
 		 struct ft_kfilter *f)
 {
 	memset(f, 0, sizeof(*f));
 	*k = NULL;
-	int ret = sym_kernel_load(path, k);
+	int ret = ft_ksyms_read(path, k);
 	if (ret < 0)
 		return ret;
 	if ((ret = ft_kfilter_init(f, *k, track_mmaps)) < 0) {

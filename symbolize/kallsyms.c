@@ -13,37 +13,13 @@
 #include <unistd.h>
 #include "aggregate/aggregate.h"
 #include "symbolize/internal.h"
-#include "symbolize/symbolize.h"
+#include "symbolize/kallsyms_int.h"
 
 /* What the last symbol (or the last of vmlinux/a module, whose successor is
  * elsewhere in memory) may span; no kernel function is larger. */
 #define KSYM_LAST_SPAN (1u << 20)
 
-struct ksym {
-	uint64_t addr;   /* first: sym_addr_upper_bound */
-	uint32_t name;   /* offset into buf */
-	uint32_t module; /* offset into buf, 0 = vmlinux */
-	uint32_t line : 31; /* order in the file: a stable tie-break */
-	uint32_t global : 1; /* T/W: the name callers and probes use */
-};
-
-/* Big buffers come from mmap with MAP_POPULATE: on a VM, faulting in the
- * ~10 MiB one page at a time costs more than the parsing. */
-struct region {
-	void *p;
-	size_t cap;
-};
-
-struct sym_kernel {
-	struct ksym *syms;
-	size_t n;
-	struct agg_index byname; /* name -> index + 1 into syms: the first by address */
-	bool indexed;
-	char *buf; /* the file's bytes, lines cut into NUL-terminated names */
-	struct region rbuf, rsyms;
-};
-
-static int region_grow(struct region *r, size_t cap)
+int sym_region_grow(struct sym_region *r, size_t cap)
 {
 	void *p;
 	if (cap <= r->cap)
@@ -60,7 +36,7 @@ static int region_grow(struct region *r, size_t cap)
 	return 0;
 }
 
-static void region_free(struct region *r)
+void sym_region_free(struct sym_region *r)
 {
 	if (r->p)
 		munmap(r->p, r->cap);
@@ -69,7 +45,7 @@ static void region_free(struct region *r)
 }
 
 /* Reads PATH whole into R, NUL-terminated; /proc files have no size. */
-static int read_whole(const char *path, struct region *r, size_t *len)
+static int read_whole(const char *path, struct sym_region *r, size_t *len)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC), ret = 0;
 	struct stat st;
@@ -77,9 +53,9 @@ static int read_whole(const char *path, struct region *r, size_t *len)
 	if (fd < 0)
 		return -errno;
 	size_t cap = fstat(fd, &st) == 0 && st.st_size > 0 ? (size_t)st.st_size + 4096 : 8u << 20;
-	for (ret = region_grow(r, cap); ret == 0;) {
+	for (ret = sym_region_grow(r, cap); ret == 0;) {
 		if (n + 1 >= r->cap) {
-			ret = r->cap >= (1u << 30) ? -EFBIG : region_grow(r, r->cap * 2);
+			ret = r->cap >= (1u << 30) ? -EFBIG : sym_region_grow(r, r->cap * 2);
 			if (ret)
 				break;
 		}
@@ -161,7 +137,7 @@ static int parse(struct sym_kernel *k, size_t len, bool *all_zero)
 {
 	size_t cap = len / 32 + 16;
 	bool sorted = true;
-	if (region_grow(&k->rsyms, cap * sizeof(*k->syms)) < 0)
+	if (sym_region_grow(&k->rsyms, cap * sizeof(*k->syms)) < 0)
 		return -ENOMEM;
 	k->syms = k->rsyms.p;
 	*all_zero = true;
@@ -175,7 +151,7 @@ static int parse(struct sym_kernel *k, size_t len, bool *all_zero)
 		if (!parse_line(line, k->buf, &s))
 			continue;
 		if (k->n == cap) {
-			if (region_grow(&k->rsyms, (cap *= 2) * sizeof(*k->syms)) < 0)
+			if (sym_region_grow(&k->rsyms, (cap *= 2) * sizeof(*k->syms)) < 0)
 				return -ENOMEM;
 			k->syms = k->rsyms.p;
 		}
@@ -226,12 +202,22 @@ static long by_name(const struct sym_kernel *k, const char *name)
 	return indexed(k, name, agg_hash_str(name), &p);
 }
 
+struct sym_kernel *sym_kernel_alloc(void)
+{
+	struct sym_kernel *k = calloc(1, sizeof(*k));
+	if (k && pthread_mutex_init(&k->live_lock, NULL) != 0) {
+		free(k);
+		k = NULL;
+	}
+	return k;
+}
+
 int sym_kernel_load(const char *path, struct sym_kernel **out)
 {
 	size_t len = 0;
 	bool all_zero = true;
 	int ret;
-	struct sym_kernel *k = calloc(1, sizeof(*k));
+	struct sym_kernel *k = sym_kernel_alloc();
 	if (!k)
 		return -ENOMEM;
 	ret = read_whole(path, &k->rbuf, &len);
@@ -254,9 +240,12 @@ void sym_kernel_free(struct sym_kernel *k)
 {
 	if (!k)
 		return;
-	region_free(&k->rsyms);
+	sym_region_free(&k->rsyms);
 	agg_index_clear(&k->byname);
-	region_free(&k->rbuf);
+	sym_region_free(&k->rbuf);
+	sym_kernel_free(k->live);
+	free(k->live_path);
+	pthread_mutex_destroy(&k->live_lock);
 	free(k);
 }
 
@@ -274,17 +263,21 @@ static bool same_module(const struct sym_kernel *k, const struct ksym *a, const 
 }
 
 /* End of symbol I: the next higher address, capped where the next symbol is
- * in another module (or there is none), as module text is not contiguous. */
-static uint64_t end_of(const struct sym_kernel *k, size_t i)
+ * in another module (or there is none), as module text is not contiguous.
+ * *LAST: whether I is the last of vmlinux's or its module's symbols there
+ * (what follows it may be code no symbol of theirs holds). */
+static uint64_t end_of(const struct sym_kernel *k, size_t i, bool *last)
 {
 	const struct ksym *s = &k->syms[i];
 	uint64_t cap = s->addr + KSYM_LAST_SPAN;
 	if (cap < s->addr)
 		cap = UINT64_MAX;
+	*last = true;
 	for (size_t j = i + 1; j < k->n; j++) {
 		if (k->syms[j].addr == s->addr)
 			continue;
-		if (same_module(k, s, &k->syms[j]) || k->syms[j].addr < cap)
+		*last = !same_module(k, s, &k->syms[j]);
+		if (!*last || k->syms[j].addr < cap)
 			return k->syms[j].addr;
 		break;
 	}
@@ -311,11 +304,34 @@ static size_t best_alias(const struct sym_kernel *k, size_t i)
 	return best;
 }
 
-/* Index of the (best alias of the) symbol containing ADDR, or -1. */
-static long containing(const struct sym_kernel *k, uint64_t addr)
+/* The kernel's own list, read now, or NULL when it cannot be. */
+static struct sym_kernel *live(const struct sym_kernel *k)
 {
+	struct sym_kernel *w = (struct sym_kernel *)k; /* filled once, as the index */
+	pthread_mutex_lock(&w->live_lock);
+	if (!w->live && !w->live_failed && sym_kernel_load(w->live_path, &w->live) < 0)
+		w->live_failed = true;
+	pthread_mutex_unlock(&w->live_lock);
+	return w->live;
+}
+
+/* Index of the (best alias of the) symbol containing ADDR in *KP, or -1;
+ * *END its end. A saved table answers only for addresses between two
+ * symbols of vmlinux or of one module: past a last symbol or below all
+ * of them, *KP becomes the kernel's own list (kallsyms_int.h). */
+static long containing(const struct sym_kernel **kp, uint64_t addr, uint64_t *end)
+{
+	const struct sym_kernel *k = *kp;
 	long i = k && k->n ? find(k, addr) : -1;
-	if (i < 0 || addr >= end_of(k, (size_t)i))
+	bool last = true;
+	if (i >= 0)
+		*end = end_of(k, (size_t)i, &last);
+	const struct sym_kernel *l = k && k->live_path && last ? live(k) : NULL;
+	if (l) {
+		*kp = l;
+		return containing(kp, addr, end);
+	}
+	if (i < 0 || addr >= *end)
 		return -1;
 	return (long)best_alias(k, (size_t)i);
 }
@@ -323,7 +339,8 @@ static long containing(const struct sym_kernel *k, uint64_t addr)
 const char *sym_kernel_lookup(const struct sym_kernel *k, uint64_t addr, uint64_t *off,
 			      const char **module)
 {
-	long i = containing(k, addr);
+	uint64_t end;
+	long i = containing(&k, addr, &end);
 	if (i < 0)
 		return NULL;
 	if (off)
@@ -335,11 +352,10 @@ const char *sym_kernel_lookup(const struct sym_kernel *k, uint64_t addr, uint64_
 
 int sym_kernel_extent(const struct sym_kernel *k, uint64_t addr, uint64_t *start, uint64_t *end)
 {
-	long i = containing(k, addr);
+	long i = containing(&k, addr, end);
 	if (i < 0)
 		return -ENOENT;
 	*start = k->syms[i].addr;
-	*end = end_of(k, (size_t)i);
 	return 0;
 }
 
@@ -348,8 +364,9 @@ int sym_kernel_range(const struct sym_kernel *k, const char *name, uint64_t *sta
 	long i = k && name ? by_name(k, name) : -1;
 	if (i < 0)
 		return -ENOENT;
+	bool last;
 	*start = k->syms[i].addr;
-	*end = end_of(k, (size_t)i);
+	*end = end_of(k, (size_t)i, &last);
 	return 0;
 }
 

@@ -25,6 +25,27 @@ struct sym_kernel;
  * (kptr_restrict): then lookups fail and callers show raw addresses. */
 int sym_kernel_load(const char *kallsyms_path, struct sym_kernel **out);
 void sym_kernel_free(struct sym_kernel *k);
+/* Where sym_kernel_load_cached keeps the kernel's symbols between runs:
+ * $FTSTACK_CACHE_DIR (empty: nowhere), else $XDG_CACHE_HOME/ftstack,
+ * else ~/.cache/ftstack when the home is the euid's; the directory is
+ * made (0700) and must be the euid's, written by nobody else. Returns 0
+ * and the file's path in BUF, or -errno (-ENOENT: nowhere). */
+int sym_kernel_cache_file(char *buf, size_t len);
+enum sym_kernel_whence {
+	SYM_KERNEL_READ,       /* from KALLSYMS only */
+	SYM_KERNEL_READ_SAVED, /* from KALLSYMS, and saved in the file */
+	SYM_KERNEL_SAVED,      /* from the file */
+};
+/* sym_kernel_load through a copy saved in FILE (NULL: none), read back
+ * while this boot, kernel, reader's view of the addresses and modules are
+ * the ones it was saved with (ROOT prefixes /proc and /sys: "" for this
+ * system's), else made anew from KALLSYMS and saved. The copy has no
+ * symbols the kernel makes as it runs (BPF programs, trampolines): what
+ * it cannot name exactly is named from KALLSYMS, read then. Returns what
+ * sym_kernel_load does (the file's troubles only make it read KALLSYMS);
+ * *WHENCE says where the table came from. */
+int sym_kernel_load_cached(const char *kallsyms, const char *file, const char *root,
+			   struct sym_kernel **out, enum sym_kernel_whence *whence);
 /* Returns the name of the text symbol containing ADDR (NULL if none) and the
  * offset into it in *off; *module is the module name or NULL for vmlinux. */
 const char *sym_kernel_lookup(const struct sym_kernel *k, uint64_t addr,

@@ -20,6 +20,19 @@ for m in kprobe-pmu kprobe-events; do
 	[ "$(fc $TMP/o 'caller_a;do_getppid;.*__x64_sys_getppid [0-9]+$')" = $a ] || info "$m output: $(head -c 600 $TMP/o)"
 done
 
+# the kernel's symbols saved between runs, on a kernel with kprobes (their
+# instruction pages and ftrace's trampolines are symbols the copy leaves
+# to /proc/kallsyms): read back, the same stacks, exact
+said() { sed -n 's/^ftstack: debug: kernel symbols //p' "$1"; }
+for r in 1 2; do
+	FTSTACK_CACHE_DIR=$TMP/ks $FTSTACK --debug --buffer-size 16384 -e __x64_sys_getppid \
+		--mechanism kprobe-events -f -c "$W $n" >$TMP/ks$r 2>$TMP/e
+	info "run $r: kernel symbols $(said $TMP/e); $(grep -c . /proc/modules 2>/dev/null) modules"
+	expect_eq "saved kernel symbols, run $r: caller_a path" "$(fc $TMP/ks$r 'caller_a;do_getppid;.*__x64_sys_getppid [0-9]+$')" $a
+done
+expect_eq "saved kernel symbols: the second run read them back" "$(said $TMP/e)" "read back from $TMP/ks/kallsyms"
+expect_eq "saved kernel symbols: the same stacks" "$(sort $TMP/ks2)" "$(sort $TMP/ks1)"
+
 # the headline: __kmalloc exists on 6.1 under its own name
 # with allocations for the whole run, however long its set-up takes (a
 # fixed number of rounds could end before tracing starts under KVM)
