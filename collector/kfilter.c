@@ -23,7 +23,7 @@ struct ft_kfilter_memo {
  * perf_event_mmap (and its static helpers) on every mmap of every process. */
 static bool is_self(const char *name)
 {
-	return strncmp(name, "perf_event_mmap", 15) == 0;
+	return name[0] == 'p' && strncmp(name, "perf_event_mmap", 15) == 0;
 }
 
 static int ranges_add(struct ft_ranges *r, uint64_t start, uint64_t end)
