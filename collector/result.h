@@ -46,7 +46,7 @@ struct ft_summary {
 	uint64_t bad_records;
 	int full_cpu;            /* the CPU whose ring was the fullest at a drain's start, or -1 */
 	unsigned full_pct;       /* how full, percent */
-	size_t ring_kb;
+	size_t ring_kb;          /* full_cpu's ring, KB (rings that grow differ) */
 	uint32_t sample_copy;    /* bytes of user stack each perf sample reserves in the ring (0: none) */
 	bool weighted;           /* report: some event printed summed periods */
 	uint32_t intervals;      /* -i: intervals printed (the counts are the run's) */

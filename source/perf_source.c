@@ -134,9 +134,11 @@ int ft_perf_source_watch(struct ft_perf_source *ps, int cpu, int epfd, bool watc
 	return ft_perf_ring_watch(epfd, &ps->rings[cpu], ps->rings[cpu].ring.fd, watch);
 }
 
-size_t ft_perf_source_ring_kb(const struct ft_perf_source *ps)
+size_t ft_perf_source_ring_kb(const struct ft_perf_source *ps, int cpu)
 {
-	return ps ? ps->ring_kb : 0;
+	if (!ps || cpu < 0 || cpu >= ps->ncpus)
+		return 0;
+	return ps->rings[cpu].ring.data_size / 1024;
 }
 
 int ft_perf_source_fullest(const struct ft_perf_source *ps, unsigned *pct)

@@ -97,7 +97,8 @@ int ft_perf_source_rings(const struct ft_perf_source *ps, int *cpus, int *fds, i
  * its own waits on it (collector/cpu_readers.h). Returns 0 or -errno
  * (-ENOENT: CPU has no ring). */
 int ft_perf_source_watch(struct ft_perf_source *ps, int cpu, int epfd, bool watch);
-/* Returns the KB of one CPU's ring; 0 for NULL. */
-size_t ft_perf_source_ring_kb(const struct ft_perf_source *ps);
+/* Returns the KB of CPU's ring (rings that grow differ in size: each
+ * grows when it fills, perf_grow.c); 0 for NULL or a CPU without one. */
+size_t ft_perf_source_ring_kb(const struct ft_perf_source *ps, int cpu);
 
 #endif

@@ -61,8 +61,8 @@ int ft_sources_poll(struct ft_sources *src)
 void ft_sources_stats(const struct ft_sources *src, struct ft_sources_stats *st)
 {
 	st->bad_records = ft_perf_source_bad_records(src->perf);
-	st->ring_kb = ft_perf_source_ring_kb(src->perf);
 	st->full_cpu = ft_perf_source_fullest(src->perf, &st->full_pct);
+	st->ring_kb = ft_perf_source_ring_kb(src->perf, st->full_cpu);
 }
 
 void ft_sources_count_lost(struct ft_sources *src)

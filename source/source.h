@@ -92,7 +92,7 @@ int ft_sources_poll(struct ft_sources *src);
 /* How the perf rings fared, for the summary (all 0, full_cpu -1, without). */
 struct ft_sources_stats {
 	uint64_t bad_records;  /* records the rings could not decode */
-	size_t ring_kb;        /* one CPU's ring */
+	size_t ring_kb;        /* full_cpu's ring (rings that grow differ), 0 without */
 	int full_cpu;          /* the CPU whose ring was the fullest at a drain's start, or -1 */
 	unsigned full_pct;     /* how full, percent */
 };

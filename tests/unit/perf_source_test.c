@@ -200,6 +200,8 @@ static void test_merge(void)
 	unsigned pct;
 	CHECK(ft_perf_source_fullest(ps, &pct) >= 0 && pct > 0 && pct < 100,
 	      "the fullest ring and how full (%u%%)", pct);
+	CHECK(ft_perf_source_ring_kb(ps, 0) == 4 && ft_perf_source_ring_kb(ps, 2) == 0,
+	      "a CPU's ring size, KB; none for a CPU without a ring");
 	source_free(ps);
 }
 
@@ -223,7 +225,7 @@ static void test_single_event(void)
 	ps->cfg.lost = &run_lost;
 	ft_perf_source_count_lost(ps); /* no fds: the kernel counted none */
 	CHECK_EQ_U64(run_lost, 5, "the run's lost count kept when the kernel's is lower");
-	CHECK_EQ_U64(ft_perf_source_ring_kb(NULL) + ft_perf_source_bad_records(NULL), 0,
+	CHECK_EQ_U64(ft_perf_source_ring_kb(NULL, 0) + ft_perf_source_bad_records(NULL), 0,
 		     "no source: no ring, no bad records");
 	source_free(ps);
 }
