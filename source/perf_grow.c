@@ -7,9 +7,13 @@
  * ring (perfev_ring_grow): the new rings are read beside the old ones
  * from before the first event moves, in one time order (perf_drain.c),
  * and an old ring is let go once every event left it a second ago and it
- * is empty. */
+ * is empty. Only the rings found that full grow: a workload on one CPU
+ * fills one ring, and growing the others costs the run their allocating
+ * and zeroing for nothing. Another ring that fills later grows then, once
+ * the growth under way is done (one at a time). */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -26,6 +30,7 @@ struct ft_perf_grow {
 	int *fds;      /* the events that move, and their new ring's index */
 	size_t *to;
 	size_t n, nfds;
+	size_t kb;     /* the new rings' size: grow_kb when planned */
 	int phase;
 	uint64_t started_ms, moved_ms;
 };
@@ -44,7 +49,7 @@ int ft_perf_source_open_owner(const struct ft_perf_source *ps, int pid, int cpu,
 
 /* Rings that fill fast (a stack copy of at most 4 KB a sample, of no
  * known rate, a big default) start at half their size (1/FT_GROW_FROM)
- * and grow once one is found 1/FT_GROW_AT full: the kernel
+ * and each grows once found 1/FT_GROW_AT full: the kernel
  * allocates and zeroes a ring before the events can be enabled (~16 ms
  * for 64 MB here), and a run that writes little never needs it all. A
  * quarter (16 MB) lost events in most runs of count's 500,000 getppid
@@ -86,13 +91,32 @@ static void grow_free(struct ft_perf_grow *gr)
 	free(gr);
 }
 
-/* A new owner for each CPU with a ring, and the events that move with
- * it. Returns the plan, or NULL (no memory, or no owner could be opened:
- * the rings stay as they are). */
-static struct ft_perf_grow *grow_plan(struct ft_perf_source *ps)
+/* Whether R, a ring of PS, grows now: it is smaller than the rings grow
+ * to, and was found 1/FT_GROW_AT full (its wake-up). A grown ring is
+ * grow_kb already; one whose owner's task exited stays. */
+static bool wants_growth(const struct ft_perf_source *ps, const struct ft_perf_ring *r)
+{
+	return r->ring.base && !r->stays && r->ring.data_size < ps->grow_kb * 1024 &&
+	       r->ring.max_fill >= r->ring.data_size / FT_GROW_AT;
+}
+
+/* The CPUs of GR, for the debug line: "CPU 0" or "CPUs 0 2", into BUF */
+static const char *cpu_list(const struct ft_perf_grow *gr, char *buf, size_t size)
+{
+	size_t len = (size_t)snprintf(buf, size, "CPU%s", gr->n > 1 ? "s" : "");
+	for (size_t i = 0; i < gr->n && len < size; i++)
+		len += (size_t)snprintf(buf + len, size - len, " %d", gr->cpus[i]);
+	return buf;
+}
+
+/* A new owner for each CPU whose ring wants to grow, and the events that
+ * move with it. Returns the plan, or NULL: no memory (-ENOMEM in *ERR),
+ * or no owner could be opened (-ENOENT: those rings stay as they are). */
+static struct ft_perf_grow *grow_plan(struct ft_perf_source *ps, int *err)
 {
 	struct ft_perf_grow *gr = calloc(1, sizeof(*gr));
 	size_t nc = (size_t)ps->ncpus;
+	*err = -ENOMEM;
 	if (!gr || !(gr->rings = calloc(nc, sizeof(*gr->rings))) ||
 	    !(gr->owners = calloc(nc, sizeof(int))) || !(gr->cpus = calloc(nc, sizeof(int))) ||
 	    !(gr->fds = calloc(ps->nfds, sizeof(int))) ||
@@ -100,15 +124,19 @@ static struct ft_perf_grow *grow_plan(struct ft_perf_source *ps)
 		grow_free(gr);
 		return NULL;
 	}
+	gr->kb = ps->grow_kb;
 	int at[FT_MAX_CPUS] = { 0 };
 	for (int c = 0; c < ps->ncpus; c++) {
-		const struct ft_perf_ring *r = &ps->rings[c];
-		int fd = r->ring.base ? ft_perf_source_open_owner(ps, r->owner_pid, c,
-								  (uint32_t)(ps->grow_kb * 1024 / 4)) :
-					-ENOENT;
+		struct ft_perf_ring *r = &ps->rings[c];
+		int fd = wants_growth(ps, r) ? ft_perf_source_open_owner(ps, r->owner_pid, c,
+									(uint32_t)(gr->kb * 1024 / 4)) :
+					       -ENOENT;
 		at[c] = fd < 0 ? -1 : (int)gr->n;
-		if (fd < 0)
-			continue; /* its task exited: its ring stays */
+		if (fd < 0) {
+			/* its task exited: its ring stays (not tried at each drain) */
+			r->stays |= wants_growth(ps, r);
+			continue;
+		}
 		gr->owners[gr->n] = fd;
 		gr->cpus[gr->n++] = c;
 	}
@@ -119,6 +147,7 @@ static struct ft_perf_grow *grow_plan(struct ft_perf_source *ps)
 		}
 	if (gr->n == 0) {
 		grow_free(gr);
+		*err = -ENOENT;
 		return NULL;
 	}
 	return gr;
@@ -126,13 +155,16 @@ static struct ft_perf_grow *grow_plan(struct ft_perf_source *ps)
 
 static void grow_start(struct ft_perf_source *ps)
 {
-	struct ft_perf_grow *gr = grow_plan(ps);
+	int ret;
+	char cpus[256];
+	struct ft_perf_grow *gr = grow_plan(ps, &ret);
 	if (!gr) {
-		ps->grow_kb = 0;
+		if (ret == -ENOMEM)
+			ps->grow_kb = 0;
 		return;
 	}
-	int ret = perfev_ring_grow_start(&gr->g, gr->rings, gr->owners, gr->n, ps->grow_kb * 1024,
-					 gr->fds, gr->to, gr->nfds);
+	ret = perfev_ring_grow_start(&gr->g, gr->rings, gr->owners, gr->n, gr->kb * 1024, gr->fds,
+				     gr->to, gr->nfds);
 	if (ret < 0) {
 		ft_debug("perf rings not grown: %s", strerror(-ret));
 		for (size_t i = 0; i < gr->n; i++)
@@ -142,7 +174,8 @@ static void grow_start(struct ft_perf_source *ps)
 		return;
 	}
 	gr->started_ms = now_ms();
-	ft_debug("perf rings growing from %zu to %zu KB", ps->ring_kb, ps->grow_kb);
+	ft_debug("perf rings growing from %zu to %zu KB: %s", ps->ring_kb, gr->kb,
+		 cpu_list(gr, cpus, sizeof(cpus)));
 	ps->grow = gr;
 }
 
@@ -160,7 +193,7 @@ static int adopt(struct ft_perf_source *ps, struct ft_perf_grow *gr)
 	}
 	perfev_ring_grow_move(&gr->g);
 	gr->phase = ADOPTED;
-	ft_debug("perf rings of %zu KB mapped after %" PRIu64 " ms: the events move", ps->grow_kb,
+	ft_debug("perf rings of %zu KB mapped after %" PRIu64 " ms: the events move", gr->kb,
 		 now_ms() - gr->started_ms);
 	return 0;
 }
@@ -178,7 +211,8 @@ static void give_up(struct ft_perf_source *ps, struct ft_perf_grow *gr)
 	ps->grow_kb = 0;
 }
 
-/* Every CPU's old ring let go once empty: the new one takes its place. */
+/* Each growing CPU's old ring let go once empty: the new one takes its
+ * place. The CPUs that did not grow keep theirs, and may grow later. */
 static void retire(struct ft_perf_source *ps, struct ft_perf_grow *gr)
 {
 	size_t left = 0;
@@ -204,9 +238,8 @@ static void retire(struct ft_perf_source *ps, struct ft_perf_grow *gr)
 	}
 	if (left)
 		return;
-	ft_debug("perf rings grown to %zu KB", ps->grow_kb);
-	ps->ring_kb = ps->grow_kb;
-	ps->grow_kb = 0;
+	char cpus[256];
+	ft_debug("perf rings grown to %zu KB: %s", gr->kb, cpu_list(gr, cpus, sizeof(cpus)));
 	grow_free(gr);
 	ps->grow = NULL;
 }
@@ -216,9 +249,8 @@ int ft_perf_source_grow_step(struct ft_perf_source *ps)
 	struct ft_perf_grow *gr = ps->grow;
 	if (!gr) {
 		for (int c = 0; ps->grow_kb && c < ps->ncpus; c++)
-			if (ps->rings[c].ring.base &&
-			    ps->rings[c].ring.max_fill >= ps->rings[c].ring.data_size / FT_GROW_AT) {
-				grow_start(ps);
+			if (wants_growth(ps, &ps->rings[c])) {
+				grow_start(ps); /* every ring that wants to, at once */
 				break;
 			}
 		return 0;

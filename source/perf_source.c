@@ -110,8 +110,8 @@ int ft_perf_source_enable(struct ft_perf_source *ps)
 
 void ft_perf_source_disable(struct ft_perf_source *ps)
 {
-	if (ps && !ps->grow)
-		ps->grow_kb = 0; /* the last drains start no growing */
+	if (ps)
+		ps->grow_kb = 0; /* the last drains start no growing (one under way ends) */
 	for (size_t i = 0; ps && i < ps->nfds; i++)
 		perfev_disable(ps->fds[i]);
 }

@@ -17,6 +17,7 @@ struct ft_perf_ring {
 	 * the events move to it; its owner (-1: none) */
 	struct perfev_ring next;
 	int next_owner;
+	bool stays;    /* grows no more: a new owner could not be opened */
 	int cpu;
 	bool tracked;  /* an fd on this CPU writes the side band (comm, mmap, ...) */
 };
@@ -34,7 +35,9 @@ struct ft_perf_source {
 	size_t nfds, capfds;
 	struct ft_perf_ring *rings; /* indexed by CPU */
 	int ncpus;
-	size_t ring_kb;            /* per-CPU ring: --buffer-size or default_ring_kb */
+	/* per-CPU ring as opened: --buffer-size or default_ring_kb; rings
+	 * that grow differ from it (each ring's own: its data_size) */
+	size_t ring_kb;
 	struct ft_id_map *ids;     /* sorted by id once every event is open */
 	size_t nids, capids;
 	uint64_t sample_type;
@@ -49,8 +52,9 @@ struct ft_perf_source {
 	struct perfev_ring *map_rings;
 	bool maps_pending;
 	/* rings that grow (perf_grow.c): their owners are dummies of their
-	 * own (dummy_owners); grow_kb the size they grow to, 0 when they do
-	 * not; the loop's epoll, where new rings are watched */
+	 * own (dummy_owners); grow_kb the size they grow to, 0 when no more
+	 * start to (each ring grows alone, when it fills); the loop's epoll,
+	 * where new rings are watched */
 	bool dummy_owners;
 	size_t grow_kb;
 	struct ft_perf_grow *grow;
@@ -92,8 +96,9 @@ int ft_perf_source_open_owner(const struct ft_perf_source *ps, int pid, int cpu,
  * grow_kb, ring_kb and dummy_owners. */
 void ft_perf_source_grow_plan(struct ft_perf_source *ps, size_t lockable, bool sideband);
 /* One step of growing the rings, at each drain: starts once a ring was
- * found 1/FT_GROW_AT full, reads the new rings once mapped, lets the old ones
- * go once every event left them. Returns 0 or -errno. */
+ * found 1/FT_GROW_AT full (those rings grow, the others stay until they
+ * fill, one growth at a time), reads the new rings once mapped, lets the
+ * old ones go once every event left them. Returns 0 or -errno. */
 int ft_perf_source_grow_step(struct ft_perf_source *ps);
 /* Stops growing (waits for moves under way) and lets the new rings that
  * did not take an old one's place go. */

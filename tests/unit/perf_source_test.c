@@ -5,7 +5,8 @@
  * comm/mmap2 side band. What reaches the record callback: every record
  * once, in time order across the CPUs, each sample with the plan event its
  * id maps to. And, on real perf fds of this thread (skipped where
- * perf_event_open is refused), the kernel's lost counts summed. */
+ * perf_event_open is refused), the kernel's lost counts summed, and rings
+ * that grow each alone. */
 #include <errno.h>
 #include <inttypes.h>
 #include <time.h>
@@ -230,6 +231,70 @@ static void test_single_event(void)
 	source_free(ps);
 }
 
+/* Drains PS every 10 ms until CPU's ring is KB (or, NEXT, has a new ring
+ * beside it), 5 s at most; *OTHER_NEXT counts the drains at which CPU
+ * OTHER had a new ring. Returns whether it came. */
+static bool drain_until(struct ft_perf_source *ps, int cpu, size_t kb, bool next, int other,
+			int *other_next)
+{
+	const struct timespec tick = { 0, 10 * 1000 * 1000 };
+	for (int i = 0; i < 500; i++) {
+		const struct ft_perf_ring *r = &ps->rings[cpu];
+		if (next ? r->next.base != NULL : r->ring.data_size == kb * 1024)
+			return true;
+		if (ft_perf_source_drain_all(ps) < 0)
+			return false;
+		*other_next += ps->rings[other].next.base != NULL;
+		nanosleep(&tick, NULL);
+	}
+	return false;
+}
+
+/* Rings that grow (perf_grow.c) on two real 8 KB rings of dummies on this
+ * thread, growing to 16 KB: only the ring found 1/FT_GROW_AT full grows,
+ * the other keeps its size (and reports it) until it fills too, and then
+ * grows alone; a grown ring never grows again. */
+static void test_grow_alone(void)
+{
+	struct ft_event events[1] = { { .kind = FT_EV_TRACEPOINT } };
+	struct got g = { 0 };
+	struct ft_perf_config cfg = { .record = record, .ctx = &g, .cgroup_fd = -1 };
+	struct ft_perf_source *ps = ft_perf_source_alloc(&cfg, events, 1, 2);
+	if (!ps)
+		return;
+	ps->dummy_owners = true;
+	ps->ring_kb = 8;
+	ps->grow_kb = 16;
+	for (int c = 0; c < 2; c++) {
+		struct ft_perf_ring *r = &ps->rings[c];
+		r->cpu = c;
+		r->owner_pid = 0;
+		r->owner_fd = ft_perf_source_open_owner(ps, 0, c, 8192 / FT_GROW_AT);
+		if (r->owner_fd < 0 || perfev_ring_map(&r->ring, r->owner_fd, 8192) < 0) {
+			SKIP("a dummy event's ring on CPUs 0 and 1 refused here",
+			     "each ring grows alone");
+			ft_perf_source_close(ps, false);
+			return;
+		}
+	}
+	int next1 = 0, next0 = 0;
+	ps->rings[0].ring.max_fill = 8192 / FT_GROW_AT;
+	CHECK(drain_until(ps, 0, 0, true, 1, &next1) && !ps->rings[1].next.base,
+	      "CPU 0's ring, 1/%d full, grows; CPU 1's does not", FT_GROW_AT);
+	CHECK(drain_until(ps, 0, 16, false, 1, &next1) && ps->rings[1].ring.data_size == 8192 &&
+	      !ps->grow && next1 == 0, "CPU 0's ring grown to 16 KB, CPU 1's kept at 8 KB");
+	CHECK(ft_perf_source_ring_kb(ps, 0) == 16 && ft_perf_source_ring_kb(ps, 1) == 8,
+	      "each ring's own size reported (%zu, %zu KB)", ft_perf_source_ring_kb(ps, 0),
+	      ft_perf_source_ring_kb(ps, 1));
+	ps->rings[0].ring.max_fill = 16384; /* full: but grown already */
+	ps->rings[1].ring.max_fill = 8192 / FT_GROW_AT;
+	CHECK(drain_until(ps, 1, 16, false, 0, &next0) && next0 == 0 &&
+	      ft_perf_source_ring_kb(ps, 0) == 16,
+	      "CPU 1's ring, 1/%d full later, grows then, alone; the grown one never again",
+	      FT_GROW_AT);
+	ft_perf_source_close(ps, false);
+}
+
 /* Spins for about MS milliseconds of this thread's CPU time */
 static void spin_cpu(long ms)
 {
@@ -305,5 +370,6 @@ int main(void)
 	test_merge();
 	test_single_event();
 	test_kernel_lost();
+	test_grow_alone();
 	return check_failures != 0;
 }
