@@ -106,6 +106,28 @@ else
 		bash -c "[ $st = 0 ] && [ $((${c:-0} + ${l:-0})) -ge $n ] && [ $((${c:-0} + ${l:-0})) -le $((n + 10)) ] &&
 			grep -q ' lost (ring buffer full: raise --buffer-size)$' $TMP/e"
 fi
+# each ring grows alone, when it fills: a workload pinned to CPU 0 fills
+# CPU 0's ring only, and only it grows (growing the others costs CPU for
+# nothing); exact through it, as above
+if [ -n "$pin" ]; then
+	n=500000
+	run_ft $TMP/o $TMP/e --debug -e $EV -f -c "$pin $W $n"; st=$?
+	check "pinned to CPU 0: only CPU 0's ring grew ($(grep -o 'perf rings grow.*' $TMP/e | tr '\n' ';'))" \
+		bash -c "[ \"\$(grep -c 'debug: perf rings growing from' $TMP/e)\" = 1 ] &&
+			grep -q 'debug: perf rings growing from 32768 to 65536 KB: CPU 0$' $TMP/e &&
+			grep -q 'debug: perf rings grown to 65536 KB: CPU 0$' $TMP/e"
+	c=$(counted) l=$(lost)
+	if [ "${l:-x}" = 0 ]; then
+		expect_eq "pinned to CPU 0, 0 lost: exit status, caller_a:caller_b exact" "$st:$(callers)" \
+			"0:$((n / 4)):$((n - n / 4))"
+	else
+		check "pinned to CPU 0: $c counted + $l lost = $n (+ <= 10), named" \
+			bash -c "[ $st = 0 ] && [ $((${c:-0} + ${l:-0})) -ge $n ] && [ $((${c:-0} + ${l:-0})) -le $((n + 10)) ] &&
+				grep -q ' lost (ring buffer full: raise --buffer-size)$' $TMP/e"
+	fi
+else
+	ok "pinned to CPU 0: 2 checks # SKIP taskset cannot pin to CPU 0"
+fi
 # a run that writes little keeps its small rings; --buffer-size never grows
 run_ft $TMP/o $TMP/e --debug -e $EV -f -c "$W 500"
 check "a run of 500 events (~1.2 MB, under 1/16 of 32 MB): its rings never grew" bash -c "! grep -q 'perf rings growing' $TMP/e"
