@@ -120,9 +120,10 @@ void ft_usage(FILE *f)
 "offcpu:   -u user threads / -k kernel threads only, -m/--min-block US (default 1),\n"
 "          -M/--max-block US, --state MASK, --min-total US\n"
 "\n"
-"Files: the kernel's symbols are kept between runs of one boot (while its modules\n"
-"          stay) in $XDG_CACHE_HOME/ftstack or ~/.cache/ftstack; FTSTACK_CACHE_DIR=DIR\n"
-"          chooses another directory, FTSTACK_CACHE_DIR= none\n"
+"Files:    the kernel's symbols, kept between runs of one boot while its\n"
+"          modules stay, in $XDG_CACHE_HOME/ftstack or ~/.cache/ftstack;\n"
+"          FTSTACK_CACHE_DIR=DIR chooses another directory, FTSTACK_CACHE_DIR=\n"
+"          none\n"
 "Exit status: 0 ok, 1 runtime failure, 2 bad usage. Summary goes to stderr.\n",
 	      f);
 }
