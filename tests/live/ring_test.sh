@@ -30,6 +30,23 @@ stopped() {
 counted() { sed -n 's/^ftstack: \([0-9]*\) events counted.*/\1/p' $TMP/e; }
 lost() { sed -n 's/^ftstack: .*events counted.*, \([0-9]*\) lost.*/\1/p' $TMP/e; }
 callers() { echo "$(folded_count $TMP/o 'main;caller_a;do_getppid'):$(folded_count $TMP/o 'main;caller_b;do_getppid')"; }
+# lost_named WHAT N ST: the loss counted and named: counted + lost = N
+# (+ <= 10), exit status ST 0, the summary's advice
+lost_named() {
+	local c l; c=$(counted) l=$(lost)
+	check "$1: $c counted + $l lost = $2 (+ <= 10), named" \
+		bash -c "[ $3 = 0 ] && [ $((${c:-0} + ${l:-0})) -ge $2 ] && [ $((${c:-0} + ${l:-0})) -le $(($2 + 10)) ] &&
+			grep -q ' lost (ring buffer full: raise --buffer-size)$' $TMP/e"
+}
+# exact_or_named WHAT N ST: 0 lost and caller_a:caller_b exact, else lost_named
+exact_or_named() {
+	if [ "$(lost)" = 0 ]; then
+		expect_eq "$1, 0 lost: exit status, caller_a:caller_b exact" "$3:$(callers)" \
+			"0:$(($2 / 4)):$(($2 - $2 / 4))"
+	else
+		lost_named "$@"
+	fi
+}
 
 # (1) the bounds, in 8 MB rings: 3,200 x 2.5 KB, 64,000 x 128 B, 32,000 x 256 B
 KB=8192
@@ -81,9 +98,7 @@ for args in "" "-K" "--backend ftrace"; do
 		check "high rate ${args:-default}: $c counted, $l lost, named" \
 			bash -c "[ $st = 0 ] && [ ${c:-0} -lt $n ] && grep -q ' lost (ring buffer full: raise --buffer-size)$' $TMP/e"
 	else
-		check "high rate ${args:-default}: $c counted + $l lost = $n (+ <= 10), named" \
-			bash -c "[ $st = 0 ] && [ $((${c:-0} + ${l:-0})) -ge $n ] && [ $((${c:-0} + ${l:-0})) -le $((n + 10)) ] &&
-				grep -q ' lost (ring buffer full: raise --buffer-size)$' $TMP/e"
+		lost_named "high rate ${args:-default}" $n $st
 	fi
 done
 
@@ -93,19 +108,11 @@ done
 # go a second later. Exact through all of it: 1,500,000 events (~2 s)
 n=1500000
 run_ft $TMP/o $TMP/e --debug -e $EV -f -c "$W $n"; st=$?
-c=$(counted) l=$(lost)
 check "growing rings: the rings started at 32 MB and grew to 64 MB" \
 	grep -q 'debug: perf rings growing from 32768 to 65536 KB' $TMP/e
 check "growing rings: every event moved to the new rings" grep -q 'debug: perf events moved after' $TMP/e
 check "growing rings: the old rings let go once empty" grep -q 'debug: perf rings grown to 65536 KB' $TMP/e
-if [ "${l:-x}" = 0 ]; then
-	expect_eq "growing rings, 0 lost: exit status, caller_a:caller_b exact" "$st:$(callers)" \
-		"0:$((n / 4)):$((n - n / 4))"
-else
-	check "growing rings: $c counted + $l lost = $n (+ <= 10), named" \
-		bash -c "[ $st = 0 ] && [ $((${c:-0} + ${l:-0})) -ge $n ] && [ $((${c:-0} + ${l:-0})) -le $((n + 10)) ] &&
-			grep -q ' lost (ring buffer full: raise --buffer-size)$' $TMP/e"
-fi
+exact_or_named "growing rings" $n $st
 # each ring grows alone, when it fills: a workload pinned to CPU 0 fills
 # CPU 0's ring only, and only it grows (growing the others costs CPU for
 # nothing); exact through it, as above
@@ -116,15 +123,7 @@ if [ -n "$pin" ]; then
 		bash -c "[ \"\$(grep -c 'debug: perf rings growing from' $TMP/e)\" = 1 ] &&
 			grep -q 'debug: perf rings growing from 32768 to 65536 KB: CPU 0$' $TMP/e &&
 			grep -q 'debug: perf rings grown to 65536 KB: CPU 0$' $TMP/e"
-	c=$(counted) l=$(lost)
-	if [ "${l:-x}" = 0 ]; then
-		expect_eq "pinned to CPU 0, 0 lost: exit status, caller_a:caller_b exact" "$st:$(callers)" \
-			"0:$((n / 4)):$((n - n / 4))"
-	else
-		check "pinned to CPU 0: $c counted + $l lost = $n (+ <= 10), named" \
-			bash -c "[ $st = 0 ] && [ $((${c:-0} + ${l:-0})) -ge $n ] && [ $((${c:-0} + ${l:-0})) -le $((n + 10)) ] &&
-				grep -q ' lost (ring buffer full: raise --buffer-size)$' $TMP/e"
-	fi
+	exact_or_named "pinned to CPU 0" $n $st
 else
 	ok "pinned to CPU 0: 2 checks # SKIP taskset cannot pin to CPU 0"
 fi
