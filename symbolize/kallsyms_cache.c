@@ -19,6 +19,7 @@
  * of its own that nobody else may write; anything else is not read. */
 #include <errno.h>
 #include <fcntl.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -167,23 +168,32 @@ static bool owned(const struct stat *st, bool dir)
 	       (dir ? S_ISDIR(st->st_mode) : S_ISREG(st->st_mode));
 }
 
+/* Whether directory PATH is the euid's: root's cache is never made in a
+ * user's home (sudo may keep the user's HOME and XDG_CACHE_HOME). */
+static bool own_dir(const char *path)
+{
+	struct stat st;
+	return path && *path == '/' && stat(path, &st) == 0 && owned(&st, true);
+}
+
 int sym_kernel_cache_file(char *buf, size_t len)
 {
 	const char *set = getenv("FTSTACK_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME"),
 		   *home = getenv("HOME");
+	const struct passwd *pw = own_dir(home) ? NULL : getpwuid(geteuid());
 	struct stat st;
-	int n;
+	int n = -1;
+	if (!own_dir(home))
+		home = pw ? pw->pw_dir : NULL;
 	if (set)
 		n = *set ? snprintf(buf, len, "%s", set) : -1;
-	else if (xdg && *xdg == '/')
+	else if (own_dir(xdg))
 		n = snprintf(buf, len, "%s/ftstack", xdg);
-	else if (home && *home == '/' && stat(home, &st) == 0 && owned(&st, true))
-		n = snprintf(buf, len, "%s/.cache/ftstack", home); /* not root's in a user's home */
-	else
-		n = -1;
+	else if (own_dir(home))
+		n = snprintf(buf, len, "%s/.cache/ftstack", home);
 	if (n < 0 || (size_t)n + 16 >= len)
 		return -ENOENT;
-	if (!set && !xdg) { /* ~/.cache made as the XDG spec says */
+	if (!set && !own_dir(xdg)) { /* ~/.cache made as the XDG spec says */
 		char *slash = strrchr(buf, '/');
 		*slash = '\0';
 		if (mkdir(buf, 0700) < 0 && errno != EEXIST)

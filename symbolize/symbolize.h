@@ -27,9 +27,11 @@ int sym_kernel_load(const char *kallsyms_path, struct sym_kernel **out);
 void sym_kernel_free(struct sym_kernel *k);
 /* Where sym_kernel_load_cached keeps the kernel's symbols between runs:
  * $FTSTACK_CACHE_DIR (empty: nowhere), else $XDG_CACHE_HOME/ftstack,
- * else ~/.cache/ftstack when the home is the euid's; the directory is
- * made (0700) and must be the euid's, written by nobody else. Returns 0
- * and the file's path in BUF, or -errno (-ENOENT: nowhere). */
+ * else ~/.cache/ftstack, the home $HOME or the euid's passwd entry's,
+ * each only when the euid's (under sudo, root's, not the user's); the
+ * directory is made (0700) and must be the euid's, written by nobody
+ * else. Returns 0 and the file's path in BUF, or -errno (-ENOENT:
+ * nowhere). */
 int sym_kernel_cache_file(char *buf, size_t len);
 enum sym_kernel_whence {
 	SYM_KERNEL_READ,       /* from KALLSYMS only */
