@@ -125,7 +125,12 @@ $(BUILD)/bench/fleet_gen: bench/fleet_gen.c $(BUILD)/libftstack.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libftstack.a $(LDFLAGS) $(LDLIBS)
 
-bench: ftstack tests-bin $(BUILD)/bench/floor $(BUILD)/bench/fleet_insert $(BUILD)/bench/fleet_gen
+# the kernel's names at a run's start: kallsyms read, the saved copy, the machinery
+$(BUILD)/bench/ksyms: bench/ksyms.c $(BUILD)/libftstack.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libftstack.a $(LDFLAGS) $(LDLIBS)
+
+bench: ftstack tests-bin $(BUILD)/bench/floor $(BUILD)/bench/fleet_insert $(BUILD)/bench/fleet_gen $(BUILD)/bench/ksyms
 	bench/run
 
 soak: ftstack tests-bin
