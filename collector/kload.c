@@ -1,9 +1,9 @@
 /* The kernel's symbols and the kernel-stack filters, loaded by a thread of
  * their own: reading /proc/kallsyms is ~35 ms of the kernel's time and
- * parsing it ~10 ms more (once a boot: the copy saved then is read back
- * in ~5, symbolize/kallsyms_cache.c), and finding the machinery ranges ~3,
- * which the event loop must not spend while the rings fill. See
- * kfilter.h. */
+ * parsing it ~10 ms more (once a boot: the copy saved then is mapped
+ * back in ~0.6, symbolize/kallsyms_cache.c), and finding the machinery
+ * ranges ~3, which the event loop must not spend while the rings fill.
+ * See kfilter.h. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>

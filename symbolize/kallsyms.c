@@ -19,7 +19,9 @@
  * elsewhere in memory) may span; no kernel function is larger. */
 #define KSYM_LAST_SPAN (1u << 20)
 
-int sym_region_grow(struct sym_region *r, size_t cap)
+/* Grows R to at least CAP bytes (a fresh mapping is populated). Returns 0
+ * or -ENOMEM. */
+static int sym_region_grow(struct sym_region *r, size_t cap)
 {
 	void *p;
 	if (cap <= r->cap)
@@ -36,7 +38,7 @@ int sym_region_grow(struct sym_region *r, size_t cap)
 	return 0;
 }
 
-void sym_region_free(struct sym_region *r)
+static void sym_region_free(struct sym_region *r)
 {
 	if (r->p)
 		munmap(r->p, r->cap);

@@ -11,9 +11,9 @@
  *
  * The symbols the kernel makes and drops as it runs (BPF programs,
  * trampolines, probes' instruction pages: the pseudo-modules "bpf" and
- * "__builtin__*") are left out of the copy, and so are a module's symbols
- * outside its core (/proc/modules' address and size): its init code,
- * freed, whose addresses other code may take. An address not between two
+ * "__builtin__*", not in /proc/modules) are left out of the copy, and so
+ * are a module's symbols outside its core (/proc/modules' address and
+ * size): its init code, freed, whose addresses other code may take. An address not between two
  * symbols of vmlinux or of one module is named from /proc/kallsyms, read
  * then (kallsyms.c: containing). The file is the euid's, in a directory
  * of its own that nobody else may write; anything else is not read. */
@@ -221,19 +221,6 @@ static bool saved_sane(const struct sym_kernel *k, size_t names_len)
 	return true;
 }
 
-static int read_all(int fd, void *p, size_t n)
-{
-	for (size_t done = 0; done < n;) {
-		ssize_t got = read(fd, (char *)p + done, n - done);
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got <= 0)
-			return got < 0 ? -errno : -EINVAL;
-		done += (size_t)got;
-	}
-	return 0;
-}
-
 /* Where the symbols start: after the header and the stamp, 8-aligned. */
 static size_t syms_at(uint64_t stamp_len)
 {
@@ -250,8 +237,8 @@ static int read_saved(int fd, const struct bytes *stamp, struct sym_kernel *k)
 	struct saved_head h;
 	struct stat st;
 	int ret = fstat(fd, &st) < 0 ? -errno : owned(&st, false) ? 0 : -EACCES;
-	if (ret == 0)
-		ret = read_all(fd, &h, sizeof(h));
+	if (ret == 0 && pread(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h))
+		ret = -EINVAL; /* a regular file gives its first bytes whole */
 	if (ret < 0)
 		return ret;
 	if (memcmp(h.magic, SAVED_MAGIC, 8) != 0 || h.ksym_size != sizeof(struct ksym) ||
@@ -275,19 +262,14 @@ static int read_saved(int fd, const struct bytes *stamp, struct sym_kernel *k)
 	return -EINVAL;
 }
 
-/* The kernel makes and drops these as it runs. */
-static bool pseudo_module(const char *m)
-{
-	return strcmp(m, "bpf") == 0 || strncmp(m, "__builtin__", 11) == 0;
-}
-
-/* Whether ADDR is in the core of module M (as MS has it). */
-static bool in_module(const struct modules *ms, const char *m, uint64_t addr)
+/* Module M's core, or NULL: the pseudo-modules of the symbols the kernel
+ * makes as it runs ("bpf", "__builtin__*") are not in /proc/modules. */
+static const struct module_span *core_of(const struct modules *ms, const char *m)
 {
 	for (size_t i = 0; i < ms->n; i++)
 		if (strcmp(ms->m[i].name, m) == 0)
-			return addr >= ms->m[i].base && addr - ms->m[i].base < ms->m[i].size;
-	return false;
+			return &ms->m[i];
+	return NULL;
 }
 
 /* K's symbols of vmlinux and of the modules' cores (MS), their names
@@ -296,25 +278,28 @@ static long pack(const struct sym_kernel *k, const struct modules *ms, struct ks
 		 struct bytes *names)
 {
 	size_t n = 0;
-	uint32_t last_mod = 0;
-	const char *last_name = NULL;
+	const char *mod_was = NULL; /* the module of the symbols before (by address) */
+	const struct module_span *core = NULL;
+	uint32_t mod_at = 0; /* its name's offset in NAMES, once one is kept */
 	if (put(names, "", 1) < 0) /* offset 0: vmlinux's module */
 		return -ENOMEM;
 	for (size_t i = 0; i < k->n; i++) {
 		const struct ksym *s = &k->syms[i];
 		const char *mod = s->module ? k->buf + s->module : NULL;
-		if (mod && (pseudo_module(mod) || !in_module(ms, mod, s->addr)))
+		if (mod && (!mod_was || strcmp(mod, mod_was) != 0)) { /* another module */
+			mod_was = mod;
+			core = core_of(ms, mod);
+			mod_at = 0;
+		}
+		if (mod && (!core || s->addr < core->base || s->addr - core->base >= core->size))
 			continue;
-		out[n] = *s;
-		out[n].module = 0;
-		if (mod && last_name && strcmp(mod, last_name) == 0) {
-			out[n].module = last_mod;
-		} else if (mod) {
-			last_mod = out[n].module = (uint32_t)names->n;
-			last_name = mod;
+		if (mod && !mod_at) {
+			mod_at = (uint32_t)names->n;
 			if (put(names, mod, strlen(mod) + 1) < 0)
 				return -ENOMEM;
 		}
+		out[n] = *s;
+		out[n].module = mod ? mod_at : 0;
 		out[n].name = (uint32_t)names->n;
 		const char *name = k->buf + s->name;
 		if (put(names, name, strlen(name) + 1) < 0 || names->n >= UINT32_MAX)
@@ -324,24 +309,12 @@ static long pack(const struct sym_kernel *k, const struct modules *ms, struct ks
 	return (long)n;
 }
 
-static int write_all(int fd, const void *p, size_t n)
-{
-	for (size_t done = 0; done < n;) {
-		ssize_t w = write(fd, (const char *)p + done, n - done);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0)
-			return -errno;
-		done += (size_t)w;
-	}
-	return 0;
-}
-
 /* Saves K under STAMP as FILE: written aside, then renamed over it (a
  * reader of the old one keeps it whole). Returns 0 or -errno. */
 static int save(const struct sym_kernel *k, const struct bytes *stamp, const struct modules *ms,
 		const char *file)
 {
+	static const char pad[8];
 	char tmp[4096];
 	struct bytes names = { 0 };
 	struct ksym *syms = malloc(k->n * sizeof(*syms));
@@ -351,22 +324,24 @@ static int save(const struct sym_kernel *k, const struct bytes *stamp, const str
 		ret = -ENAMETOOLONG;
 	if (ret == 0 && (fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600)) < 0)
 		ret = -errno;
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (ret == 0 && !f) {
+		ret = -errno;
+		close(fd);
+	}
 	struct saved_head h = { .ksym_size = sizeof(struct ksym), .stamp_len = (uint32_t)stamp->n,
 				.n = (uint64_t)n, .names_len = names.n };
 	memcpy(h.magic, SAVED_MAGIC, 8);
-	if (ret == 0)
-		ret = write_all(fd, &h, sizeof(h));
-	static const char pad[8];
-	if (ret == 0)
-		ret = write_all(fd, stamp->p, stamp->n);
-	if (ret == 0)
-		ret = write_all(fd, pad, syms_at(stamp->n) - sizeof(h) - stamp->n);
-	if (ret == 0)
-		ret = write_all(fd, syms, (size_t)n * sizeof(*syms));
-	if (ret == 0)
-		ret = write_all(fd, names.p, names.n);
-	if (fd >= 0 && close(fd) < 0 && ret == 0)
-		ret = -errno;
+	if (f) {
+		fwrite(&h, sizeof(h), 1, f);
+		fwrite(stamp->p, 1, stamp->n, f);
+		fwrite(pad, 1, syms_at(stamp->n) - sizeof(h) - stamp->n, f);
+		fwrite(syms, sizeof(*syms), (size_t)n, f);
+		fwrite(names.p, 1, names.n, f);
+		int bad = ferror(f);
+		if (fclose(f) != 0 || bad) /* fclose writes what was buffered */
+			ret = -EIO;
+	}
 	if (ret == 0 && rename(tmp, file) < 0)
 		ret = -errno;
 	if (ret < 0 && fd >= 0)

@@ -19,7 +19,8 @@ struct ksym {
 };
 
 /* Big buffers come from mmap with MAP_POPULATE: on a VM, faulting in the
- * ~10 MiB one page at a time costs more than the parsing. */
+ * ~10 MiB one page at a time costs more than the parsing. A table read
+ * back maps its file here (kallsyms_cache.c); either is let go by munmap. */
 struct sym_region {
 	void *p;
 	size_t cap;
@@ -43,10 +44,6 @@ struct sym_kernel {
 	pthread_mutex_t live_lock;
 };
 
-/* Grows R to at least CAP bytes (a fresh mapping is populated). Returns 0
- * or -ENOMEM. */
-int sym_region_grow(struct sym_region *r, size_t cap);
-void sym_region_free(struct sym_region *r);
 /* A new empty table (its lock made). Returns it, or NULL. */
 struct sym_kernel *sym_kernel_alloc(void);
 
