@@ -251,6 +251,10 @@ void ft_print_summary(struct ft_session *s, const struct agg_named_stats *ns)
 			       s->ustacks.copy_size : 0,
 	};
 	ft_ustack_summary(&s->ustacks, &sm);
+	if (sym_kernel_read_live(s->kernel.syms))
+		ft_debug("kernel symbols: %s read too, for addresses the saved copy "
+			 "does not name alone (code made since it was saved, a module's last function)",
+			 s->kernel.path);
 	ft_result_summary(&sm, ns);
 	debug_entry_callers(s);
 }

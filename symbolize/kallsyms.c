@@ -317,6 +317,17 @@ static struct sym_kernel *live(const struct sym_kernel *k)
 	return w->live;
 }
 
+bool sym_kernel_read_live(const struct sym_kernel *k)
+{
+	if (!k || !k->live_path)
+		return false;
+	struct sym_kernel *w = (struct sym_kernel *)k;
+	pthread_mutex_lock(&w->live_lock);
+	bool read = w->live || w->live_failed;
+	pthread_mutex_unlock(&w->live_lock);
+	return read;
+}
+
 /* Index of the (best alias of the) symbol containing ADDR in *KP, or -1;
  * *END its end. A saved table answers only for addresses between two
  * symbols of vmlinux or of one module: past a last symbol or below all

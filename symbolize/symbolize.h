@@ -48,6 +48,10 @@ enum sym_kernel_whence {
  * *WHENCE says where the table came from. */
 int sym_kernel_load_cached(const char *kallsyms, const char *file, const char *root,
 			   struct sym_kernel **out, enum sym_kernel_whence *whence);
+/* Returns true when a table read back from its copy sent a lookup to
+ * KALLSYMS (an address the copy could not answer exactly), false when it
+ * answered all, or was not read from a copy. */
+bool sym_kernel_read_live(const struct sym_kernel *k);
 /* Returns the name of the text symbol containing ADDR (NULL if none) and the
  * offset into it in *off; *module is the module name or NULL for vmlinux. */
 const char *sym_kernel_lookup(const struct sym_kernel *k, uint64_t addr,

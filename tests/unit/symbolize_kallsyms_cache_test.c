@@ -97,8 +97,16 @@ static void test_saved(void)
 	CHECK(stat(cache, &st) == 0 && (st.st_mode & 0777) == 0600, "the copy is the euid's alone");
 	CHECK_EQ_U64(load(0xffffffff81200010, &name, &k), SYM_KERNEL_SAVED, "read back");
 	CHECK_STR(name, "__kmalloc_noprof", "named from the copy");
-	CHECK_STR(sym_kernel_lookup(k, 0xffffffffc0002004, NULL, NULL), "ext4_iget",
+	CHECK(!sym_kernel_read_live(k), "the copy answered alone: the kernel's list not read");
+	CHECK_STR(sym_kernel_lookup(k, 0xffffffffc0001004, NULL, NULL), "ext4_fill_super",
 		  "a module's function from the copy");
+	CHECK(!sym_kernel_read_live(k), "again the copy alone");
+	/* its last function ends where the kernel's list's next symbol starts
+	 * (a BPF program may follow the module's text: on 6.4+ its other
+	 * memory lies elsewhere, so /proc/modules' size does not bound it) */
+	CHECK_STR(sym_kernel_lookup(k, 0xffffffffc0002004, NULL, NULL), "ext4_iget",
+		  "a module's last function");
+	CHECK(sym_kernel_read_live(k), "named from the kernel's list, read then");
 	uint64_t a, b;
 	CHECK(sym_kernel_range(k, "kfree", &a, &b) == 0 && a == 0xffffffff81200400 &&
 	      b == 0xffffffff81200800, "a range by name from the copy");
@@ -109,6 +117,7 @@ static void test_saved(void)
 	CHECK_EQ_U64(load(0xffffffffc0009084, &name, &k), SYM_KERNEL_SAVED,
 		     "a new BPF program leaves the stamp as it was");
 	CHECK_STR(name, "bpf_prog_new", "its code named from the kernel's list, read then");
+	CHECK(sym_kernel_read_live(k), "the kernel's list read: said");
 	CHECK_STR(sym_kernel_lookup(k, 0xffffffffc0005804, NULL, NULL), "bpf_prog_new_tramp",
 		  "code between two modules named from the kernel's list");
 	CHECK_STR(sym_kernel_lookup(k, 0xffffffffc0009004, NULL, NULL), "ext4_init_fs",
@@ -116,6 +125,7 @@ static void test_saved(void)
 	sym_kernel_free(k);
 	CHECK_EQ_U64(load(0xffffffff81200404, &name, &k), SYM_KERNEL_SAVED, "read back again");
 	CHECK_STR(name, "kfree", "between two of vmlinux's symbols: the copy's name");
+	CHECK(!sym_kernel_read_live(k), "and the kernel's list not read for it");
 	sym_kernel_free(k);
 }
 
