@@ -257,9 +257,15 @@ static int esym_cmp(const void *a, const void *b)
 	const struct esym *x = a, *y = b;
 	if (x->addr != y->addr)
 		return x->addr < y->addr ? -1 : 1;
-	/* aliases: the sized one with the fewest leading underscores names it */
+	/* aliases: the sized one with the fewest leading underscores names it,
+	 * but for the vDSO's own names (__vdso_clock_gettime, as perf names
+	 * them): their weak aliases are the C library's function names, and
+	 * "clock_gettime;clock_gettime" would hide which is which */
 	if ((x->size != 0) != (y->size != 0))
 		return x->size ? -1 : 1;
+	bool vx = strncmp(x->name, "__vdso_", 7) == 0, vy = strncmp(y->name, "__vdso_", 7) == 0;
+	if (vx != vy)
+		return vx ? -1 : 1;
 	size_t ux = strspn(x->name, "_"), uy = strspn(y->name, "_");
 	if (ux != uy)
 		return ux < uy ? -1 : 1;
@@ -321,27 +327,23 @@ static int name_entry(struct sym_elf *e)
 	return ret;
 }
 
-int sym_elf_load(const char *path, const char *debug_root, struct sym_elf **out)
+/* ELF's symbols, segments and build-id, then (PATH set) its debuginfo
+ * and MiniDebugInfo where it has no .symtab, sorted: 0 and *OUT, or
+ * -errno. */
+static int load_elf(Elf *elf, const char *path, const char *debug_root, struct sym_elf **out)
 {
-	int fd;
 	bool has_symtab = false;
-	Elf *elf;
-	int ret = sym_open_elf(path, &fd, &elf);
-	if (ret < 0)
-		return ret;
 	struct sym_elf *e = calloc(1, sizeof(*e));
-	ret = e ? read_symbols(e, elf, &has_symtab) : -ENOMEM;
+	int ret = e ? read_symbols(e, elf, &has_symtab) : -ENOMEM;
 	if (ret == 0) {
 		read_segments(e, elf);
 		read_build_id(e, elf);
 	}
-	if (ret == 0 && !has_symtab)
+	if (ret == 0 && !has_symtab && path)
 		ret = read_debuginfo(e, elf, path, debug_root ? debug_root : "/usr/lib/debug",
 				     &has_symtab);
-	if (ret == 0 && !has_symtab)
+	if (ret == 0 && !has_symtab && path)
 		ret = read_minidebug(e, elf, &has_symtab);
-	elf_end(elf);
-	close(fd);
 	if (ret < 0) {
 		sym_elf_free(e);
 		return ret;
@@ -355,6 +357,33 @@ int sym_elf_load(const char *path, const char *debug_root, struct sym_elf **out)
 	}
 	*out = e;
 	return 0;
+}
+
+int sym_elf_load(const char *path, const char *debug_root, struct sym_elf **out)
+{
+	int fd;
+	Elf *elf;
+	int ret = sym_open_elf(path, &fd, &elf);
+	if (ret < 0)
+		return ret;
+	ret = load_elf(elf, path, debug_root, out);
+	elf_end(elf);
+	close(fd);
+	return ret;
+}
+
+int sym_elf_load_image(const uint8_t *img, size_t len, struct sym_elf **out)
+{
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -ENOTSUP;
+	/* read only, as unwind_files.c's read-only mappings of files: libelf
+	 * writes into an image only to convert a foreign byte order */
+	Elf *elf = elf_memory((char *)img, len);
+	if (!elf)
+		return -ENOMEM;
+	int ret = elf_kind(elf) == ELF_K_ELF ? load_elf(elf, NULL, NULL, out) : -ENOEXEC;
+	elf_end(elf);
+	return ret;
 }
 
 void sym_elf_free(struct sym_elf *e)

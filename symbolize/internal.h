@@ -21,6 +21,16 @@
  * not ELF). */
 int sym_open_elf(const char *path, int *fd, Elf **elf);
 
+/* ftstack's own vDSO image (vdso.c), the one the kernel maps as "[vdso]"
+ * into every 64-bit process: 0 and its bytes (*IMG, *LEN, mapped for
+ * ftstack's life), or -ENOENT (no auxiliary vector entry or mapping). */
+int sym_vdso_image(const uint8_t **img, size_t *len);
+/* True when a mapping's PATH is the vDSO's ("[vdso]"). */
+bool sym_vdso_is(const char *path);
+/* sym_elf_load of the ELF image of LEN bytes at IMG (the vDSO): its
+ * symbols, segments and build-id; no debuginfo is looked for. */
+int sym_elf_load_image(const uint8_t *img, size_t len, struct sym_elf **out);
+
 /* The sorted table of a .eh_frame_hdr section (LEN bytes at H, as
  * PT_GNU_EH_FRAME maps it), read by the unwinder (unwind_files.c) and the
  * frame-pointer verdict (fp_elf.c): pairs of 4-byte offsets from the

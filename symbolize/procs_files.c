@@ -118,9 +118,17 @@ struct sym_elf *sym_file_elf(struct sym_procs *p, struct file *f)
 	if (f->tried)
 		return f->elf;
 	f->tried = true;
-	/* "[vdso]", "//anon", "/memfd:x (deleted)": open fails, cached */
+	/* the vDSO's image is ftstack's own (vdso.c); "//anon", "/memfd:x
+	 * (deleted)": open fails, cached */
+	const uint8_t *img;
+	size_t len;
+	if (sym_vdso_is(f->path) && sym_vdso_image(&img, &len) == 0 &&
+	    sym_elf_load_image(img, len, &f->elf) == 0 && !(f->read_path = strdup(f->path))) {
+		sym_elf_free(f->elf); /* the unwinder finds its image by this path */
+		f->elf = NULL;
+	}
 	if (f->path[0] != '/')
-		return NULL;
+		return f->elf;
 	if (!f->mntns) {
 		load_from(p, f, f->path);
 		return f->elf;

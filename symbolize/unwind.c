@@ -124,17 +124,29 @@ static int step(struct sym_unwinder *u, unw_addr_space_t as, unw_cursor_t *c, ui
 	return f[0] ? 1 : 0;
 }
 
+/* CHAIN's entries from FROM on after the N frames of IPS, up to MAX:
+ * returns the count. */
+static uint32_t take_chain(struct sym_unwinder *u, const uint64_t *chain, uint32_t nchain,
+			   uint32_t from, uint64_t *ips, uint32_t n, uint32_t max)
+{
+	for (uint32_t j = from; j < nchain && n < max; j++) {
+		sym_uw_keep_sp(u, n, 0); /* not known from a chain */
+		ips[n++] = chain[j];
+	}
+	return n;
+}
+
 /* The walk of sym_unwind and sym_unwind_splice: CFI steps from the sampled
  * registers, frame-pointer steps through code without CFI, until CHAIN (if
  * any) is met (*MET). Returns the count; *FAILED when not even the first
  * step could be made; *CFI when the ip's function has CFI. */
 uint32_t sym_uw_walk(struct sym_unwinder *u, const struct sym_ustack *s, const uint64_t *chain,
 		     uint32_t nchain, uint64_t *ips, uint32_t max, bool *cut, bool *failed,
-		     bool *met, bool *cfi)
+		     struct sym_uw_met *met, bool *cfi)
 {
 	*cut = false;
 	*failed = true;
-	*met = false;
+	*met = (struct sym_uw_met){ 0 };
 	*cfi = false;
 	u->ended = false;
 	u->anon_ip = 0;
@@ -161,21 +173,31 @@ uint32_t sym_uw_walk(struct sym_unwinder *u, const struct sym_ustack *s, const u
 	int ret = 1;
 	u->nfr = 0;
 	keep_frame(u, f);
+	uint32_t j = 0; /* the chain's entry the last frame equals, to be checked */
 	while (n < max && (ret = step(u, as, &c, f, n, &fp_at, &known)) > 0) {
 		if (known)
 			keep_frame(u, f);
 		*failed = false;
 		sym_uw_keep_sp(u, n, f[1]);
 		ips[n++] = f[0];
-		uint32_t j = chain ? chain_at(chain, nchain, f[0]) : 0;
-		if (j) { /* the frame-pointer chain holds the rest */
-			*met = true;
-			for (j++; j < nchain && n < max; j++) {
-				sym_uw_keep_sp(u, n, 0); /* not known from a chain */
-				ips[n++] = chain[j];
-			}
+		/* met where two frames in a row are the chain's: the chain's step
+		 * from a function that keeps no frame pointer skips its caller
+		 * (a vDSO leaf's: vDSO -> libc's clock_gettime -> clock_calls,
+		 * the chain going from libc's frame on to main), so one return
+		 * address in common is not enough */
+		if (j && f[0] == chain[j + 1]) {
+			*met = (struct sym_uw_met){ true, n - 2, j };
+			return take_chain(u, chain, nchain, j + 2, ips, n, max);
+		}
+		j = chain ? chain_at(chain, nchain, f[0]) : 0;
+		if (j && j + 1 == nchain) { /* nothing after it to check */
+			*met = (struct sym_uw_met){ true, n - 1, j };
 			return n;
 		}
+	}
+	if (j) { /* the walk stopped past the meeting: the chain holds the rest */
+		*met = (struct sym_uw_met){ true, n - 1, j };
+		return take_chain(u, chain, nchain, j + 1, ips, n, max);
 	}
 	/* the end of the stack when the frame's CFI says so (_start's and
 	 * clone3's mark their return address undefined) or the frame is an
@@ -192,7 +214,8 @@ uint32_t sym_uw_walk(struct sym_unwinder *u, const struct sym_ustack *s, const u
 static uint32_t walk_full(struct sym_unwinder *u, const struct sym_ustack *s, uint64_t *ips,
 			  uint32_t max, bool *cut)
 {
-	bool failed, met, cfi;
+	bool failed, cfi;
+	struct sym_uw_met met;
 	u->nfr = 0;
 	return sym_uw_walk(u, s, NULL, 0, ips, max, cut, &failed, &met, &cfi);
 }

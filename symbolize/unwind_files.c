@@ -24,7 +24,7 @@ void sym_uw_file_free(struct ufile *f)
 {
 	if (!f)
 		return;
-	if (f->map)
+	if (f->map && !f->borrowed)
 		munmap((void *)f->map, f->size);
 	free(f->path);
 	free(f);
@@ -84,20 +84,40 @@ static void find_trampoline(struct ufile *f, Elf *e)
 	}
 }
 
+/* PATH's bytes into F: the file mapped, or the vDSO's image, ftstack's own
+ * (vdso.c: borrowed, never unmapped). Returns the file's fd (-1 for the
+ * vDSO), or -2. */
+static int ufile_map(struct ufile *f, const char *path)
+{
+	if (sym_vdso_is(path)) {
+		f->borrowed = true;
+		return sym_vdso_image(&f->map, &f->size) == 0 && f->size >= sizeof(Elf64_Ehdr) ?
+		       -1 : -2;
+	}
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -2;
+	void *m = MAP_FAILED;
+	if (fstat(fd, &st) == 0 && st.st_size >= (off_t)sizeof(Elf64_Ehdr)) {
+		f->size = (size_t)st.st_size;
+		m = mmap(NULL, f->size, PROT_READ, MAP_PRIVATE, fd, 0);
+	}
+	if (m == MAP_FAILED) {
+		close(fd);
+		return -2;
+	}
+	f->map = m;
+	return fd;
+}
+
 static struct ufile *ufile_open(const char *path)
 {
 	struct ufile *f = calloc(1, sizeof(*f));
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	struct stat st;
+	int fd = f ? ufile_map(f, path) : -2;
 	Elf *e = NULL;
-	if (!f || fd < 0 || fstat(fd, &st) < 0 || st.st_size < (off_t)sizeof(Elf64_Ehdr))
+	if (fd == -2)
 		goto fail;
-	f->size = (size_t)st.st_size;
-	f->map = mmap(NULL, f->size, PROT_READ, MAP_PRIVATE, fd, 0);
-	if (f->map == MAP_FAILED) {
-		f->map = NULL;
-		goto fail;
-	}
 	size_t nph;
 	if (!(f->path = strdup(path)) || !(e = elf_memory((char *)f->map, f->size)) ||
 	    elf_getphdrnum(e, &nph) < 0)
@@ -133,7 +153,8 @@ static struct ufile *ufile_open(const char *path)
 	}
 	find_trampoline(f, e);
 	elf_end(e);
-	close(fd);
+	if (fd >= 0)
+		close(fd);
 	return f;
 fail:
 	elf_end(e);

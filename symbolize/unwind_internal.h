@@ -46,6 +46,7 @@ struct ufile {
 	 * template, a trampoline's return address lies at sp + TRAMP_RA (N)
 	 * in its frame (0: no template; unwind_files.c) */
 	uint32_t tramp_ra;
+	bool borrowed; /* map is the vDSO's own image: not unmapped */
 };
 
 struct uproc {
@@ -68,7 +69,12 @@ struct sym_unwinder {
 	 * 1 + the stack slot (8 bytes from sp) of the one return address the
 	 * chain lacks (a frameless leaf, a function's first instruction): the
 	 * CFA rule of a pc is fixed, so that slot is the same every time */
-	struct urepair { uint32_t pid, ra_slot; uint64_t image, ip; } top[FP_CACHE];
+	/* the repair of a sampled ip: none (RA_SLOT 0), or the return
+	 * address at stack slot RA_SLOT - 1 put in after the chain's entry
+	 * AFTER (0: after the ip itself; 1: after the chain's first return
+	 * address, which must then be NEXT: a vDSO leaf under a C library
+	 * function that keeps no frame pointer) */
+	struct urepair { uint32_t pid, ra_slot; uint64_t image, ip, next; uint8_t after; } top[FP_CACHE];
 	/* sym_unwind's rules per ip (per process layout, direct-mapped; the
 	 * key is ip * 2 + 1 for a return address, whose row libunwind takes at
 	 * ip - 1): CFA = rsp or rbp + CFA_OFF, the return address at CFA +
@@ -156,6 +162,13 @@ int sym_uw_fp_step(struct sym_unwinder *u, unw_addr_space_t as, const struct sym
 
 /* ---- the full walk (unwind.c) ---- */
 
+/* Where a walk met a frame-pointer chain: ips[K] == chain[J], and the
+ * chain's entries after J follow (checked by one more CFI step where
+ * the walk could make it). */
+struct sym_uw_met {
+	bool met;
+	uint32_t k, j;
+};
 /* CFI steps from S's sampled registers into IPS (at most MAX), until CHAIN
  * (if any) is met (*MET). Returns the count; *FAILED when not even the
  * first step could be made; *CFI when the ip's function has CFI (else
@@ -163,7 +176,7 @@ int sym_uw_fp_step(struct sym_unwinder *u, unw_addr_space_t as, const struct sym
  * the rules to learn from. */
 uint32_t sym_uw_walk(struct sym_unwinder *u, const struct sym_ustack *s, const uint64_t *chain,
 		     uint32_t nchain, uint64_t *ips, uint32_t max, bool *cut, bool *failed,
-		     bool *met, bool *cfi);
+		     struct sym_uw_met *met, bool *cfi);
 
 /* ---- the per-ip rules (unwind_rules.c) ---- */
 

@@ -152,8 +152,15 @@ read -r w t < <(thread_stacks $TMP/o)
 expect_eq "profile pingpong --threads: the second thread's samples whole to clone3 (whole, of)" \
 	"$w $((t > 0 ? t : -1))" "$t $t"
 # a sample in the new thread's first instructions (clone3's child, before
-# thread_start's CFI) is whole too: one frame, clone3's
-expect_eq "profile pingpong --threads: the summary counts the stacks not whole, none of them pingpong's" \
-	"$(cut_count $TMP/e)" "$(not_whole $TMP/o)"
+# thread_start's CFI) is whole too: one frame, clone3's. The summary counts
+# what is printed not whole, and may count one more of ftstack's child
+# before its exec: a 64 KB copy of its stack that ended right above
+# __libc_start_call_main prints rooted there, as count's whole stacks are
+# (1 run of ~40 under make asan, as in 0477a04's offcpu runs)
+c=$(cut_count $TMP/e) nw=$(not_whole $TMP/o)
+child=$(awk '/^ftstack;__libc_start_call_main;/ { n += $NF } END { print n + 0 }' $TMP/o)
+check "profile pingpong --threads: the summary counts the stacks not whole ($c: $nw printed so, + up to $child of ftstack's child)" \
+	bash -c "[ $c -ge $nw ] && [ $c -le $((nw + child)) ]"
+not_pingpongs_cut "profile pingpong --threads"
 
 [ $fails -eq 0 ]

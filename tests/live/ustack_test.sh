@@ -53,6 +53,27 @@ if taskset -c 1 true 2>/dev/null; then
 else
 	ok "code mapped on another CPU: 3 checks # SKIP one CPU (late_map needs CPUs 0 and 1)"
 fi
+# frames in the vDSO ([vdso], the kernel's image in every process; named
+# and unwound from ftstack's own, symbolize/vdso.c): a clock_gettime the
+# vDSO cannot answer enters the kernel from its code, under libc's
+# clock_gettime, which keeps no frame pointer (so a frame-pointer chain
+# skips clock_calls: the splice must check two frames, not one)
+if [ -n "$(grep -F '[vdso]' /proc/self/maps)" ]; then
+	CEV=t:syscalls:sys_enter_clock_gettime
+	for cg in "" "--call-graph fp" "--call-graph copy" "--call-graph dwarf"; do
+		run_ft $TMP/o $TMP/e -e $CEV -f -U --buffer-size 65536 $cg -c "$BIN/vdso_calls $d"
+		expect_eq "${cg:-default}: vDSO leaf: main;clock_calls;clock_gettime;__vdso_clock_gettime, every call" \
+			"$(folded_count $TMP/o ';main;clock_calls;clock_gettime;__vdso_clock_gettime [0-9]+$'):$(folded_count $TMP/o .)" "$d:$d"
+		check "${cg:-default}: vDSO leaf: not taken for JIT code" bash -c "! grep -q 'JIT code' $TMP/e"
+	done
+	run_ft $TMP/o $TMP/e profile -F 499 -f -U -c "$BIN/vdso_calls --mono 1"
+	v=$(folded_count $TMP/o ';__vdso_clock_gettime [0-9]+$')
+	expect_eq "profile in the vDSO ($v samples): every one whole and named" \
+		"$(folded_count $TMP/o '^vdso_calls;_start;__libc_start_main;__libc_start_call_main;main;mono_loop;clock_gettime;__vdso_clock_gettime [0-9]+$')" "$v"
+	check "profile in the vDSO: some samples there ($v)" [ "$v" -gt 0 ]
+else
+	ok "vDSO frames: 10 checks # SKIP no [vdso] mapped (vdso=0?)"
+fi
 # ftstack check says which method it chose here, and why
 "$FTSTACK" check >$TMP/o 2>$TMP/e
 check "check: the user-stack method and why" \
