@@ -372,6 +372,27 @@ int sym_elf_load(const char *path, const char *debug_root, struct sym_elf **out)
 	return ret;
 }
 
+int sym_elf_dynsym(Elf *e, const char *name, uint64_t *value)
+{
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(e, scn));) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || !sh.sh_entsize ||
+		    !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize && i <= INT32_MAX; i++) {
+			GElf_Sym sym;
+			const char *n;
+			if (gelf_getsym(d, (int)i, &sym) && (n = elf_strptr(e, sh.sh_link, sym.st_name)) &&
+			    strcmp(n, name) == 0) {
+				*value = sym.st_value;
+				return 0;
+			}
+		}
+	}
+	return -ENOENT;
+}
+
 int sym_elf_load_image(const uint8_t *img, size_t len, struct sym_elf **out)
 {
 	if (elf_version(EV_CURRENT) == EV_NONE)

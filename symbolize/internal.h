@@ -27,6 +27,8 @@ int sym_open_elf(const char *path, int *fd, Elf **elf);
 int sym_vdso_image(const uint8_t **img, size_t *len);
 /* True when a mapping's PATH is the vDSO's ("[vdso]"). */
 bool sym_vdso_is(const char *path);
+/* The value of ELF's .dynsym symbol NAME: 0 and *VALUE, or -ENOENT. */
+int sym_elf_dynsym(Elf *e, const char *name, uint64_t *value);
 /* sym_elf_load of the ELF image of LEN bytes at IMG (the vDSO): its
  * symbols, segments and build-id; no debuginfo is looked for. */
 int sym_elf_load_image(const uint8_t *img, size_t len, struct sym_elf **out);

@@ -63,25 +63,13 @@ static void find_trampoline(struct ufile *f, Elf *e)
 	base = base ? base + 1 : f->path;
 	if (strncmp(base, "libpython", 9) != 0 && strncmp(base, "python", 6) != 0)
 		return;
-	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(e, scn));) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || !sh.sh_entsize ||
-		    !(d = elf_getdata(scn, NULL)))
-			continue;
-		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
-			GElf_Sym sym;
-			const char *name;
-			if (!gelf_getsym(d, (int)i, &sym) || !(name = elf_strptr(e, sh.sh_link, sym.st_name)) ||
-			    strcmp(name, "_Py_trampoline_func_start") != 0)
-				continue;
-			static const uint8_t sub[3] = { 0x48, 0x83, 0xec }, call[2] = { 0xff, 0xd1 };
-			const uint8_t *c = sym_uw_file_bytes(f, sym.st_value, 6);
-			if (c && memcmp(c, sub, 3) == 0 && memcmp(c + 4, call, 2) == 0 && c[3] < 0x80)
-				f->tramp_ra = c[3];
-			return;
-		}
-	}
+	uint64_t v;
+	if (sym_elf_dynsym(e, "_Py_trampoline_func_start", &v) < 0)
+		return;
+	static const uint8_t sub[3] = { 0x48, 0x83, 0xec }, call[2] = { 0xff, 0xd1 };
+	const uint8_t *c = sym_uw_file_bytes(f, v, 6);
+	if (c && memcmp(c, sub, 3) == 0 && memcmp(c + 4, call, 2) == 0 && c[3] < 0x80)
+		f->tramp_ra = c[3];
 }
 
 /* PATH's bytes into F: the file mapped, or the vDSO's image, ftstack's own

@@ -1,7 +1,8 @@
 /* symbolize/vdso.c: the vDSO's frames named and unwound from ftstack's own
  * image: the image found, its symbols read (its own names over their weak
  * aliases), and a process's "[vdso]" mapping named through it. The
- * symbol's address is found here with libelf, apart from the code. */
+ * symbol's address is found in .dynsym, apart from the symbol table under
+ * test. */
 #include <elf.h>
 #include <errno.h>
 #include <gelf.h>
@@ -13,26 +14,15 @@
 #include "symbolize/symbolize.h"
 #include "tests/unit/check.h"
 
-/* NAME's value in the image's .dynsym, 0 when none */
+/* NAME's value in the image's .dynsym (libelf's, not the loader under
+ * test), 0 when none */
 static uint64_t dynsym(const uint8_t *img, size_t len, const char *name)
 {
 	elf_version(EV_CURRENT);
 	Elf *e = elf_memory((char *)img, len);
 	uint64_t v = 0;
-	for (Elf_Scn *scn = NULL; e && !v && (scn = elf_nextscn(e, scn));) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || !sh.sh_entsize ||
-		    !(d = elf_getdata(scn, NULL)))
-			continue;
-		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
-			GElf_Sym s;
-			const char *n;
-			if (gelf_getsym(d, (int)i, &s) && (n = elf_strptr(e, sh.sh_link, s.st_name)) &&
-			    strcmp(n, name) == 0)
-				v = s.st_value;
-		}
-	}
+	if (e && sym_elf_dynsym(e, name, &v) < 0)
+		v = 0;
 	elf_end(e);
 	return v;
 }
