@@ -14,7 +14,9 @@ static void debug_tracefs(const char *what, const char *path, const char *value)
 
 int main(int argc, char **argv)
 {
-	struct ft_options o;
+	/* not on the stack (14 KB): the command's child is forked deeper and
+	 * its stack before its exec is walked like any other (cmd/run.c) */
+	static struct ft_options o;
 #ifdef __GLIBC__
 	/* Blocks of 128 KB and more (an ELF file's symbol table, a table's
 	 * slots) get pages of their own, given back when freed. glibc's

@@ -240,25 +240,32 @@ static void say_own_cpu(void)
 
 int ft_cmd_run(const struct ft_options *o)
 {
-	struct ft_session s;
+	/* on the heap: the command's child is forked below, and its stack
+	 * before its exec, this frame and main's, is walked like any other:
+	 * within the smallest copy (8 KB) it is whole */
+	struct ft_session *s = calloc(1, sizeof(*s));
 	int epfd = -1, status = 1, ret;
 	struct ft_dest res = { 0 };
 	struct ft_names names = { 0 };
 	FILE *out = NULL;
 	sigset_t mask;
 
+	if (!s) {
+		ft_error("out of memory");
+		return 1;
+	}
 	ft_loop_signals(&mask);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	ft_session_init(&s, o);
-	if ((status = ft_names_open(o, &names)) != 0 || (status = choose_mechanism(&s)) != 0)
+	ft_session_init(s, o);
+	if ((status = ft_names_open(o, &names)) != 0 || (status = choose_mechanism(s)) != 0)
 		goto cleanup;
-	warm_task_events(&s);
-	if ((status = prepare(&s)) != 0)
+	warm_task_events(s);
+	if ((status = prepare(s)) != 0)
 		goto cleanup;
-	sym_procs_set_debuginfod(s.procs, names.client); /* names are made at the end, -i's too */
-	if (ft_sink_open(&s.sink, o) < 0) {
+	sym_procs_set_debuginfod(s->procs, names.client); /* names are made at the end, -i's too */
+	if (ft_sink_open(&s->sink, o) < 0) {
 		status = 2;
 		goto cleanup;
 	}
@@ -266,51 +273,51 @@ int ft_cmd_run(const struct ft_options *o)
 		goto cleanup;
 
 	status = 1;
-	out = s.output.file = res.f; /* -i prints there before the end */
+	out = s->output.file = res.f; /* -i prints there before the end */
 	if ((epfd = epoll_create1(EPOLL_CLOEXEC)) < 0)
 		goto cleanup;
-	s.kernel.epfd = epfd;
-	if (ft_plan_create(&s.plan) < 0)
+	s->kernel.epfd = epfd;
+	if (ft_plan_create(&s->plan) < 0)
 		goto cleanup;
 	if (o->command) {
-		if ((ret = ft_child_start(o->command, o->keep_root, &s.traced.child)) < 0) {
+		if ((ret = ft_child_start(o->command, o->keep_root, &s->traced.child)) < 0) {
 			status = ret == -EINVAL ? 2 : 1;
 			goto cleanup;
 		}
-		s.traced.have_child = true;
+		s->traced.have_child = true;
 	}
 	/* the run's first line once bad input is ruled out: the mechanism,
 	 * and what this host leaves out */
-	ft_note("%s%s%s", s.mech.what, s.mech.note[0] ? "; " : "", s.mech.note);
-	if (s.plan.mechanism)
-		ft_warn("probes through: %s", s.plan.mechanism);
-	if (ft_session_open_sources(&s, epfd) < 0 || ft_plan_report_refused(&s.plan) < 0 ||
-	    ft_sources_enable(&s.src) < 0)
+	ft_note("%s%s%s", s->mech.what, s->mech.note[0] ? "; " : "", s->mech.note);
+	if (s->plan.mechanism)
+		ft_warn("probes through: %s", s->plan.mechanism);
+	if (ft_session_open_sources(s, epfd) < 0 || ft_plan_report_refused(&s->plan) < 0 ||
+	    ft_sources_enable(&s->src) < 0)
 		goto cleanup;
 	/* armed; the command still waits, so its maps are read now, after: valid
 	 * from the start (its exec comes later, in the records) */
-	if (s.traced.have_child)
-		sym_procs_snapshot(s.procs, (uint32_t)s.traced.child.pid, 0);
-	know_targets(&s);
-	ft_cmd_announce(&s);
-	if (s.traced.have_child && (ret = ft_child_release(&s.traced.child)) < 0) {
+	if (s->traced.have_child)
+		sym_procs_snapshot(s->procs, (uint32_t)s->traced.child.pid, 0);
+	know_targets(s);
+	ft_cmd_announce(s);
+	if (s->traced.have_child && (ret = ft_child_release(&s->traced.child)) < 0) {
 		ft_error("cannot run %s: %s", o->command[0], strerror(-ret));
 		goto cleanup;
 	}
-	ret = ft_loop_run(&s, epfd);
-	ft_sources_disable(&s.src);
+	ret = ft_loop_run(s, epfd);
+	ft_sources_disable(&s->src);
 	if (ret == 0)
-		ret = ft_sources_drain_all(&s.src);
+		ret = ft_sources_drain_all(&s->src);
 	if (ret == 0)
-		ft_sources_count_lost(&s.src);
-	if (ret == 0 && s.offcpu)
-		ft_offcpu_finish(s.offcpu, s.last_time);
+		ft_sources_count_lost(&s->src);
+	if (ret == 0 && s->offcpu)
+		ft_offcpu_finish(s->offcpu, s->last_time);
 	if (ret < 0) {
 		ft_error("reading the ring buffers failed: %s", strerror(-ret));
 		goto cleanup;
 	}
-	ft_sink_interval(&s);
-	ret = ft_print_result(&s, out);
+	ft_sink_interval(s);
+	ret = ft_print_result(s, out);
 	if (ret == 0)
 		fflush(out); /* the result is out before probes are detached, which takes a while */
 	if (ret < 0 && ret != -EPIPE) {
@@ -322,18 +329,19 @@ cleanup:
 	/* -o FILE is in place before probes are detached, which takes a while */
 	if (ft_dest_close(o, &res, status == 0) != 0)
 		status = 1;
-	if (s.traced.have_child)
-		ft_child_stop(&s.traced.child);
+	if (s->traced.have_child)
+		ft_child_stop(&s->traced.child);
 	/* the events' unregistration waits (~50 ms) go to a child unless
 	 * tracefs objects made for them are removed after them */
-	ft_sources_close(&s.src, s.plan.log.n == 0);
-	ft_targets_close(&s.traced.targets);
-	ft_sink_close(&s.sink, o);
+	ft_sources_close(&s->src, s->plan.log.n == 0);
+	ft_targets_close(&s->traced.targets);
+	ft_sink_close(&s->sink, o);
 	if (epfd >= 0)
 		close(epfd);
-	ft_plan_destroy(&s.plan);
-	close_cgroups(&s.cgroup);
-	ft_session_free(&s);
+	ft_plan_destroy(&s->plan);
+	close_cgroups(&s->cgroup);
+	ft_session_free(s);
+	free(s);
 	ft_names_close(&names);
 	say_own_cpu();
 	return status;

@@ -130,8 +130,9 @@ run_ft $TMP/o $TMP/e offcpu -U -f -c "$BIN/pingpong 2000 --threads"
 read -r w t < <(thread_stacks $TMP/o)
 expect_eq "offcpu pingpong --threads: the second thread's off-CPU time whole to clone3 (us whole, of)" \
 	"$w $((t > 0 ? t : -1))" "$t $t"
-# the summary's cut stacks, if any, are those of the command's child before
-# its exec (ftstack's own stack, deeper than offcpu's 16 KB copy): a few,
+# the summary's cut stacks, if any, are those of the command's child in
+# its exec, once its old memory is gone (until d53c08b its stack was 61 KB
+# deep, beyond offcpu's 16 KB copy, before the exec too): a few,
 # where every one of the second thread's 2000-odd switches was before. The
 # summary names the file of the frame where the copy ended, ftstack's or
 # libc's (__libc_start_call_main), so the stacks are told apart by what
@@ -154,9 +155,10 @@ expect_eq "profile pingpong --threads: the second thread's samples whole to clon
 # a sample in the new thread's first instructions (clone3's child, before
 # thread_start's CFI) is whole too: one frame, clone3's. The summary counts
 # what is printed not whole, and may count one more of ftstack's child
-# before its exec: a 64 KB copy of its stack that ended right above
-# __libc_start_call_main prints rooted there, as count's whole stacks are
-# (1 run of ~40 under make asan, as in 0477a04's offcpu runs)
+# before its exec whose walk was cut right above __libc_start_call_main:
+# it prints rooted there, as count's whole stacks are (1 run of ~40 under
+# make asan while the child's stack was 61 KB deep, as in 0477a04's
+# offcpu runs)
 c=$(cut_count $TMP/e) nw=$(not_whole $TMP/o)
 child=$(awk '/^ftstack;__libc_start_call_main;/ { n += $NF } END { print n + 0 }' $TMP/o)
 check "profile pingpong --threads: the summary counts the stacks not whole ($c: $nw printed so, + up to $child of ftstack's child)" \
