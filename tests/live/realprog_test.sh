@@ -15,6 +15,7 @@ PY=/usr/bin/python3 PL=/usr/bin/perl GCC=/usr/bin/gcc
 . tests/lib/realprog.sh
 share() { realprog_share "$1"; }
 WHOLE=$REALPROG_WHOLE
+ROOTED='^[^;]*;((_start|__clone3|__clone)[; ]|\[libc\.so\.6\];__spawni_child[; ])'
 # cut_count ERR: the stacks the summary says may be cut (both lines)
 cut_count() {
 	sed -n -e 's/^ftstack: \([0-9]*\) user stacks reached the end of the.*/\1/p' \
@@ -38,12 +39,18 @@ profile_whole() {
 	read -r w t < <(share $TMP/o)
 	check "$name, default: $w of $t samples whole ($(pct $w $t)/1000, want >= $min)" \
 		bash -c "[ $t -ge 100 ] && [ $(pct $w $t) -ge $min ]"
-	# Every stack is whole or counted as cut, exactly
-	local cut nw; cut=$(cut_count $TMP/e) nw=$((t - w))
+	# Every stack is whole or counted as cut, exactly. Whole as the walk
+	# knows it: rooted where the CFI ends a stack (_start, clone3) or in
+	# posix_spawn's child; a stack deeper than the copy by a hair prints
+	# rooted at __libc_start_call_main, which WHOLE takes for a root (the
+	# share's rule, and count's), and is cut (1 in a CI run of cc1's deep
+	# stacks, 2026-11-27)
+	local cut nw; cut=$(cut_count $TMP/e)
+	nw=$(awk -v re="$ROOTED" '$0 !~ re { n += $NF } END { print n + 0 }' $TMP/o)
 	expect_eq "$name, default: the summary counts the stacks that are not whole (cut, not whole)" \
 		"$cut" "$nw"
 	[ "$cut" = "$nw" ] || {
-		awk -v re="$WHOLE" '$0 !~ re { c = $NF; sub(/ [0-9]+$/, ""); n = split($0, f, ";"); print "# not whole: " f[1] ";" f[2] ";" f[3] " ... " f[n] " " c }' $TMP/o | head -40
+		awk -v re="$ROOTED" '$0 !~ re { c = $NF; sub(/ [0-9]+$/, ""); n = split($0, f, ";"); print "# not whole: " f[1] ";" f[2] ";" f[3] " ... " f[n] " " c }' $TMP/o | head -40
 		sed -n 's/^ftstack: .*user stacks/# &/p' $TMP/e
 	}
 	check "$name, default: no advice to use --call-graph fp" bash -c "! grep -Eq 'call-graph fp (walks|follows)' $TMP/e"
