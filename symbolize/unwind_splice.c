@@ -7,8 +7,9 @@
  * that keeps no frame pointer skips that function's caller). What the
  * repair of an ip was (none, or the stack slot of the one return address
  * the chain lacks, right after the ip or after the chain's first entry) is
- * kept per ip and process layout, so later samples there need no walk. Apart from sym_unwind (unwind.c) because it
- * is count's method, with its own cache, over the same walk. */
+ * kept per ip and process layout, so later samples there need no walk.
+ * Apart from sym_unwind (unwind.c) because it is count's method, with its
+ * own cache, over the same walk. */
 #include <string.h>
 #include "symbolize/unwind_internal.h"
 
