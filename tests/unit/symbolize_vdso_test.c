@@ -32,7 +32,7 @@ int main(void)
 	const uint8_t *img;
 	size_t len;
 	if (sym_vdso_image(&img, &len) < 0) {
-		SKIP("this process has no vDSO (vdso=0 on the kernel's command line?)", "vdso checks");
+		SKIP("this process has no vDSO (valgrind maps none; or vdso=0 on the kernel's command line)", "vdso checks");
 		CHECK_DONE();
 	}
 	CHECK(img == (const uint8_t *)getauxval(AT_SYSINFO_EHDR), "the image the auxiliary vector names");
