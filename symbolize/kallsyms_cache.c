@@ -13,9 +13,9 @@
  * trampolines, probes' instruction pages: the pseudo-modules "bpf" and
  * "__builtin__*", not in /proc/modules) are left out of the copy, and so
  * are a module's symbols outside its core (/proc/modules' address and
- * size): its init code, freed, whose addresses other code may take. An address not between two
- * symbols of vmlinux or of one module is named from /proc/kallsyms, read
- * then (kallsyms.c: containing). The file is the euid's, in a directory
+ * size): its init code, freed, whose addresses other code may take. An
+ * address not between two symbols of vmlinux or of one module is named
+ * from /proc/kallsyms, read then (kallsyms.c: containing). The file is the euid's, in a directory
  * of its own that nobody else may write; anything else is not read. */
 #include <errno.h>
 #include <fcntl.h>
@@ -181,20 +181,24 @@ int sym_kernel_cache_file(char *buf, size_t len)
 {
 	const char *set = getenv("FTSTACK_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME"),
 		   *home = getenv("HOME");
-	const struct passwd *pw = own_dir(home) ? NULL : getpwuid(geteuid());
+	bool in_xdg = false;
 	struct stat st;
 	int n = -1;
-	if (!own_dir(home))
-		home = pw ? pw->pw_dir : NULL;
-	if (set)
+	if (set) {
 		n = *set ? snprintf(buf, len, "%s", set) : -1;
-	else if (own_dir(xdg))
+	} else if ((in_xdg = own_dir(xdg))) {
 		n = snprintf(buf, len, "%s/ftstack", xdg);
-	else if (own_dir(home))
-		n = snprintf(buf, len, "%s/.cache/ftstack", home);
+	} else {
+		if (!own_dir(home)) { /* sudo's HOME is the user's: the euid's own */
+			const struct passwd *pw = getpwuid(geteuid());
+			home = pw ? pw->pw_dir : NULL;
+		}
+		if (own_dir(home))
+			n = snprintf(buf, len, "%s/.cache/ftstack", home);
+	}
 	if (n < 0 || (size_t)n + 16 >= len)
 		return -ENOENT;
-	if (!set && !own_dir(xdg)) { /* ~/.cache made as the XDG spec says */
+	if (!set && !in_xdg) { /* ~/.cache made as the XDG spec says */
 		char *slash = strrchr(buf, '/');
 		*slash = '\0';
 		if (mkdir(buf, 0700) < 0 && errno != EEXIST)

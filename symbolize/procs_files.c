@@ -112,23 +112,33 @@ static int load_from(struct sym_procs *p, struct file *f, const char *path)
 	return 0;
 }
 
+/* F, the vDSO: its ELF from ftstack's own image (vdso.c), read_path its
+ * name, by which the unwinder finds that image too. */
+static void load_vdso(struct file *f)
+{
+	const uint8_t *img;
+	size_t len;
+	if (sym_vdso_image(&img, &len) < 0 || sym_elf_load_image(img, len, &f->elf) < 0) {
+		f->elf = NULL;
+	} else if (!(f->read_path = strdup(f->path))) {
+		sym_elf_free(f->elf);
+		f->elf = NULL;
+	}
+}
+
 struct sym_elf *sym_file_elf(struct sym_procs *p, struct file *f)
 {
 	char inside[4352];
 	if (f->tried)
 		return f->elf;
 	f->tried = true;
-	/* the vDSO's image is ftstack's own (vdso.c); "//anon", "/memfd:x
-	 * (deleted)": open fails, cached */
-	const uint8_t *img;
-	size_t len;
-	if (sym_vdso_is(f->path) && sym_vdso_image(&img, &len) == 0 &&
-	    sym_elf_load_image(img, len, &f->elf) == 0 && !(f->read_path = strdup(f->path))) {
-		sym_elf_free(f->elf); /* the unwinder finds its image by this path */
-		f->elf = NULL;
-	}
-	if (f->path[0] != '/')
+	if (sym_vdso_is(f->path)) {
+		load_vdso(f);
 		return f->elf;
+	}
+	/* "//anon", "/memfd:x (deleted)": open fails, cached */
+	if (f->path[0] != '/')
+		return NULL;
 	if (!f->mntns) {
 		load_from(p, f, f->path);
 		return f->elf;
