@@ -31,7 +31,12 @@ split() {
 }
 # not_whole FOLDED: the samples not whole, ftstack's own child's too (the
 # summary counts them all)
-not_whole() { awk -v re="$JIT_WHOLE" '$0 !~ re { n += $NF } END { print n + 0 }' "$1"; }
+# not_whole FOLDED: the samples whose stack is not rooted where the walk
+# ends one (_start, clone3): the summary's cut count, exactly. JIT_WHOLE
+# also takes __libc_start_call_main for a root (count's stacks end
+# there), but a profile stack rooted there was cut just above it
+JIT_ROOTED='^[^;]*;(_start|clone3|__clone3|clone|__clone)[; ]'
+not_whole() { awk -v re="$JIT_ROOTED" '$0 !~ re { n += $NF } END { print n + 0 }' "$1"; }
 # cut_count ERR: the stacks the summary says may be cut (both lines)
 cut_count() {
 	sed -n -e 's/^ftstack: \([0-9]*\) user stacks reached the end of the.*/\1/p' \
