@@ -167,6 +167,11 @@ void agg_table_free(struct agg_table *t);
  * -ENOMEM. User stacks are always keyed with their pid internally: user
  * addresses mean nothing without their process. */
 int agg_add(struct agg_table *t, const struct agg_record *r);
+/* Counts one more record into the key the last agg_add counted into, at
+ * TIME with WEIGHT: for a caller that knows the record is that one's
+ * again. Returns 0, or -ENOENT when there is no such key (none counted
+ * yet, the last add dropped, or a reset since). */
+int agg_add_last(struct agg_table *t, uint64_t time, uint64_t weight);
 /* Returns the number of entries and points *out at a table-owned array
  * (valid until the next agg_add/agg_table_reset/destroy). */
 size_t agg_table_entries(struct agg_table *t, const struct agg_entry **out);

@@ -330,6 +330,7 @@ int agg_add(struct agg_table *t, const struct agg_record *r)
 		}
 	}
 	if (t->cfg.max_stacks && t->nkeys - 1 >= t->cfg.max_stacks) {
+		t->last = 0; /* not this record's: agg_add_last must not take it */
 		t->dropped++;
 		t->dropped_weight += r->weight;
 		return -ENOSPC;
@@ -341,10 +342,9 @@ int agg_add(struct agg_table *t, const struct agg_record *r)
 		set_key_ids(&k, &kl, &ul);
 		err = key_insert(t, &k);
 	}
-	if (!err) {
+	t->last = err ? 0 : t->nkeys - 1;
+	if (!err)
 		t->records++;
-		t->last = t->nkeys - 1;
-	}
 	return err;
 }
 
@@ -393,6 +393,17 @@ void agg_table_tasks(const struct agg_table *t,
 {
 	for (uint32_t i = 1; i < t->nkeys; i++)
 		fn(ctx, t->keys[i].pid, t->keys[i].tid);
+}
+
+int agg_add_last(struct agg_table *t, uint64_t time, uint64_t weight)
+{
+	if (!t->last || !t->keys)
+		return -ENOENT;
+	const struct agg_record r = { .time = time, .weight = weight };
+	count_into(&t->keys[t->last], &r);
+	t->dirty = true;
+	t->records++;
+	return 0;
 }
 
 void agg_table_reset(struct agg_table *t)

@@ -26,8 +26,7 @@ void ft_session_know_process(struct ft_session *s, uint32_t pid, uint64_t time)
 		ft_procs_know(s->procs, pid, time);
 }
 
-/* The same for a thread whose comm is shown: one read of its comm. */
-static void know_thread(struct ft_session *s, uint32_t pid, uint32_t tid, uint64_t time)
+void ft_session_know_thread(struct ft_session *s, uint32_t pid, uint32_t tid, uint64_t time)
 {
 	if (s->keep.key_tid && tid != pid && pid != 0 && !sym_procs_thread_known(s->procs, tid))
 		sym_procs_thread_snapshot(s->procs, pid, tid, time);
@@ -63,6 +62,9 @@ static void count_now(struct ft_session *s, const struct perfev_sample *smp, uin
 		.event = event, .weight = weight, .cgroup = smp->cgroup,
 	};
 	uint32_t start = 0;
+	/* the aggregator's last key is no longer the kept sample's */
+	s->repeat.valid = false;
+	s->repeat.counted = false;
 	if (smp->nkips) {
 		switch (ft_kfilter_apply(&s->kernel.filter, smp->kips, smp->nkips, &start)) {
 		case FT_DROP_SELF:
@@ -90,12 +92,15 @@ static void count_now(struct ft_session *s, const struct perfev_sample *smp, uin
 		if (s->plan.events[event].entry_fix)
 			add_entry_caller(s, smp, &r);
 	}
-	if (!r.nkstack && !r.nustack)
+	bool empty = !r.nkstack && !r.nustack;
+	if (empty)
 		s->cnt.empty_stacks++;
 	ft_session_know_process(s, smp->pid, smp->time);
-	know_thread(s, smp->pid, smp->tid, smp->time);
-	if (agg_add(s->agg, &r) == 0)
+	ft_session_know_thread(s, smp->pid, smp->tid, smp->time);
+	if (agg_add(s->agg, &r) == 0) {
 		s->cnt.counted++;
+		s->repeat.counted = !empty && !s->plan.events[event].entry_fix;
+	}
 }
 
 /* A sample waiting for the kernel's symbols: what count_now reads of it. */
@@ -168,7 +173,7 @@ void ft_session_count(struct ft_session *s, const struct perfev_sample *smp, uin
 	if (s->kernel.state == FT_KSYMS_LOADING) {
 		/* its process is read now, while it most likely still runs */
 		ft_session_know_process(s, smp->pid, smp->time);
-		know_thread(s, smp->pid, smp->tid, smp->time);
+		ft_session_know_thread(s, smp->pid, smp->tid, smp->time);
 		if (pending_push(&s->kernel.pending, smp, event, weight) == 0)
 			return;
 		ft_session_kernel_wait(s); /* out of memory: wait for them instead */

@@ -257,4 +257,6 @@ void ft_print_summary(struct ft_session *s, const struct agg_named_stats *ns)
 			 s->kernel.path);
 	ft_result_summary(&sm, ns);
 	debug_entry_callers(s);
+	ft_debug("samples counted as the last one again (no walk, filter or hash): %" PRIu64
+		 " of %" PRIu64, s->repeat.hits, c->counted);
 }

@@ -103,10 +103,18 @@ void ft_session_free(struct ft_session *s)
 	s->kernel.syms = NULL;
 }
 
+/* The weight a sample of this run counts with */
+static uint64_t weight_of(const struct ft_session *s, const struct perfev_sample *smp)
+{
+	return s->opt->cmd == FT_PROFILE ? smp->period : 1;
+}
+
 static void on_sample(struct ft_session *s, const struct perfev_record *rec, int ev)
 {
 	struct perfev_sample walked;
 	const struct perfev_sample *smp = &rec->sample;
+	if (ev >= 0 && ft_repeat_count(s, smp, (uint32_t)ev, weight_of(s, smp)))
+		return;
 	if (smp->pid != (uint32_t)s->self) /* ftstack's own samples are dropped unwalked */
 		smp = ft_ustack_walk(&s->ustacks, s->procs, smp, &walked);
 	if (s->offcpu) {
@@ -130,7 +138,8 @@ static void on_sample(struct ft_session *s, const struct perfev_record *rec, int
 			s->cnt.idle++;
 		return;
 	}
-	ft_session_count(s, smp, (uint32_t)ev, s->opt->cmd == FT_PROFILE ? smp->period : 1);
+	ft_session_count(s, smp, (uint32_t)ev, weight_of(s, smp));
+	ft_repeat_keep(s, &rec->sample, (uint32_t)ev);
 }
 
 int ft_session_record(struct ft_session *s, const struct perfev_record *rec, int event)

@@ -12,6 +12,7 @@
 #include "task/task.h"
 #include "collector/kfilter.h"
 #include "collector/offcpu.h"
+#include "collector/repeat.h"
 #include "perfev/perfev.h"
 #include "host/host.h"
 #include "python/python.h"
@@ -133,6 +134,17 @@ struct ft_ustacks {
 	bool follow;
 	uint64_t py_on_cpu[2];
 	uint64_t chain[AGG_MAX_DEPTH]; /* copy: the frame-pointer walk of the copy */
+	uint32_t nchain;               /* its length, */
+	bool chain_cut;                /* whether it ran off the copy, */
+	const struct perfev_sample *chain_of; /* and of which sample (ft_ustack_chain) */
+	bool spliced;                  /* the last walk repaired a chain (sym_unwind_splice) */
+	/* the last walk's frames came from its chain, the process layout
+	 * RULE_IMAGE and, when RULE_SLOT > 0, the copy's word at slot
+	 * RULE_SLOT - 1 alone (sym_unwind_spliced_by_rule); nothing cut, no
+	 * Python frames: the repeat check's condition (repeat.c) */
+	bool repeatable;
+	uint32_t rule_slot;
+	uint64_t rule_image;
 };
 
 /* What the run wants from the kernel and keeps of each record: set by
@@ -228,6 +240,7 @@ struct ft_session {
 	struct ft_kernel_syms kernel;
 	struct ft_ustacks ustacks;
 	struct ft_counters cnt;
+	struct ft_repeat repeat;  /* the last sample counted, to count again (repeat.c) */
 	uint64_t last_time;      /* newest record time seen (perf/ftrace clock): the end */
 	uint64_t settled;        /* offcpu's last settle, up to this time (loop.c) */
 	uint64_t scratch_u[AGG_MAX_DEPTH + 1]; /* a uprobe entry's stack with its caller put back */
@@ -274,6 +287,19 @@ void ft_session_count_cb(void *ctx, const struct perfev_sample *smp, uint32_t ev
 /* A process seen for the first time that was not born under tracing: its
  * maps are read now, while it most likely still runs. */
 void ft_session_know_process(struct ft_session *s, uint32_t pid, uint64_t time);
+/* The same for thread TID of PID, where threads are kept apart (one read
+ * of its comm). */
+void ft_session_know_thread(struct ft_session *s, uint32_t pid, uint32_t tid, uint64_t time);
+
+/* ---- the sample like the last one (repeat.c) ---- */
+/* Counts SMP (of plan EVENT, WEIGHT) into the last sample's key when every
+ * input of that key is the same: true, and nothing else to do; false when
+ * it must be counted whole. */
+bool ft_repeat_count(struct ft_session *s, const struct perfev_sample *smp, uint32_t event,
+		     uint64_t weight);
+/* After SMP (as decoded, before its walk) was counted whole: kept for
+ * ft_repeat_count when its key was a function of its inputs alone. */
+void ft_repeat_keep(struct ft_session *s, const struct perfev_sample *smp, uint32_t event);
 /* The same in PROCS, whatever the session follows. */
 void ft_procs_know(struct sym_procs *procs, uint32_t pid, uint64_t time);
 /* Waits for the kernel's symbols if they are loading, takes them in (saying
@@ -320,6 +346,11 @@ int ft_ustack_check(const struct perfev_ustack_cost *c, struct tfs_check_item *i
 const struct perfev_sample *ft_ustack_walk(struct ft_ustacks *u, struct sym_procs *procs,
 					   const struct perfev_sample *smp,
 					   struct perfev_sample *tmp);
+/* The frame-pointer chain SMP's user stack starts from, in *CHAIN: the
+ * kernel's (fp), or the walk of its copy (copy: walked once a sample,
+ * kept in U; *CUT when it ran off the copy). Returns its length. */
+uint32_t ft_ustack_chain(struct ft_ustacks *u, const struct perfev_sample *smp,
+			 const uint64_t **chain, bool *cut);
 
 /* ---- the sources (sources.c) ---- */
 /* Opens the backend the plan chose, its config built from S, its records

@@ -160,6 +160,26 @@ void ft_ustack_choose(struct ft_ustacks *u, const struct ft_options *o)
 		 u->why, u->copy_size);
 }
 
+uint32_t ft_ustack_chain(struct ft_ustacks *u, const struct perfev_sample *smp,
+			 const uint64_t **chain, bool *cut)
+{
+	uint32_t max = u->max_frames && u->max_frames < AGG_MAX_DEPTH ? u->max_frames :
+		       AGG_MAX_DEPTH;
+	*cut = false;
+	if (u->method == FT_USTACK_FP) {
+		*chain = smp->uips;
+		return smp->nuips;
+	}
+	/* once a sample: the repeat check (repeat.c) walks it before the full count */
+	if (u->chain_of != smp) {
+		u->nchain = perfev_ustack_walk(smp, u->regs_mask, u->chain, max, &u->chain_cut);
+		u->chain_of = smp;
+	}
+	*chain = u->chain;
+	*cut = u->chain_cut;
+	return u->nchain;
+}
+
 /* SMP's user stack: walked in its copy and repaired or unwound with CFI,
  * into u->walk. Returns the number of frames, or -1 to keep the kernel's
  * (no registers: a kernel thread, or no copy taken). */
@@ -169,24 +189,26 @@ static int walk(struct ft_ustacks *u, struct sym_procs *procs, const struct perf
 	struct sym_ustack us = { .pid = smp->pid, .tid = smp->tid, .time = smp->time,
 				 .stack = smp->ustack, .size = smp->ustack ? smp->ustack_size : 0 };
 	bool chain_cut = false;
-	if (!smp->pid || perfev_ustack_dwarf_regs(smp, u->regs_mask, us.regs, &us.regs_known) < 0)
-		return u->method == FT_USTACK_COPY ?
-		       (int)perfev_ustack_walk(smp, u->regs_mask, u->walk, max, cut) : -1;
+	if (!smp->pid || perfev_ustack_dwarf_regs(smp, u->regs_mask, us.regs, &us.regs_known) < 0) {
+		if (u->method != FT_USTACK_COPY)
+			return -1;
+		const uint64_t *chain;
+		uint32_t n = ft_ustack_chain(u, smp, &chain, cut);
+		memcpy(u->walk, chain, n * sizeof(*chain));
+		return (int)n;
+	}
 	ft_procs_know(procs, smp->pid, smp->time); /* its mappings, before the walk */
 	if (u->method == FT_USTACK_DWARF) {
 		perfev_ustack_prefetch(smp); /* its CFA rules read it frame by frame too */
 		return (int)sym_unwind(u->unwinder, &us, u->walk, max, cut);
 	}
-	const uint64_t *chain = smp->uips;
-	uint32_t nchain = smp->nuips;
-	if (u->method == FT_USTACK_COPY) {
-		nchain = perfev_ustack_walk(smp, u->regs_mask, u->chain, max, &chain_cut);
-		chain = u->chain;
-	}
+	const uint64_t *chain;
+	uint32_t nchain = ft_ustack_chain(u, smp, &chain, &chain_cut);
 	if (nchain == 0)
 		return -1;
 	uint32_t n = sym_unwind_splice(u->unwinder, &us, chain, nchain, u->walk, max, cut);
 	*cut |= chain_cut;
+	u->spliced = true;
 	return (int)n;
 }
 
@@ -352,13 +374,16 @@ const struct perfev_sample *ft_ustack_walk(struct ft_ustacks *u, struct sym_proc
 					   const struct perfev_sample *smp,
 					   struct perfev_sample *tmp)
 {
+	u->repeatable = false;
 	if (!u->copy_size || !u->unwinder)
 		return smp;
 	bool cut = false;
 	uint32_t max = u->max_frames && u->max_frames < AGG_MAX_DEPTH ? u->max_frames :
 		       AGG_MAX_DEPTH;
 	u->sps[0] = 0; /* the walks that take no registers keep none */
+	u->spliced = false;
 	int n = walk(u, procs, smp, max, &cut);
+	u->chain_of = NULL;
 	if (n < 0)
 		return smp;
 	/* CFI all the way knows where a stack ends (_start's CFI says it has
@@ -383,6 +408,10 @@ const struct perfev_sample *ft_ustack_walk(struct ft_ustacks *u, struct sym_proc
 	int with_py = python_frames(u, smp, (uint32_t)n, AGG_MAX_DEPTH,
 				    !cut && u->method == FT_USTACK_DWARF &&
 				    sym_unwind_ended(u->unwinder));
+	/* its frames a function of the chain, the layout and one word:
+	 * what repeat.c checks again */
+	u->repeatable = u->spliced && !cut && with_py < 0 &&
+			sym_unwind_spliced_by_rule(u->unwinder, &u->rule_image, &u->rule_slot);
 	tmp->uips = with_py >= 0 ? u->with_py : u->walk;
 	tmp->nuips = (uint32_t)(with_py >= 0 ? with_py : n);
 	u->cut += cut;

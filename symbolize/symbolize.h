@@ -323,6 +323,11 @@ uint64_t sym_unwinder_leaf_steps(const struct sym_unwinder *u);
 uint32_t sym_unwind_splice(struct sym_unwinder *u, const struct sym_ustack *s,
 			   const uint64_t *chain, uint32_t nchain, uint64_t *ips, uint32_t max,
 			   bool *cut);
+/* Whether the last sym_unwind_splice took a repair kept for its ip (no
+ * walk): then its frames were a function of CHAIN, the process layout
+ * *IMAGE (sym_procs_image's) and, when *RA_SLOT > 0, the copy's word at
+ * stack slot *RA_SLOT - 1 alone. False after any other splice or walk. */
+bool sym_unwind_spliced_by_rule(const struct sym_unwinder *u, uint64_t *image, uint32_t *ra_slot);
 
 /* ---- frame pointers (fp_elf.c) ---- */
 

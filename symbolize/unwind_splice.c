@@ -76,9 +76,11 @@ uint32_t sym_unwind_splice(struct sym_unwinder *u, const struct sym_ustack *s,
 		if (set[w].ip == ip && set[w].pid == s->pid)
 			t = &set[w];
 	u->anon_ip = 0;
+	u->by_rule = false;
 	if (nchain > 1 && max > 1 && t && t->image == image && (uint64_t)t->ra_slot * 8 <= s->size &&
 	    (!t->ra_slot || !t->after || chain[1] == t->next)) {
 		*cut = false;
+		u->by_rule = true, u->rule_slot = t->ra_slot, u->rule_image = image;
 		return repaired(u, s, t, chain, nchain, ips, max);
 	}
 	uint32_t n = sym_uw_walk(u, s, chain, nchain, ips, max, cut, &failed, &met, &cfi);
@@ -95,4 +97,11 @@ uint32_t sym_unwind_splice(struct sym_unwinder *u, const struct sym_ustack *s,
 		repair_keep(set, t, r);
 	}
 	return n;
+}
+
+bool sym_unwind_spliced_by_rule(const struct sym_unwinder *u, uint64_t *image, uint32_t *ra_slot)
+{
+	*image = u->rule_image;
+	*ra_slot = u->rule_slot;
+	return u->by_rule;
 }

@@ -17,6 +17,16 @@ for cg in "" "--call-graph fp" "--call-graph copy"; do
 	expect_eq "$name, count: main;call_getppid;syscall, every call" \
 		"$(folded_count $TMP/o ';main;call_getppid;syscall [0-9]+$'):$(folded_count $TMP/o .)" "$d:$d"
 	check "$name, count: no stack cut" bash -c "! grep -q 'may be cut' $TMP/e"
+	# the same kernel stack and chain from one call site, call_a or
+	# call_b only in the word at the top of the stack: a sample counted
+	# as the last one again (repeat.c) must still go to its own caller
+	run_ft $TMP/o $TMP/e -e $EV -f -U --debug --buffer-size 16384 $cg -c "$BIN/syscall_paths 6000 --alternate"
+	expect_eq "$name, count: main;call_a;syscall 4000, main;call_b;syscall 2000, of 6000" \
+		"$(folded_count $TMP/o ';main;call_a;syscall [0-9]+$'):$(folded_count $TMP/o ';main;call_b;syscall [0-9]+$'):$(folded_count $TMP/o .)" \
+		"4000:2000:6000"
+	again=$(sed -n 's/.*counted as the last one again.*: \([0-9]*\) of .*/\1/p' $TMP/e)
+	check "$name, count: samples counted as the last one again (${again:-none} of 6000)" \
+		test "${again:-0}" -gt 0
 	# offcpu: nap_x and nap_y call libc's nanosleep (frameless)
 	run_ft $TMP/o $TMP/e offcpu -f -U $cg -c "$BIN/libc_naps"
 	x=$(folded_count $TMP/o ';main;nap_x;nanosleep;'); y=$(folded_count $TMP/o ';main;nap_y;nanosleep;')

@@ -542,6 +542,39 @@ static void test_runs(void)
 	agg_table_free(t);
 }
 
+/* agg_add_last: one more into the key the last agg_add counted, its
+ * weight and time taken; none after a drop, a failed add or a reset. */
+static void test_add_last(void)
+{
+	struct agg_config cfg = { .max_stacks = 2 };
+	struct agg_table *t;
+	uint64_t k[3] = { 1, 2, 3 };
+	struct agg_record r = rec(1, &k[0], 1, NULL, 0);
+	const struct agg_entry *e;
+	struct agg_stats st;
+
+	agg_table_alloc(&cfg, &t);
+	CHECK(agg_add_last(t, 50, 1) == -ENOENT, "an empty table: no last key");
+	agg_add(t, &r);
+	r.kstack = &k[1];
+	agg_add(t, &r);
+	CHECK(agg_add_last(t, 50, 4) == 0 && agg_add_last(t, 60, 1) == 0, "twice into the last");
+	CHECK(agg_table_entries(t, &e) == 2 && e[1].kstack[0] == 2 && e[1].count == 3 &&
+	      e[1].weight == 6 && e[1].first_time == 50 && e[0].count == 1,
+	      "stack 2: 3 records, weight 6, first at 50; stack 1 untouched");
+	r.kstack = &k[2];
+	CHECK(agg_add(t, &r) == -ENOSPC, "a third key dropped");
+	CHECK(agg_add_last(t, 70, 1) == -ENOENT, "after a drop: no last key");
+	r.kstack = &k[0];
+	agg_add(t, &r);
+	CHECK(agg_add_last(t, 70, 1) == 0, "a known key counted again: it is the last");
+	agg_table_stats(t, &st);
+	CHECK_EQ_U64(st.records, 6, "records: 2 added, 2 again, 1 known, 1 again");
+	agg_table_reset(t);
+	CHECK(agg_add_last(t, 80, 1) == -ENOENT, "after a reset: no last key");
+	agg_table_free(t);
+}
+
 /* The caches' sets (cache.c): a set's first slot, inside the cache; keys
  * that differ in low bits, qualified by pids that differ in low bits, as a
  * process's ips and a fork's pids do, spread over the sets (the xor hash
@@ -578,6 +611,7 @@ int main(void)
 	test_cgroup_keys();
 	test_pid_keys();
 	test_max_stacks_and_reset();
+	test_add_last();
 	test_growth();
 	test_named_merge();
 	test_named_long();
