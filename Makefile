@@ -115,6 +115,11 @@ $(BUILD)/bench/floor: bench/floor.c $(BUILD)/libftstack.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libftstack.a $(LDFLAGS) $(LDLIBS)
 
+# sched_switch's records with or without their switch-ins, only skipped over (bench/offcpu_switchin)
+$(BUILD)/bench/switchin: bench/switchin.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $<
+
 # the sink's insert of N distinct stacks, timed (bench/run's fleet section)
 $(BUILD)/bench/fleet_insert: bench/fleet_insert.c $(BUILD)/libftstack.a
 	@mkdir -p $(dir $@)
@@ -130,7 +135,7 @@ $(BUILD)/bench/ksyms: bench/ksyms.c $(BUILD)/libftstack.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libftstack.a $(LDFLAGS) $(LDLIBS)
 
-bench: ftstack tests-bin $(BUILD)/bench/floor $(BUILD)/bench/fleet_insert $(BUILD)/bench/fleet_gen $(BUILD)/bench/ksyms
+bench: ftstack tests-bin $(BUILD)/bench/floor $(BUILD)/bench/switchin $(BUILD)/bench/fleet_insert $(BUILD)/bench/fleet_gen $(BUILD)/bench/ksyms
 	bench/run
 
 soak: ftstack tests-bin
