@@ -82,12 +82,11 @@ void ft_repeat_keep(struct ft_session *s, const struct perfev_sample *smp, uint3
 	const uint64_t *user = smp->uips;
 	uint32_t nu = smp->nuips;
 	if (r->walked) {
-		if (!u->repeatable)
+		if (!u->repeatable || !sym_unwind_spliced_by_rule(u->unwinder, &r->image, &r->slot))
 			return;
+		/* ft_ustack_chain's, still in U (the kernel's for fp) */
 		user = u->method == FT_USTACK_FP ? smp->uips : u->chain;
 		nu = u->method == FT_USTACK_FP ? smp->nuips : u->nchain;
-		r->image = u->rule_image;
-		r->slot = u->rule_slot;
 		if (r->slot)
 			memcpy(&r->word, smp->ustack + (size_t)(r->slot - 1) * 8, sizeof(r->word));
 	}

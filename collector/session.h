@@ -138,13 +138,10 @@ struct ft_ustacks {
 	bool chain_cut;                /* whether it ran off the copy, */
 	const struct perfev_sample *chain_of; /* and of which sample (ft_ustack_chain) */
 	bool spliced;                  /* the last walk repaired a chain (sym_unwind_splice) */
-	/* the last walk's frames came from its chain, the process layout
-	 * RULE_IMAGE and, when RULE_SLOT > 0, the copy's word at slot
-	 * RULE_SLOT - 1 alone (sym_unwind_spliced_by_rule); nothing cut, no
-	 * Python frames: the repeat check's condition (repeat.c) */
+	/* the last walk repaired its chain, nothing cut, no Python frames:
+	 * its frames then come from the chain, the layout and one word when
+	 * the splice took a kept rule (sym_unwind_spliced_by_rule, repeat.c) */
 	bool repeatable;
-	uint32_t rule_slot;
-	uint64_t rule_image;
 };
 
 /* What the run wants from the kernel and keeps of each record: set by

@@ -160,11 +160,15 @@ void ft_ustack_choose(struct ft_ustacks *u, const struct ft_options *o)
 		 u->why, u->copy_size);
 }
 
+/* The most frames a walk gives: kernel.perf_event_max_stack's, at most AGG_MAX_DEPTH */
+static uint32_t max_frames(const struct ft_ustacks *u)
+{
+	return u->max_frames && u->max_frames < AGG_MAX_DEPTH ? u->max_frames : AGG_MAX_DEPTH;
+}
+
 uint32_t ft_ustack_chain(struct ft_ustacks *u, const struct perfev_sample *smp,
 			 const uint64_t **chain, bool *cut)
 {
-	uint32_t max = u->max_frames && u->max_frames < AGG_MAX_DEPTH ? u->max_frames :
-		       AGG_MAX_DEPTH;
 	*cut = false;
 	if (u->method == FT_USTACK_FP) {
 		*chain = smp->uips;
@@ -172,7 +176,8 @@ uint32_t ft_ustack_chain(struct ft_ustacks *u, const struct perfev_sample *smp,
 	}
 	/* once a sample: the repeat check (repeat.c) walks it before the full count */
 	if (u->chain_of != smp) {
-		u->nchain = perfev_ustack_walk(smp, u->regs_mask, u->chain, max, &u->chain_cut);
+		u->nchain = perfev_ustack_walk(smp, u->regs_mask, u->chain, max_frames(u),
+					       &u->chain_cut);
 		u->chain_of = smp;
 	}
 	*chain = u->chain;
@@ -378,8 +383,7 @@ const struct perfev_sample *ft_ustack_walk(struct ft_ustacks *u, struct sym_proc
 	if (!u->copy_size || !u->unwinder)
 		return smp;
 	bool cut = false;
-	uint32_t max = u->max_frames && u->max_frames < AGG_MAX_DEPTH ? u->max_frames :
-		       AGG_MAX_DEPTH;
+	uint32_t max = max_frames(u);
 	u->sps[0] = 0; /* the walks that take no registers keep none */
 	u->spliced = false;
 	int n = walk(u, procs, smp, max, &cut);
@@ -408,10 +412,8 @@ const struct perfev_sample *ft_ustack_walk(struct ft_ustacks *u, struct sym_proc
 	int with_py = python_frames(u, smp, (uint32_t)n, AGG_MAX_DEPTH,
 				    !cut && u->method == FT_USTACK_DWARF &&
 				    sym_unwind_ended(u->unwinder));
-	/* its frames a function of the chain, the layout and one word:
-	 * what repeat.c checks again */
-	u->repeatable = u->spliced && !cut && with_py < 0 &&
-			sym_unwind_spliced_by_rule(u->unwinder, &u->rule_image, &u->rule_slot);
+	/* repeat.c asks the splice whether a kept rule made its frames */
+	u->repeatable = u->spliced && !cut && with_py < 0;
 	tmp->uips = with_py >= 0 ? u->with_py : u->walk;
 	tmp->nuips = (uint32_t)(with_py >= 0 ? with_py : n);
 	u->cut += cut;
