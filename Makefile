@@ -116,9 +116,9 @@ $(BUILD)/bench/floor: bench/floor.c $(BUILD)/libftstack.a
 	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libftstack.a $(LDFLAGS) $(LDLIBS)
 
 # sched_switch's records with or without their switch-ins, only skipped over (bench/offcpu_switchin)
-$(BUILD)/bench/switchin: bench/switchin.c
+$(BUILD)/bench/switchin: bench/switchin.c $(BUILD)/libftstack.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $<
+	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libftstack.a $(LDFLAGS) $(LDLIBS)
 
 # the sink's insert of N distinct stacks, timed (bench/run's fleet section)
 $(BUILD)/bench/fleet_insert: bench/fleet_insert.c $(BUILD)/libftstack.a

@@ -18,53 +18,35 @@
 #include <errno.h>
 #include <linux/perf_event.h>
 #include <poll.h>
-#include <signal.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
+#include "task/task.h"
+#include "perfev/perfev.h"
+#include "tracefs/tracefs.h"
 
 #define MAX_CPUS 64
-
-struct ring {
-	int fd;
-	struct perf_event_mmap_page *meta;
-	char *data;
-	size_t size;
-};
 
 struct counts {
 	unsigned long long samples, switches, lost;
 };
 
-static int tracepoint_id(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	int id = -1;
-	if (f && fscanf(f, "%d", &id) != 1)
-		id = -1;
-	if (f)
-		fclose(f);
-	return id;
-}
-
-static void attr_of(struct perf_event_attr *a, int id, const char *mode, unsigned size,
+/* perfev_open's attr but for PERF_SAMPLE_READ, which ftstack never takes */
+static void attr_of(struct perf_event_attr *a, uint32_t id, const char *mode, unsigned size,
 		    size_t ring)
 {
 	memset(a, 0, sizeof(*a));
 	a->size = sizeof(*a);
 	a->type = PERF_TYPE_TRACEPOINT;
-	a->config = (unsigned)id;
+	a->config = id;
 	a->sample_period = 1;
 	a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
 			 PERF_SAMPLE_CPU | PERF_SAMPLE_CALLCHAIN;
 	if (size) { /* offcpu's default: registers and a copy, no user callchain */
 		a->sample_type |= PERF_SAMPLE_STACK_USER | PERF_SAMPLE_REGS_USER;
-		a->sample_regs_user = 0xff0fff; /* the 17 general registers */
+		a->sample_regs_user = perfev_user_regs_mask();
 		a->sample_stack_user = size;
 		a->exclude_callchain_user = 1;
 	}
@@ -83,25 +65,34 @@ static void attr_of(struct perf_event_attr *a, int id, const char *mode, unsigne
 	a->wakeup_watermark = (unsigned)(ring / 4);
 }
 
-static void drain(struct ring *r, struct counts *c)
+static void drain(struct perfev_ring *r, struct counts *c)
 {
-	unsigned long long head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
-	unsigned long long tail = r->meta->data_tail;
+	struct perf_event_mmap_page *meta = r->base;
+	uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE), tail = meta->data_tail;
 	while (tail < head) {
-		const struct perf_event_header *h = (const void *)(r->data + (tail & (r->size - 1)));
+		const struct perf_event_header *h = (const void *)(r->data + (tail & (r->data_size - 1)));
+		uint64_t lost[2]; /* a LOST record's id and count; it may wrap the end */
 		if (h->type == PERF_RECORD_SAMPLE)
 			c->samples++;
 		else if (h->type == PERF_RECORD_SWITCH)
 			c->switches++;
-		else if (h->type == PERF_RECORD_LOST) /* id, lost: both within the ring's order */
-			c->lost += ((const unsigned long long *)h)[2];
+		else if (h->type == PERF_RECORD_LOST) {
+			for (size_t i = 0; i < sizeof(lost); i++)
+				((uint8_t *)lost)[i] = r->data[(tail + sizeof(*h) + i) & (r->data_size - 1)];
+			c->lost += lost[1];
+		}
+		if (h->size < sizeof(*h))
+			break;
 		tail += h->size;
 	}
-	__atomic_store_n(&r->meta->data_tail, tail, __ATOMIC_RELEASE);
+	__atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
 }
 
 int main(int argc, char **argv)
 {
+	static struct perfev_ring rings[MAX_CPUS];
+	struct ft_child child;
+	uint32_t id;
 	if (argc < 4) {
 		fprintf(stderr, "usage: switchin none|sw|rd SIZE [PAGES] CMD ARGS\n");
 		return 2;
@@ -112,51 +103,31 @@ int main(int argc, char **argv)
 	size_t pages = 16384;
 	if (argv[3][0] >= '0' && argv[3][0] <= '9')
 		pages = (size_t)atol(argv[cmd++]);
-	int id = tracepoint_id("/sys/kernel/tracing/events/sched/sched_switch/id");
 	long ncpus = sysconf(_SC_NPROCESSORS_ONLN);
-	int go[2];
-	if (id < 0 || ncpus < 1 || ncpus > MAX_CPUS || pipe(go) < 0) {
-		fprintf(stderr, "switchin: no sched_switch id, or CPUs or a pipe\n");
+	if (tfs_event_id("/sys/kernel/tracing", "sched", "sched_switch", &id) < 0 || ncpus < 1 ||
+	    ncpus > MAX_CPUS || ft_child_start(argv + cmd, false, &child) < 0) {
+		fprintf(stderr, "switchin: no sched_switch id, or too many CPUs, or no child\n");
 		return 1;
 	}
-	pid_t child = fork();
-	if (child == 0) { /* blocked until armed: its exec enables the events */
-		char c;
-		close(go[1]);
-		if (read(go[0], &c, 1) != 1)
-			_exit(126);
-		execvp(argv[cmd], argv + cmd);
-		_exit(127);
-	}
-	static struct ring rings[MAX_CPUS];
+	struct pollfd pf[MAX_CPUS];
 	for (int c = 0; c < ncpus; c++) {
 		struct perf_event_attr a;
-		struct ring *r = &rings[c];
-		r->size = pages * 4096;
-		attr_of(&a, id, mode, size, r->size);
-		r->fd = (int)syscall(__NR_perf_event_open, &a, child, c, -1, PERF_FLAG_FD_CLOEXEC);
-		void *m = r->fd < 0 ? MAP_FAILED :
-			  mmap(NULL, r->size + 4096, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, 0);
-		if (m == MAP_FAILED) {
-			fprintf(stderr, "switchin: %s %u on CPU %d: %s\n", mode, size, c, strerror(errno));
-			kill(child, SIGKILL);
+		attr_of(&a, id, mode, size, pages * 4096);
+		int fd = (int)syscall(__NR_perf_event_open, &a, child.pid, c, -1, PERF_FLAG_FD_CLOEXEC);
+		int ret = fd < 0 ? -errno : perfev_ring_map(&rings[c], fd, pages * 4096);
+		if (ret < 0) {
+			fprintf(stderr, "switchin: %s %u on CPU %d: %s\n", mode, size, c, strerror(-ret));
+			ft_child_stop(&child);
 			return 1;
 		}
-		r->meta = m;
-		r->data = (char *)m + 4096;
+		pf[c] = (struct pollfd){ .fd = fd, .events = POLLIN };
 	}
-	close(go[0]);
-	if (write(go[1], "x", 1) != 1)
+	if (ft_child_release(&child) < 0)
 		return 1;
-	close(go[1]);
 	struct counts n = { 0 };
-	struct pollfd pf[MAX_CPUS];
-	for (int c = 0; c < ncpus; c++)
-		pf[c] = (struct pollfd){ .fd = rings[c].fd, .events = POLLIN };
-	int status;
 	for (bool done = false; !done;) {
 		poll(pf, (nfds_t)ncpus, 5);
-		done = waitpid(child, &status, WNOHANG) == child;
+		done = ft_child_reap(&child);
 		for (int c = 0; c < ncpus; c++)
 			drain(&rings[c], &n);
 	}
