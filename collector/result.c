@@ -131,6 +131,12 @@ void ft_result_summary(const struct ft_summary *c, const struct agg_named_stats 
 			c->ustack ? c->ustack : "?",
 			c->stop_file && c->stop_fp >= FT_KEEPS_FP ? "no CFI there, but frame pointers: "
 			"--call-graph fp follows them" : "no CFI there to go on with");
+	if (c->copy_enough)
+		ft_warn("%" PRIu64 " of %" PRIu64 " user stacks were copied up to their stack's top, "
+			"where the kernel's copy stops at a page fault (on some hosts dearer than "
+			"the copy, doc/PERFORMANCE.md): --call-graph dwarf,%u would have taken "
+			"each of them whole and stopped short of its top", c->copy_at_top,
+			c->copy_whole, c->copy_enough);
 	if (c->py_unread)
 		ft_warn("%" PRIu64 " of %" PRIu64 " samples' Python frames could not be read: "
 			"most because %s (their native frames are kept)", c->py_unread,

@@ -34,6 +34,11 @@ struct ft_summary {
 	uint64_t jit_unnamed;    /* stacks through JIT code no perf map names */
 	const char *jit_runtime, *jit_needs; /* the runtime of most of them, what it needs (NULL: unknown) */
 	uint64_t stack_stopped;  /* dwarf: walks that stopped short of the stack's start otherwise */
+	/* offcpu: copies that ran to their stack's top (the kernel's copy
+	 * stops there at a page fault), and a smaller copy that would have
+	 * held every stack of the run whole and stopped short of it (0: none) */
+	uint64_t copy_at_top, copy_whole;
+	uint32_t copy_enough;
 	uint32_t copy_size;
 	const char *ustack;      /* the user-stack method: fp, copy or dwarf */
 	/* the file where most of each kind ended (NULL: none known), and the

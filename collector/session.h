@@ -113,6 +113,11 @@ struct ft_ustacks {
 	uint64_t cut_top;        /* of them, copied whole (the copy ended at the stack's top) */
 	struct ft_jit_notes jit; /* stacks through JIT code */
 	uint64_t stopped;        /* dwarf: stacks that stopped short of their start otherwise */
+	/* dwarf: walks whole to the process's start; of them, copies that ran
+	 * to the stack's top (shorter than their room); the farthest such a
+	 * walk's outermost frame lay above the sample's rsp, and the least
+	 * room any copy had up to the top (ft_ustack_summary's copy_enough) */
+	uint64_t whole, at_top, reach_max, top_min;
 	struct ft_cut_file cut_files[FT_CUT_FILES]; /* where they ended */
 	uint64_t walk[AGG_MAX_DEPTH];  /* the user frames walked here */
 	uint64_t sps[AGG_MAX_DEPTH];   /* their stack pointers (sym_unwinder_sps) */

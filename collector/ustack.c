@@ -22,11 +22,13 @@
  * it; before check has run, copy. */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 #include "collector/result.h"
 #include "collector/session.h"
 #include "host/host.h"
@@ -266,6 +268,30 @@ static int fp_share(const struct ft_cut_file *f)
 	return prog >= 0 && (own < 0 || prog < own) ? prog : own;
 }
 
+/* offcpu's switch-outs whose copies ran to the stack's top, at least this
+ * many and this share of the whole walks, are worth a smaller copy's hint */
+#define TOP_HINT_MIN 1000u
+#define TOP_HINT_SHARE 0.9
+/* the hint's copy: the farthest outermost frame and this much more (a
+ * path a little deeper), in whole lines; little, since what lies between a
+ * main thread's outermost frame and the stack's top (its arguments,
+ * environment and auxiliary vector, and a random gap) may be ~0.5 KB */
+#define TOP_HINT_ROOM 256u
+
+/* A copy that would have taken every stack walked whole here whole again
+ * and stopped short of each one's top, or 0: offcpu only (a blocked
+ * thread's stack is copied at each switch-out), when none was cut at the
+ * copy's end and most copies ran to the top. (A walk that stopped for want
+ * of CFI stops there with any copy.) */
+static uint32_t copy_enough(const struct ft_ustacks *u)
+{
+	if (!u->offcpu || u->method != FT_USTACK_DWARF || u->cut ||
+	    u->at_top < TOP_HINT_MIN || (double)u->at_top < TOP_HINT_SHARE * (double)u->whole)
+		return 0;
+	uint64_t size = (u->reach_max + TOP_HINT_ROOM + 63) / 64 * 64;
+	return size < u->top_min && size < u->copy_size ? (uint32_t)size : 0;
+}
+
 void ft_ustack_summary(const struct ft_ustacks *u, struct ft_summary *sm)
 {
 	const struct ft_cut_file *e = most_cut(u->cut_files, true);
@@ -273,6 +299,9 @@ void ft_ustack_summary(const struct ft_ustacks *u, struct ft_summary *sm)
 	sm->stack_cut = u->cut;
 	sm->stack_cut_top = u->cut_top;
 	sm->stack_stopped = u->stopped;
+	sm->copy_at_top = u->at_top;
+	sm->copy_whole = u->whole;
+	sm->copy_enough = copy_enough(u);
 	ft_jit_summary(&u->jit, sm);
 	sm->copy_size = u->copy_size;
 	sm->ustack = ft_ustack_name(u->method);
@@ -375,6 +404,43 @@ static int python_frames(struct ft_ustacks *u, const struct perfev_sample *smp, 
 	return got;
 }
 
+/* Whether ADDR, in SMP's process, is in ftstack's own executable. */
+static bool runs_ftstack(struct sym_procs *procs, const struct perfev_sample *smp, uint64_t addr)
+{
+	static char self[PATH_MAX];
+	const char *path;
+	uint64_t bias;
+	if (!self[0] && readlink("/proc/self/exe", self, sizeof(self) - 1) < 0)
+		self[0] = '\0';
+	return self[0] && sym_procs_module(procs, smp->pid, smp->time, addr, &path, &bias) == 0 &&
+	       strcmp(path, self) == 0;
+}
+
+/* A whole walk of N frames: how far above the sample's rsp its outermost
+ * frame lay, and whether its copy ran to the stack's top. The kernel stops
+ * such a copy at a page fault past the top, which cost offcpu more than
+ * the 16 KB it copies on this project's VM (doc/PERFORMANCE.md, offcpu). */
+static void note_reach(struct ft_ustacks *u, struct sym_procs *procs,
+		       const struct perfev_sample *smp, uint32_t n)
+{
+	if (!u->sps[0] || u->sps[n - 1] < u->sps[0])
+		return;
+	uint64_t reach = u->sps[n - 1] - u->sps[0];
+	/* the command's process before its exec runs ftstack's code, whose
+	 * stack is deeper than most: not the program's (checked only when a
+	 * walk goes farther than all before it, a few times a run) */
+	if (reach > u->reach_max && runs_ftstack(procs, smp, u->walk[n - 1]))
+		return;
+	u->whole++;
+	if (reach > u->reach_max)
+		u->reach_max = reach;
+	if (smp->ustack_size < smp->ustack_room) {
+		u->at_top++;
+		if (!u->top_min || smp->ustack_size < u->top_min)
+			u->top_min = smp->ustack_size;
+	}
+}
+
 const struct perfev_sample *ft_ustack_walk(struct ft_ustacks *u, struct sym_procs *procs,
 					   const struct perfev_sample *smp,
 					   struct perfev_sample *tmp)
@@ -396,6 +462,8 @@ const struct perfev_sample *ft_ustack_walk(struct ft_ustacks *u, struct sym_proc
 	if ((cut || stopped) && n > 0)
 		note_cut(u, procs, smp, u->walk[n - 1], cut);
 	u->stopped += stopped;
+	if (u->method == FT_USTACK_DWARF && !cut && !stopped && n > 0)
+		note_reach(u, procs, smp, (uint32_t)n);
 	/* a copy shorter than its room ended at the top of the stack's mapping
 	 * (or at a page the kernel could not read in then: offcpu's copy is
 	 * taken with page faults off): no larger copy would have more, and a

@@ -98,6 +98,30 @@ check "offcpu -k: no user thread counted, the naps left out (${f:-none})" \
 run_ft $TMP/o $TMP/e offcpu -c "$BIN/naps"
 check "offcpu text: stack with nap_y and schedule" bash -c "grep -q '^    nap_y$' $TMP/o && grep -q '^    schedule$' $TMP/o"
 
+# offcpu's copy hint: pingpong's 2 x 3000 switch-outs in read() (ping's and
+# pong's), each copied up to its stack's top, which lies within 16 KB: the
+# summary names a smaller copy that would have held every stack whole, and
+# with it both come out whole again (to _start), none cut (ftstack's own
+# child, before its exec, has a deeper stack: no smaller copy is named for
+# stacks not seen)
+PING="pingpong;_start;__libc_start_main;__libc_start_call_main;main;ping;read;"
+PONG="pingpong;_start;__libc_start_main;__libc_start_call_main;main;pong;read;"
+# (a random gap lies below the stack's top: a run whose gap is nearly 0
+# may leave less than the hint's room above pingpong's outermost frame, and
+# no hint is right then; up to 3 tries)
+for try in 1 2 3; do
+	run_ft $TMP/o $TMP/e offcpu -f -c "taskset -c 0 $BIN/pingpong 3000"
+	hint=$(sed -n "s/.* user stacks were copied up to their stack's top.*--call-graph dwarf,\([0-9]*\) would.*/\1/p" $TMP/e)
+	[ -z "$hint" ] || break
+done
+check "offcpu: a copy short of the stack's top named (${hint:-none} bytes, try $try)" test "${hint:-16384}" -lt 16384
+check "offcpu: ping's and pong's stacks whole" bash -c "grep -q '^$PING' $TMP/o && grep -q '^$PONG' $TMP/o"
+run_ft $TMP/o $TMP/e offcpu -f --call-graph dwarf,${hint:-16384} -c "taskset -c 0 $BIN/pingpong 3000"
+check "offcpu --call-graph dwarf,${hint:-16384}: ping's and pong's stacks whole again" \
+	bash -c "grep -q '^$PING' $TMP/o && grep -q '^$PONG' $TMP/o"
+check "offcpu --call-graph dwarf,${hint:-16384}: no stack of ping's or pong's read() cut" \
+	bash -c "! grep -E '^pingpong;.*;read;' $TMP/o | grep -v '^pingpong;_start;'"
+
 # bad input
 bad() { local w=$1; shift; "$FTSTACK" "$@" >/dev/null 2>$TMP/e; expect_eq "$w: exit 2" $? 2; }
 bad "profile -F 0" profile -F 0 1
