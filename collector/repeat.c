@@ -84,9 +84,7 @@ void ft_repeat_keep(struct ft_session *s, const struct perfev_sample *smp, uint3
 	if (r->walked) {
 		if (!u->repeatable || !sym_unwind_spliced_by_rule(u->unwinder, &r->image, &r->slot))
 			return;
-		/* ft_ustack_chain's, still in U (the kernel's for fp) */
-		user = u->method == FT_USTACK_FP ? smp->uips : u->chain;
-		nu = u->method == FT_USTACK_FP ? smp->nuips : u->nchain;
+		nu = ft_ustack_last_chain(u, smp, &user);
 		if (r->slot)
 			memcpy(&r->word, smp->ustack + (size_t)(r->slot - 1) * 8, sizeof(r->word));
 	}

@@ -353,6 +353,11 @@ const struct perfev_sample *ft_ustack_walk(struct ft_ustacks *u, struct sym_proc
  * kept in U; *CUT when it ran off the copy). Returns its length. */
 uint32_t ft_ustack_chain(struct ft_ustacks *u, const struct perfev_sample *smp,
 			 const uint64_t **chain, bool *cut);
+/* The chain ft_ustack_chain gave for SMP, the last sample walked, in
+ * *CHAIN without walking again (its copy's walk is kept in U until the
+ * next sample's). Returns its length. */
+uint32_t ft_ustack_last_chain(const struct ft_ustacks *u, const struct perfev_sample *smp,
+			      const uint64_t **chain);
 
 /* ---- the sources (sources.c) ---- */
 /* Opens the backend the plan chose, its config built from S, its records

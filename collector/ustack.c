@@ -171,20 +171,22 @@ static uint32_t max_frames(const struct ft_ustacks *u)
 uint32_t ft_ustack_chain(struct ft_ustacks *u, const struct perfev_sample *smp,
 			 const uint64_t **chain, bool *cut)
 {
-	*cut = false;
-	if (u->method == FT_USTACK_FP) {
-		*chain = smp->uips;
-		return smp->nuips;
-	}
 	/* once a sample: the repeat check (repeat.c) walks it before the full count */
-	if (u->chain_of != smp) {
+	if (u->method != FT_USTACK_FP && u->chain_of != smp) {
 		u->nchain = perfev_ustack_walk(smp, u->regs_mask, u->chain, max_frames(u),
 					       &u->chain_cut);
 		u->chain_of = smp;
 	}
-	*chain = u->chain;
-	*cut = u->chain_cut;
-	return u->nchain;
+	*cut = u->method != FT_USTACK_FP && u->chain_cut;
+	return ft_ustack_last_chain(u, smp, chain);
+}
+
+uint32_t ft_ustack_last_chain(const struct ft_ustacks *u, const struct perfev_sample *smp,
+			      const uint64_t **chain)
+{
+	bool kernels = u->method == FT_USTACK_FP;
+	*chain = kernels ? smp->uips : u->chain;
+	return kernels ? smp->nuips : u->nchain;
 }
 
 /* SMP's user stack: walked in its copy and repaired or unwound with CFI,
