@@ -129,7 +129,7 @@ static void test_pid_keys(void)
 	agg_table_free(t);
 }
 
-static void test_max_stacks_and_reset(void)
+static void test_max_stacks_reset_and_last(void)
 {
 	struct agg_config cfg = { .max_stacks = 2 };
 	struct agg_table *t;
@@ -139,20 +139,29 @@ static void test_max_stacks_and_reset(void)
 	struct agg_stats st;
 
 	agg_table_alloc(&cfg, &t);
+	/* agg_add_last: one more into the key the last agg_add counted, its
+	 * weight and time taken; none after a drop, a failed add or a reset */
+	CHECK(agg_add_last(t, 50, 1) == -ENOENT, "an empty table: no last key");
 	CHECK(agg_add(t, &r) == 0, "key 1");
 	r.kstack = &s[1];
 	CHECK(agg_add(t, &r) == 0, "key 2");
+	CHECK(agg_add_last(t, 50, 4) == 0 && agg_add_last(t, 60, 1) == 0, "twice into the last");
+	CHECK(agg_table_entries(t, &e) == 2 && e[1].kstack[0] == 2 && e[1].count == 3 &&
+	      e[1].weight == 6 && e[1].first_time == 50 && e[0].count == 1,
+	      "key 2: 3 records, weight 6, first at 50; key 1 untouched");
 	r.kstack = &s[2];
 	r.weight = 9;
 	CHECK(agg_add(t, &r) == -ENOSPC, "key 3 dropped");
 	CHECK(agg_add(t, &r) == -ENOSPC, "key 3 dropped again");
+	CHECK(agg_add_last(t, 70, 1) == -ENOENT, "after a drop: no last key");
 	r.kstack = &s[0];
 	r.weight = 1;
 	CHECK(agg_add(t, &r) == 0, "known key still counted when full");
+	CHECK(agg_add_last(t, 70, 1) == 0, "a known key counted again: it is the last");
 	agg_table_stats(t, &st);
 	CHECK_EQ_U64(st.keys, 2, "keys capped");
 	CHECK_EQ_U64(st.stacks, 2, "dropped stack not interned");
-	CHECK_EQ_U64(st.records, 3, "records");
+	CHECK_EQ_U64(st.records, 6, "records: 2 added, 2 again, 1 known, 1 again");
 	CHECK_EQ_U64(st.dropped, 2, "dropped");
 	CHECK_EQ_U64(st.dropped_weight, 18, "dropped_weight");
 
@@ -160,6 +169,7 @@ static void test_max_stacks_and_reset(void)
 	agg_table_stats(t, &st);
 	CHECK(st.keys == 0 && st.stacks == 0 && st.records == 0 &&
 	      st.dropped == 0 && st.dropped_weight == 0, "reset clears");
+	CHECK(agg_add_last(t, 80, 1) == -ENOENT, "after a reset: no last key");
 	CHECK_EQ_U64(agg_table_entries(t, &e), 0, "no entries after reset");
 	r.kstack = &s[2];
 	agg_add(t, &r);
@@ -542,39 +552,6 @@ static void test_runs(void)
 	agg_table_free(t);
 }
 
-/* agg_add_last: one more into the key the last agg_add counted, its
- * weight and time taken; none after a drop, a failed add or a reset. */
-static void test_add_last(void)
-{
-	struct agg_config cfg = { .max_stacks = 2 };
-	struct agg_table *t;
-	uint64_t k[3] = { 1, 2, 3 };
-	struct agg_record r = rec(1, &k[0], 1, NULL, 0);
-	const struct agg_entry *e;
-	struct agg_stats st;
-
-	agg_table_alloc(&cfg, &t);
-	CHECK(agg_add_last(t, 50, 1) == -ENOENT, "an empty table: no last key");
-	agg_add(t, &r);
-	r.kstack = &k[1];
-	agg_add(t, &r);
-	CHECK(agg_add_last(t, 50, 4) == 0 && agg_add_last(t, 60, 1) == 0, "twice into the last");
-	CHECK(agg_table_entries(t, &e) == 2 && e[1].kstack[0] == 2 && e[1].count == 3 &&
-	      e[1].weight == 6 && e[1].first_time == 50 && e[0].count == 1,
-	      "stack 2: 3 records, weight 6, first at 50; stack 1 untouched");
-	r.kstack = &k[2];
-	CHECK(agg_add(t, &r) == -ENOSPC, "a third key dropped");
-	CHECK(agg_add_last(t, 70, 1) == -ENOENT, "after a drop: no last key");
-	r.kstack = &k[0];
-	agg_add(t, &r);
-	CHECK(agg_add_last(t, 70, 1) == 0, "a known key counted again: it is the last");
-	agg_table_stats(t, &st);
-	CHECK_EQ_U64(st.records, 6, "records: 2 added, 2 again, 1 known, 1 again");
-	agg_table_reset(t);
-	CHECK(agg_add_last(t, 80, 1) == -ENOENT, "after a reset: no last key");
-	agg_table_free(t);
-}
-
 /* The caches' sets (cache.c): a set's first slot, inside the cache; keys
  * that differ in low bits, qualified by pids that differ in low bits, as a
  * process's ips and a fork's pids do, spread over the sets (the xor hash
@@ -610,8 +587,7 @@ int main(void)
 	test_interning();
 	test_cgroup_keys();
 	test_pid_keys();
-	test_max_stacks_and_reset();
-	test_add_last();
+	test_max_stacks_reset_and_last();
 	test_growth();
 	test_named_merge();
 	test_named_long();
