@@ -150,7 +150,7 @@ uint32_t sym_uw_walk(struct sym_unwinder *u, const struct sym_ustack *s, const u
 	*cfi = false;
 	u->ended = false;
 	u->anon_ip = 0;
-	u->by_rule = false;
+	u->by_rule = NULL;
 	if (max == 0)
 		return 0;
 	u->cur = s;

@@ -75,10 +75,9 @@ struct sym_unwinder {
 	 * address, which must then be NEXT: a vDSO leaf under a C library
 	 * function that keeps no frame pointer) */
 	struct urepair { uint32_t pid, ra_slot; uint64_t image, ip, next; uint8_t after; } top[FP_CACHE];
-	/* the last sym_unwind_splice took a kept repair (sym_unwind_spliced_by_rule) */
-	bool by_rule;
-	uint32_t rule_slot;
-	uint64_t rule_image;
+	/* the kept repair the last sym_unwind_splice took, or NULL (any other
+	 * splice or walk since: sym_unwind_spliced_by_rule) */
+	const struct urepair *by_rule;
 	/* sym_unwind's rules per ip (per process layout, direct-mapped; the
 	 * key is ip * 2 + 1 for a return address, whose row libunwind takes at
 	 * ip - 1): CFA = rsp or rbp + CFA_OFF, the return address at CFA +

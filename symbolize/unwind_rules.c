@@ -245,7 +245,7 @@ uint32_t sym_uw_rules_walk(struct sym_unwinder *u, const struct sym_ustack *s, u
 	*cut = false;
 	u->ended = false;
 	u->anon_ip = 0;
-	u->by_rule = false;
+	u->by_rule = NULL;
 	uint64_t f[3] = { s->regs[16], s->regs[7], s->regs[6] };
 	uint32_t n = 0;
 	sym_uw_keep_sp(u, n, f[1]);

@@ -76,11 +76,11 @@ uint32_t sym_unwind_splice(struct sym_unwinder *u, const struct sym_ustack *s,
 		if (set[w].ip == ip && set[w].pid == s->pid)
 			t = &set[w];
 	u->anon_ip = 0;
-	u->by_rule = false;
+	u->by_rule = NULL;
 	if (nchain > 1 && max > 1 && t && t->image == image && (uint64_t)t->ra_slot * 8 <= s->size &&
 	    (!t->ra_slot || !t->after || chain[1] == t->next)) {
 		*cut = false;
-		u->by_rule = true, u->rule_slot = t->ra_slot, u->rule_image = image;
+		u->by_rule = t;
 		return repaired(u, s, t, chain, nchain, ips, max);
 	}
 	uint32_t n = sym_uw_walk(u, s, chain, nchain, ips, max, cut, &failed, &met, &cfi);
@@ -101,7 +101,9 @@ uint32_t sym_unwind_splice(struct sym_unwinder *u, const struct sym_ustack *s,
 
 bool sym_unwind_spliced_by_rule(const struct sym_unwinder *u, uint64_t *image, uint32_t *ra_slot)
 {
-	*image = u->rule_image;
-	*ra_slot = u->rule_slot;
-	return u->by_rule;
+	if (!u->by_rule)
+		return false;
+	*image = u->by_rule->image;
+	*ra_slot = u->by_rule->ra_slot;
+	return true;
 }
