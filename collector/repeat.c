@@ -58,8 +58,6 @@ bool ft_repeat_count(struct ft_session *s, const struct perfev_sample *smp, uint
 	    !same_words(smp->kips, smp->nkips, r->kips, r->nk) || !same_user(s, r, smp) ||
 	    agg_add_last(s->agg, smp->time, weight) < 0)
 		return false;
-	/* its chain was for this sample only: the next is decoded in its place */
-	s->ustacks.chain_of = NULL;
 	if (smp->time > s->last_time)
 		s->last_time = smp->time;
 	ft_session_know_process(s, smp->pid, smp->time);

@@ -113,6 +113,9 @@ static void on_sample(struct ft_session *s, const struct perfev_record *rec, int
 {
 	struct perfev_sample walked;
 	const struct perfev_sample *smp = &rec->sample;
+	/* a chain walked for the last sample is not this one's, though the
+	 * decoder may hand this one over at the same address */
+	s->ustacks.chain_of = NULL;
 	if (ev >= 0 && ft_repeat_count(s, smp, (uint32_t)ev, weight_of(s, smp)))
 		return;
 	if (smp->pid != (uint32_t)s->self) /* ftstack's own samples are dropped unwalked */

@@ -141,7 +141,9 @@ struct ft_ustacks {
 	uint64_t chain[AGG_MAX_DEPTH]; /* copy: the frame-pointer walk of the copy */
 	uint32_t nchain;               /* its length, */
 	bool chain_cut;                /* whether it ran off the copy, */
-	const struct perfev_sample *chain_of; /* and of which sample (ft_ustack_chain) */
+	/* and of which sample (ft_ustack_chain), NULL when each sample's
+	 * handling starts (on_sample) */
+	const struct perfev_sample *chain_of;
 	bool spliced;                  /* the last walk repaired a chain (sym_unwind_splice) */
 	/* the last walk repaired its chain, nothing cut, no Python frames:
 	 * its frames then come from the chain, the layout and one word when

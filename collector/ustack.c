@@ -455,7 +455,6 @@ const struct perfev_sample *ft_ustack_walk(struct ft_ustacks *u, struct sym_proc
 	u->sps[0] = 0; /* the walks that take no registers keep none */
 	u->spliced = false;
 	int n = walk(u, procs, smp, max, &cut);
-	u->chain_of = NULL;
 	if (n < 0)
 		return smp;
 	/* CFI all the way knows where a stack ends (_start's CFI says it has
