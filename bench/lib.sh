@@ -2,6 +2,10 @@
 # median: the middle of the numbers on stdin, one a line (the lower of the
 # two middles for an even count)
 median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+# cost_ratios A B BASE: files of one figure a round each; each round's
+# (A - BASE) / (B - BASE), one a line: a cost over another's, both less the
+# untraced run of the same round (the host's speed drifts between rounds)
+cost_ratios() { paste "$1" "$2" "$3" | awk '{ printf "%.4f\n", ($1 - $3) / ($2 - $3) }'; }
 # perf_folded SCRIPT: perf script's callchains (-F comm,ip,sym,dso) folded
 # as ftstack folds them: comm;root;...;leaf 1
 # (a frame with no symbol is its file's base name in brackets)
