@@ -26,7 +26,8 @@ void ft_session_know_process(struct ft_session *s, uint32_t pid, uint64_t time)
 		ft_procs_know(s->procs, pid, time);
 }
 
-void ft_session_know_thread(struct ft_session *s, uint32_t pid, uint32_t tid, uint64_t time)
+/* The same for a thread whose comm is shown: one read of its comm. */
+static void know_thread(struct ft_session *s, uint32_t pid, uint32_t tid, uint64_t time)
 {
 	if (s->keep.key_tid && tid != pid && pid != 0 && !sym_procs_thread_known(s->procs, tid))
 		sym_procs_thread_snapshot(s->procs, pid, tid, time);
@@ -96,7 +97,7 @@ static void count_now(struct ft_session *s, const struct perfev_sample *smp, uin
 	if (empty)
 		s->cnt.empty_stacks++;
 	ft_session_know_process(s, smp->pid, smp->time);
-	ft_session_know_thread(s, smp->pid, smp->tid, smp->time);
+	know_thread(s, smp->pid, smp->tid, smp->time);
 	if (agg_add(s->agg, &r) == 0) {
 		s->cnt.counted++;
 		s->repeat.counted = !empty && !s->plan.events[event].entry_fix;
@@ -173,7 +174,7 @@ void ft_session_count(struct ft_session *s, const struct perfev_sample *smp, uin
 	if (s->kernel.state == FT_KSYMS_LOADING) {
 		/* its process is read now, while it most likely still runs */
 		ft_session_know_process(s, smp->pid, smp->time);
-		ft_session_know_thread(s, smp->pid, smp->tid, smp->time);
+		know_thread(s, smp->pid, smp->tid, smp->time);
 		if (pending_push(&s->kernel.pending, smp, event, weight) == 0)
 			return;
 		ft_session_kernel_wait(s); /* out of memory: wait for them instead */

@@ -60,8 +60,9 @@ bool ft_repeat_count(struct ft_session *s, const struct perfev_sample *smp, uint
 		return false;
 	if (smp->time > s->last_time)
 		s->last_time = smp->time;
+	/* a process marked exited lives on with a later sample (the thread,
+	 * where threads are kept apart, is the kept sample's: already read) */
 	ft_session_know_process(s, smp->pid, smp->time);
-	ft_session_know_thread(s, smp->pid, smp->tid, smp->time);
 	s->cnt.counted++;
 	s->repeat.hits++;
 	return true;

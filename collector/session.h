@@ -291,9 +291,6 @@ void ft_session_count_cb(void *ctx, const struct perfev_sample *smp, uint32_t ev
 /* A process seen for the first time that was not born under tracing: its
  * maps are read now, while it most likely still runs. */
 void ft_session_know_process(struct ft_session *s, uint32_t pid, uint64_t time);
-/* The same for thread TID of PID, where threads are kept apart (one read
- * of its comm). */
-void ft_session_know_thread(struct ft_session *s, uint32_t pid, uint32_t tid, uint64_t time);
 
 /* ---- the sample like the last one (repeat.c) ---- */
 /* Counts SMP (of plan EVENT, WEIGHT) into the last sample's key when every
