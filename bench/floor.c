@@ -28,14 +28,11 @@
 #include "collector/collector.h"
 #include "task/task.h"
 #include "perfev/perfev.h"
+#include "bench/skim.h"
 
 #define RING_BYTES (4096 * 1024) /* ftstack's default ring on up to 64 CPUs */
 #define COPY_RING_BYTES (65536 * 1024) /* with a stack copy, on up to 4 CPUs */
 #define MAX_CPUS 256
-
-struct counts {
-	unsigned long long samples, lost;
-};
 
 static unsigned read_uint(const char *path, unsigned dflt)
 {
@@ -47,36 +44,6 @@ static unsigned read_uint(const char *path, unsigned dflt)
 		fclose(f);
 	}
 	return v;
-}
-
-/* PERF_RECORD_LOST at TAIL: header, id, lost; the body may wrap the end. */
-static uint64_t lost_count(const struct perfev_ring *r, uint64_t tail)
-{
-	uint64_t v[3];
-	for (int i = 0; i < 3; i++)
-		v[i] = *(const uint64_t *)(r->data + ((tail + 8 * i) & (r->data_size - 1)));
-	return v[2];
-}
-
-/* Walks the records waiting in R, counting samples and lost records. */
-static void drain(struct perfev_ring *r, struct counts *c)
-{
-	struct perf_event_mmap_page *meta = r->base;
-	uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
-	uint64_t tail = meta->data_tail;
-	while (tail + sizeof(struct perf_event_header) <= head) {
-		/* headers are 8-byte aligned, so one never wraps the end */
-		const struct perf_event_header *h =
-			(const void *)(r->data + (tail & (r->data_size - 1)));
-		if (h->type == PERF_RECORD_SAMPLE)
-			c->samples++;
-		else if (h->type == PERF_RECORD_LOST)
-			c->lost += lost_count(r, tail);
-		if (h->size < sizeof(*h))
-			break;
-		tail += h->size;
-	}
-	__atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
 }
 
 /* One event per online CPU on PID, each with its own ring, as ftstack does
@@ -116,14 +83,14 @@ static int open_rings(pid_t pid, const char *ustack, struct perfev_ring *rings, 
 
 /* Drains whichever ring wakes until the command exits (SIGCHLD). */
 static void run(struct ft_child *child, struct perfev_ring *rings, int n, int epfd,
-		int sfd, struct counts *c)
+		int sfd, struct skim_counts *c)
 {
 	while (!ft_child_reap(child)) {
 		struct epoll_event evs[MAX_CPUS + 1];
 		int k = epoll_wait(epfd, evs, n + 1, -1);
 		for (int i = 0; i < k; i++) {
 			if (evs[i].data.ptr) {
-				drain(evs[i].data.ptr, c);
+				skim_ring(evs[i].data.ptr, c);
 			} else {
 				struct signalfd_siginfo si;
 				while (read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
@@ -133,7 +100,7 @@ static void run(struct ft_child *child, struct perfev_ring *rings, int n, int ep
 	}
 	for (int cpu = 0; cpu < n; cpu++) {
 		perfev_disable(rings[cpu].fd);
-		drain(&rings[cpu], c);
+		skim_ring(&rings[cpu], c);
 	}
 }
 
@@ -141,7 +108,7 @@ int main(int argc, char **argv)
 {
 	static struct perfev_ring rings[MAX_CPUS];
 	struct ft_child child;
-	struct counts c = { 0, 0 };
+	struct skim_counts c = { 0 };
 	char **cmd;
 	sigset_t mask;
 	const char *ustack = NULL;

@@ -25,13 +25,10 @@
 #include <unistd.h>
 #include "task/task.h"
 #include "perfev/perfev.h"
+#include "bench/skim.h"
 #include "tracefs/tracefs.h"
 
 #define MAX_CPUS 64
-
-struct counts {
-	unsigned long long samples, switches, lost;
-};
 
 /* perfev_open's attr but for PERF_SAMPLE_READ, which ftstack never takes */
 static void attr_of(struct perf_event_attr *a, uint32_t id, const char *mode, unsigned size,
@@ -63,29 +60,6 @@ static void attr_of(struct perf_event_attr *a, uint32_t id, const char *mode, un
 	a->comm = 1;
 	a->watermark = 1;
 	a->wakeup_watermark = (unsigned)(ring / 4);
-}
-
-static void drain(struct perfev_ring *r, struct counts *c)
-{
-	struct perf_event_mmap_page *meta = r->base;
-	uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE), tail = meta->data_tail;
-	while (tail < head) {
-		const struct perf_event_header *h = (const void *)(r->data + (tail & (r->data_size - 1)));
-		uint64_t lost[2]; /* a LOST record's id and count; it may wrap the end */
-		if (h->type == PERF_RECORD_SAMPLE)
-			c->samples++;
-		else if (h->type == PERF_RECORD_SWITCH)
-			c->switches++;
-		else if (h->type == PERF_RECORD_LOST) {
-			for (size_t i = 0; i < sizeof(lost); i++)
-				((uint8_t *)lost)[i] = r->data[(tail + sizeof(*h) + i) & (r->data_size - 1)];
-			c->lost += lost[1];
-		}
-		if (h->size < sizeof(*h))
-			break;
-		tail += h->size;
-	}
-	__atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
 }
 
 int main(int argc, char **argv)
@@ -124,12 +98,12 @@ int main(int argc, char **argv)
 	}
 	if (ft_child_release(&child) < 0)
 		return 1;
-	struct counts n = { 0 };
+	struct skim_counts n = { 0 };
 	for (bool done = false; !done;) {
 		poll(pf, (nfds_t)ncpus, 5);
 		done = ft_child_reap(&child);
 		for (int c = 0; c < ncpus; c++)
-			drain(&rings[c], &n);
+			skim_ring(&rings[c], &n);
 	}
 	fprintf(stderr, "%s %u: %llu samples, %llu switch records, %llu lost\n", mode, size,
 		n.samples, n.switches, n.lost);
