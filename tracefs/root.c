@@ -83,6 +83,12 @@ int tfs_use_root(const char *root)
 
 int tfs_find_root(char *buf, size_t len)
 {
+	/* asked once a run: libtracefs looks again each time its last answer
+	 * has no events folder ftstack may enter (tracefs is root's) and drops
+	 * that answer's memory (a leak ASan names) */
+	static int refused;
+	if (refused)
+		return refused;
 	/* not mounted: libtracefs mounts it at /sys/kernel/tracing (and leaves
 	 * it mounted, as perf and trace-cmd do) */
 	quiet_libraries();
@@ -90,7 +96,7 @@ int tfs_find_root(char *buf, size_t len)
 	const char *dir = tracefs_tracing_dir();
 	int e = errno;
 	if (!has_events(dir))
-		return e == EPERM || e == EACCES ? -EPERM : -ENOENT;
+		return refused = e == EPERM || e == EACCES ? -EPERM : -ENOENT;
 	int n = snprintf(buf, len, "%s", dir);
 	if (n < 0 || (size_t)n >= len)
 		return -ENAMETOOLONG;
