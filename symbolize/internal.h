@@ -143,6 +143,9 @@ struct file {
 	uint64_t mntns;    /* as struct proc's */
 	uint64_t dev, ino; /* what the first mapping said it was (0: not told) */
 	uint32_t pid;      /* the first process of MNTNS that mapped it */
+	uint64_t map_start, map_end; /* where PID mapped it first (0, 0: not told) */
+	int held;          /* a file no path reaches, held open (read_path
+			    * /proc/self/fd/HELD); -1: none */
 	struct sym_elf *elf; /* NULL: not (yet) readable as ELF */
 	bool tried;
 	bool fetched; /* debuginfod asked (procs_files.c's sym_file_named) */
@@ -185,17 +188,19 @@ int sym_files_reindex(struct sym_procs *p);
  * first call since its exec (kept when the process is gone: a forked one
  * has its parent's). Returns 0 for ftstack's own, else the namespace. */
 uint64_t sym_proc_mntns(struct sym_procs *p, struct proc *pr);
-/* procs_files.c: the index of the entry for the file PR maps at PATH, one
- * per path and mount namespace, added when new (ID: what the mapping says
- * the file is, may be NULL); -ENOMEM. */
+/* procs_files.c: the index of the entry for the file PR maps at PATH from
+ * START to END, one per path and mount namespace (and inode, for a file no
+ * path reaches: unlinked, or a memfd), added when new (ID: what the mapping
+ * says the file is, may be NULL); -ENOMEM. */
 long sym_file_index(struct sym_procs *p, struct proc *pr, const char *path,
-		    const struct sym_file_id *id);
+		    const struct sym_file_id *id, uint64_t start, uint64_t end);
 /* procs_files.c: frees what F holds. */
 void sym_file_release(struct file *f);
 /* procs_files.c: F's ELF file, opened at the first call (NULL: not
  * readable as ELF, tried once): by its path in ftstack's namespace, else
  * through /proc/PID/root, else by its path again when the device and inode
- * there are the mapping's (never another file at the same path). */
+ * there are the mapping's (never another file at the same path); a file no
+ * path reaches through its mapping, /proc/PID/map_files/START-END. */
 struct sym_elf *sym_file_elf(struct sym_procs *p, struct file *f);
 /* procs_files.c: F's ELF file as sym_file_elf opens it, with the symbols
  * of its debug file from debuginfod added at the first call when it has

@@ -7,11 +7,13 @@
  * (procs_history.c) because files are shared by every process and
  * forgotten on their own (forget.c). */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include "aggregate/aggregate.h"
 #include "mem/mem.h"
 #include "symbolize/internal.h"
@@ -57,8 +59,28 @@ int sym_files_reindex(struct sym_procs *p)
 	return ret;
 }
 
+/* Whether PATH names a file no path reaches: a memfd's, or one unlinked
+ * before it was mapped (the kernel then adds " (deleted)"), as a program
+ * replaced under a running service, or the program of a process run from
+ * a memfd, is */
+static bool unreachable(const char *path)
+{
+	static const char deleted[] = " (deleted)";
+	size_t n = strlen(path), d = sizeof(deleted) - 1;
+	return strncmp(path, "/memfd:", 7) == 0 || (n > d && strcmp(path + n - d, deleted) == 0);
+}
+
+/* Whether entry F is the file at PATH with ID: its path names one file at
+ * a time, unless no path reaches it (two versions of a program replaced
+ * under two services both end in " (deleted)") */
+static bool same_entry(const struct file *f, const char *path, const struct sym_file_id *id)
+{
+	return strcmp(f->path, path) == 0 &&
+	       (!unreachable(path) || !id || !f->ino || (f->ino == id->ino && f->dev == id->dev));
+}
+
 long sym_file_index(struct sym_procs *p, struct proc *pr, const char *path,
-		    const struct sym_file_id *id)
+		    const struct sym_file_id *id, uint64_t start, uint64_t end)
 {
 	struct agg_probe probe;
 	uint64_t ns = sym_proc_mntns(p, pr);
@@ -67,7 +89,7 @@ long sym_file_index(struct sym_procs *p, struct proc *pr, const char *path,
 		return -ENOMEM;
 	for (uint32_t it = agg_index_first(&p->fidx, h, &probe); it;
 	     it = agg_index_next(&p->fidx, &probe))
-		if (p->files[it - 1].mntns == ns && strcmp(p->files[it - 1].path, path) == 0)
+		if (p->files[it - 1].mntns == ns && same_entry(&p->files[it - 1], path, id))
 			return it - 1;
 	char *copy = strdup(path);
 	if (!copy || p->nfiles >= UINT32_MAX - 1 ||
@@ -76,13 +98,16 @@ long sym_file_index(struct sym_procs *p, struct proc *pr, const char *path,
 		return -ENOMEM;
 	}
 	p->files[p->nfiles] = (struct file){ .path = copy, .mntns = ns, .pid = pr->pid,
-					     .dev = id ? id->dev : 0, .ino = id ? id->ino : 0 };
+					     .dev = id ? id->dev : 0, .ino = id ? id->ino : 0,
+					     .map_start = start, .map_end = end, .held = -1 };
 	agg_index_put(&p->fidx, &probe, (uint32_t)p->nfiles + 1);
 	return (long)p->nfiles++;
 }
 
 void sym_file_release(struct file *f)
 {
+	if (f->held >= 0)
+		close(f->held);
 	free(f->path);
 	free(f->read_path);
 	sym_elf_free(f->elf);
@@ -112,6 +137,45 @@ static int load_from(struct sym_procs *p, struct file *f, const char *path)
 	return 0;
 }
 
+/* Loads F, a file no path reaches, while its first process lives: through
+ * the mapping that process made of it, /proc/PID/map_files/START-END (the
+ * kernel asks for CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE), else, when it
+ * is the program, /proc/PID/exe (the process's own user may). It is held
+ * open and read again through /proc/self/fd/N (the unwinder maps it) after
+ * the process is gone. Either may lead to another file by now (a range
+ * mapped again, an exec): only the mapping's own inode is taken. 0 or
+ * -errno. */
+static int load_unreachable(struct sym_procs *p, struct file *f)
+{
+	char path[352];
+	struct stat st;
+	if (!f->map_end)
+		return -ENOENT;
+	snprintf(path, sizeof(path), "%s/%" PRIu32 "/map_files/%" PRIx64 "-%" PRIx64, p->proc_root,
+		 f->pid, f->map_start, f->map_end);
+	int fd = open(path, O_RDONLY | O_CLOEXEC), ret = -errno;
+	if (fd < 0 && f->ino) {
+		snprintf(path, sizeof(path), "%s/%" PRIu32 "/exe", p->proc_root, f->pid);
+		fd = open(path, O_RDONLY | O_CLOEXEC), ret = -errno;
+	}
+	if (fd < 0)
+		return ret;
+	if (fstat(fd, &st) < 0 ||
+	    (f->ino && ((uint64_t)st.st_ino != f->ino || (uint64_t)st.st_dev != f->dev))) {
+		close(fd);
+		return -ESTALE;
+	}
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	if ((ret = load_from(p, f, path)) < 0) {
+		close(fd);
+		return ret;
+	}
+	f->held = fd;
+	if (!f->ino) /* told by neither record nor maps: the unwinder's check */
+		f->dev = (uint64_t)st.st_dev, f->ino = (uint64_t)st.st_ino;
+	return 0;
+}
+
 /* F, the vDSO: its ELF from ftstack's own image (vdso.c), read_path its
  * name, by which the unwinder finds that image too. */
 static void load_vdso(struct file *f)
@@ -136,8 +200,11 @@ struct sym_elf *sym_file_elf(struct sym_procs *p, struct file *f)
 		load_vdso(f);
 		return f->elf;
 	}
-	/* "//anon", "/memfd:x (deleted)": open fails, cached */
-	if (f->path[0] != '/')
+	if (unreachable(f->path)) {
+		load_unreachable(p, f);
+		return f->elf;
+	}
+	if (f->path[0] != '/') /* "[anon:x]", "[heap]": no file */
 		return NULL;
 	if (!f->mntns) {
 		load_from(p, f, f->path);

@@ -151,7 +151,7 @@ static int read_maps(struct sym_procs *p, struct proc *pr, FILE *f, struct gen *
 		/* anonymous code (JIT) is named "//anon", as MMAP2 records name it:
 		 * the unwinder's frame-pointer steps need to know it is code */
 		ret = map_add(p, pr, g, time, start, end, off,
-			      sym_file_index(p, pr, *file ? file : "//anon", &id), true);
+			      sym_file_index(p, pr, *file ? file : "//anon", &id, start, end), true);
 	}
 	return ret;
 }
@@ -201,7 +201,8 @@ void sym_procs_mmap(struct sym_procs *p, uint32_t pid, uint64_t time, uint64_t s
 		sym_proc_revive(p, pr, time);
 	struct gen *g = !pr ? NULL : pr->n ? sym_gen_at(pr, time) : gen_add(p, pr, 0, false);
 	if (g)
-		map_add(p, pr, g, time, start, start + len, pgoff, sym_file_index(p, pr, filename, id), false);
+		map_add(p, pr, g, time, start, start + len, pgoff,
+			sym_file_index(p, pr, filename, id, start, start + len), false);
 }
 
 void sym_procs_comm(struct sym_procs *p, uint32_t tid, uint64_t time, const char *comm, bool exec)

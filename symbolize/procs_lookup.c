@@ -166,13 +166,26 @@ int sym_procs_module(struct sym_procs *p, uint32_t pid, uint64_t time, uint64_t 
 }
 
 int sym_procs_module_read_path(struct sym_procs *p, uint32_t pid, uint64_t time, uint64_t addr,
-			       const char **path, uint64_t *bias)
+			       const char **path, uint64_t *bias, uint64_t *ino)
 {
 	const struct file *f = module_at(p, pid, time, addr, bias);
 	if (!f)
 		return -ENOENT;
 	*path = f->read_path;
+	if (ino)
+		*ino = f->held >= 0 ? f->ino : 0;
 	return 0;
+}
+
+bool sym_procs_jit_at(struct sym_procs *p, uint32_t pid, uint64_t time, uint64_t addr)
+{
+	const struct map *m = map_at(sym_gen_at(sym_proc_find(p, pid), time), time, addr);
+	if (!m)
+		return false; /* not mapped: the sample's ip of a program exec replaced */
+	struct file *f = &p->files[m->file];
+	if (strncmp(f->path, "/memfd:", 7) == 0)
+		return !sym_file_elf(p, f);
+	return strcmp(f->path, "//anon") == 0 || strncmp(f->path, "[anon:", 6) == 0;
 }
 
 bool sym_procs_exec_at(const struct sym_procs *p, uint32_t pid, uint64_t time, uint64_t addr)

@@ -213,9 +213,16 @@ int sym_procs_module(struct sym_procs *p, uint32_t pid, uint64_t time, uint64_t 
 		     const char **path, uint64_t *bias);
 /* As sym_procs_module, with *PATH where ftstack read the file: the path in
  * the process's mount namespace reached through /proc/PID/root when that is
- * not ftstack's own (to open it again). */
+ * not ftstack's own (to open it again), or /proc/self/fd/N for a file no
+ * path reaches (unlinked, a memfd), held open; *INO (INO may be NULL) is
+ * then its inode, else 0: once that file is forgotten, another may be held
+ * at the same N, and a copy kept by the path alone would be the wrong one. */
 int sym_procs_module_read_path(struct sym_procs *p, uint32_t pid, uint64_t time, uint64_t addr,
-			       const char **path, uint64_t *bias);
+			       const char **path, uint64_t *bias, uint64_t *ino);
+/* Whether user address ADDR of PID at TIME is in anonymous code: a mapping
+ * of no file ("//anon", a named one), or of a memfd no ELF file is read
+ * from (a JIT's double mapping) */
+bool sym_procs_jit_at(struct sym_procs *p, uint32_t pid, uint64_t time, uint64_t addr);
 /* Whether user address ADDR of PID at TIME is in an executable mapping
  * (a file's, or anonymous memory: JIT code, perf map regions). */
 bool sym_procs_exec_at(const struct sym_procs *p, uint32_t pid, uint64_t time, uint64_t addr);

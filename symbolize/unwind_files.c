@@ -89,6 +89,7 @@ static int ufile_map(struct ufile *f, const char *path)
 	void *m = MAP_FAILED;
 	if (fstat(fd, &st) == 0 && st.st_size >= (off_t)sizeof(Elf64_Ehdr)) {
 		f->size = (size_t)st.st_size;
+		f->ino = (uint64_t)st.st_ino;
 		m = mmap(NULL, f->size, PROT_READ, MAP_PRIVATE, fd, 0);
 	}
 	if (m == MAP_FAILED) {
@@ -152,12 +153,13 @@ fail:
 	return NULL;
 }
 
-/* The kept file at PATH, opened on first use; NULL if it cannot be read.
- * Files the walk in progress holds (seen) stay. */
-static struct ufile *ufile_get(struct sym_unwinder *u, const char *path)
+/* The kept file at PATH (with inode INO, unless 0), opened on first use;
+ * NULL if it cannot be read. Files the walk in progress holds (seen) stay. */
+static struct ufile *ufile_get(struct sym_unwinder *u, const char *path, uint64_t ino)
 {
 	for (unsigned i = 0; i < UNWIND_FILES; i++)
-		if (u->files[i] && strcmp(u->files[i]->path, path) == 0) {
+		if (u->files[i] && strcmp(u->files[i]->path, path) == 0 &&
+		    (!ino || u->files[i]->ino == ino)) {
 			u->lru[i].used = ++u->clock;
 			return u->files[i];
 		}
@@ -196,9 +198,10 @@ struct ufile *sym_uw_file_at(struct sym_unwinder *u, uint64_t addr, uint64_t *bi
 		}
 	const char *path;
 	const struct sym_ustack *s = u->cur;
-	if (sym_procs_module_read_path(u->procs, s->pid, s->time, addr, &path, bias) < 0)
+	uint64_t ino;
+	if (sym_procs_module_read_path(u->procs, s->pid, s->time, addr, &path, bias, &ino) < 0)
 		return NULL;
-	struct ufile *f = ufile_get(u, path);
+	struct ufile *f = ufile_get(u, path, ino);
 	if (f && f->lo < f->hi && u->nseen < WALK_FILES)
 		u->seen[u->nseen++] = (typeof(u->seen[0])){ f->lo + *bias, f->hi + *bias, *bias, f };
 	return f;

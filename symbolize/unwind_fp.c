@@ -115,7 +115,9 @@ int sym_uw_fp_step(struct sym_unwinder *u, unw_addr_space_t as, const struct sym
 {
 	uint64_t bp = f[2], ra, up, bias;
 	bool anon = !sym_uw_file_at(u, f[0], &bias);
-	if (anon && !u->anon_ip)
+	/* JIT code, for the summary's advice: not a file ftstack could not
+	 * read, nor the old program's ip in a sample taken during exec */
+	if (anon && !u->anon_ip && sym_procs_jit_at(u->procs, s->pid, s->time, f[0]))
 		u->anon_ip = f[0];
 	/* in anonymous code, a trampoline first: its caller may keep no frame
 	 * pointer, and an rbp step would skip it; in a file's, a parent past

@@ -33,6 +33,7 @@
 /* One ELF file, mapped read-only: its PT_LOAD segments and unwind table. */
 struct ufile {
 	char *path;
+	uint64_t ino; /* st_ino of the file mapped */
 	const uint8_t *map;
 	size_t size;
 	struct { uint64_t vaddr, off, filesz; } load[MAX_LOADS];
