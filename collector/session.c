@@ -109,6 +109,25 @@ static uint64_t weight_of(const struct ft_session *s, const struct perfev_sample
 	return s->opt->cmd == FT_PROFILE ? smp->period : 1;
 }
 
+/* Whether PID is ftstack or one of its helpers */
+static bool is_self(const struct ft_session *s, uint32_t pid)
+{
+	if (pid == (uint32_t)s->self)
+		return true;
+	for (unsigned i = 0; i < s->nhelpers && i < FT_SELF_HELPERS; i++)
+		if (s->helpers[i] == pid)
+			return true;
+	return false;
+}
+
+static void helper_forget(struct ft_session *s, uint32_t pid)
+{
+	unsigned n = s->nhelpers < FT_SELF_HELPERS ? s->nhelpers : FT_SELF_HELPERS;
+	for (unsigned i = 0; i < n; i++)
+		if (s->helpers[i] == pid)
+			s->helpers[i] = 0; /* pid 0: the idle task, never forked */
+}
+
 static void on_sample(struct ft_session *s, const struct perfev_record *rec, int ev)
 {
 	struct perfev_sample walked;
@@ -118,7 +137,8 @@ static void on_sample(struct ft_session *s, const struct perfev_record *rec, int
 	s->ustacks.chain_of = NULL;
 	if (ev >= 0 && ft_repeat_count(s, smp, (uint32_t)ev, weight_of(s, smp)))
 		return;
-	if (smp->pid != (uint32_t)s->self) /* ftstack's own samples are dropped unwalked */
+	bool self = is_self(s, smp->pid);
+	if (!self) /* ftstack's own samples are dropped unwalked */
 		smp = ft_ustack_walk(&s->ustacks, s->procs, smp, &walked);
 	if (s->offcpu) {
 		/* every switch matters: it may switch a traced thread back in */
@@ -126,7 +146,7 @@ static void on_sample(struct ft_session *s, const struct perfev_record *rec, int
 			ft_offcpu_sample(s->offcpu, smp, (uint32_t)ev);
 		return;
 	}
-	if (smp->pid == (uint32_t)s->self) {
+	if (self) {
 		s->cnt.self_events++;
 		return;
 	}
@@ -163,17 +183,23 @@ int ft_session_record(struct ft_session *s, const struct perfev_record *rec, int
 		}
 		break;
 	case PERFEV_COMM:
+		if (rec->comm.exec)
+			helper_forget(s, rec->pid);
 		if (s->keep.need_procs && (rec->pid == rec->tid || s->keep.key_tid))
 			sym_procs_comm(s->procs, rec->tid, rec->time, rec->comm.comm,
 				       rec->comm.exec && rec->pid == rec->tid);
 		break;
 	case PERFEV_FORK:
+		if (rec->pid != rec->task.ppid && rec->task.ppid == (uint32_t)s->self)
+			s->helpers[s->nhelpers++ % FT_SELF_HELPERS] = rec->pid;
 		if (rec->pid != rec->task.ppid && s->keep.need_procs) /* a process */
 			sym_procs_fork(s->procs, rec->pid, rec->task.ppid, rec->task.ptid, rec->time);
 		else if (rec->pid == rec->task.ppid && s->keep.key_tid) /* a thread */
 			sym_procs_thread(s->procs, rec->pid, rec->tid, rec->task.ptid, rec->time);
 		break;
 	case PERFEV_EXIT:
+		if (rec->pid == rec->tid)
+			helper_forget(s, rec->pid);
 		/* marked only: its samples may still be unread (forget.c) */
 		if (s->keep.need_procs)
 			sym_procs_exit(s->procs, rec->pid, rec->tid, rec->time);

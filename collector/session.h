@@ -219,6 +219,8 @@ struct ft_output {
 };
 
 
+#define FT_SELF_HELPERS 16
+
 /* The run: what it was asked (opt) and may use (mech, plan), its parts,
  * each a struct above that the functions working on it alone take, and
  * what counting shares. Built by ft_session_init/_configure/_alloc, freed
@@ -229,6 +231,11 @@ struct ft_session {
 	struct ft_mech mech;      /* what this host lets the run use (plan/mech.c) */
 	struct host_access host;  /* what this user may do here, read once (choose_mechanism) */
 	pid_t self;               /* ftstack's pid: its own samples are left out */
+	/* and those of processes it forked that have not exec'd (perfev's ring
+	 * mappers, forked from the thread that grows the rings mid-run), as
+	 * their FORK records tell; the oldest forgotten when full */
+	uint32_t helpers[FT_SELF_HELPERS];
+	unsigned nhelpers;
 	struct ft_keep keep;
 	struct ft_traced traced;
 	struct ft_cgroup_scope cgroup;

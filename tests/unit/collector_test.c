@@ -103,6 +103,26 @@ static void test_session_print(const char *proc_root)
 		test_sample(&s, 4242, a, 4, 1000 + i);
 	test_sample(&s, 4242, b, 2, 2000);
 	test_sample(&s, 777, a, 4, 2100); /* ftstack itself */
+	/* processes ftstack forks (its ring mappers) are its own until they
+	 * exec (778 from 2200 to its exit at 2400, 779 to its exec at 2500);
+	 * 4343, forked by another, is not */
+	const uint32_t forks[][2] = { { 778, 777 }, { 779, 777 }, { 4343, 4242 } };
+	for (int i = 0; i < 3; i++) {
+		struct perfev_record f = { .kind = PERFEV_FORK, .time = 2200, .pid = forks[i][0],
+					   .tid = forks[i][0] };
+		f.task.ppid = forks[i][1], f.task.ptid = forks[i][1];
+		ft_session_record(&s, &f, 0);
+	}
+	test_sample(&s, 778, a, 4, 2300);
+	test_sample(&s, 779, a, 4, 2300);
+	test_sample(&s, 4343, b, 2, 2300);
+	struct perfev_record ex = { .kind = PERFEV_EXIT, .time = 2400, .pid = 778, .tid = 778 };
+	ft_session_record(&s, &ex, 0);
+	struct perfev_record cm = { .kind = PERFEV_COMM, .time = 2500, .pid = 779, .tid = 779 };
+	cm.comm.exec = true;
+	cm.comm.comm = "worker";
+	ft_session_record(&s, &cm, 0);
+	test_sample(&s, 779, a, 4, 2600); /* exec'd: a program like any other */
 	struct perfev_record lost = { .kind = PERFEV_LOST, .time = 3000 };
 	lost.lost.lost = 5;
 	ft_session_record(&s, &lost, 0);
@@ -111,8 +131,8 @@ static void test_session_print(const char *proc_root)
 	struct perfev_record none = { .kind = PERFEV_SAMPLE, .pid = 4242, .tid = 4242 };
 	none.sample = (struct perfev_sample){ .pid = 4242, .tid = 4242, .kips = a, .nkips = 4 };
 	ft_session_record(&s, &none, -1); /* not an event of the plan */
-	CHECK_EQ_U64(s.cnt.counted, 4, "four samples counted");
-	CHECK_EQ_U64(s.cnt.self_events, 1, "ftstack's own sample left out");
+	CHECK_EQ_U64(s.cnt.counted, 6, "six samples counted: 4242's four, 4343's, 779's after its exec");
+	CHECK_EQ_U64(s.cnt.self_events, 3, "ftstack's own sample left out, and its helpers' before exec");
 	CHECK_EQ_U64(s.cnt.lost, 5, "lost records added up");
 	CHECK_EQ_U64(s.cnt.throttled, 1, "a throttle record");
 	CHECK_EQ_U64(s.last_time, 3100, "the newest record time is the end");
@@ -120,8 +140,8 @@ static void test_session_print(const char *proc_root)
 	CHECK(strstr(sum, ", 5 lost (ring buffer full: raise --buffer-size)\n") != NULL,
 	      "the summary: the lost events and what to do (%s)", sum);
 	CHECK_STR(test_slurp(s.output.file, true),
-		  "worker;do_syscall_64;kmalloc_trace 1\n"
-		  "worker;entry_SYSCALL_64;do_syscall_64;__kmalloc_noprof 3\n",
+		  "worker;do_syscall_64;kmalloc_trace 2\n"
+		  "worker;entry_SYSCALL_64;do_syscall_64;__kmalloc_noprof 4\n",
 		  "folded: machinery cut, comm from the process, least frequent first");
 
 	/* --through: only stacks through do_syscall_64's caller, cut there */
