@@ -114,6 +114,8 @@ static bool is_self(const struct ft_session *s, uint32_t pid)
 {
 	if (pid == (uint32_t)s->self)
 		return true;
+	if (pid == 0) /* the idle task: a forgotten helper's slot holds 0 */
+		return false;
 	for (unsigned i = 0; i < s->nhelpers && i < FT_SELF_HELPERS; i++)
 		if (s->helpers[i] == pid)
 			return true;

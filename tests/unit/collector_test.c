@@ -123,6 +123,7 @@ static void test_session_print(const char *proc_root)
 	cm.comm.comm = "worker";
 	ft_session_record(&s, &cm, 0);
 	test_sample(&s, 779, a, 4, 2600); /* exec'd: a program like any other */
+	test_sample(&s, 0, b, 2, 2600);   /* the idle task, with 778's slot empty */
 	struct perfev_record lost = { .kind = PERFEV_LOST, .time = 3000 };
 	lost.lost.lost = 5;
 	ft_session_record(&s, &lost, 0);
@@ -131,7 +132,8 @@ static void test_session_print(const char *proc_root)
 	struct perfev_record none = { .kind = PERFEV_SAMPLE, .pid = 4242, .tid = 4242 };
 	none.sample = (struct perfev_sample){ .pid = 4242, .tid = 4242, .kips = a, .nkips = 4 };
 	ft_session_record(&s, &none, -1); /* not an event of the plan */
-	CHECK_EQ_U64(s.cnt.counted, 6, "six samples counted: 4242's four, 4343's, 779's after its exec");
+	CHECK_EQ_U64(s.cnt.counted, 7, "seven samples counted: 4242's four, 4343's, 779's after its "
+		     "exec, the idle task's");
 	CHECK_EQ_U64(s.cnt.self_events, 3, "ftstack's own sample left out, and its helpers' before exec");
 	CHECK_EQ_U64(s.cnt.lost, 5, "lost records added up");
 	CHECK_EQ_U64(s.cnt.throttled, 1, "a throttle record");
@@ -140,6 +142,7 @@ static void test_session_print(const char *proc_root)
 	CHECK(strstr(sum, ", 5 lost (ring buffer full: raise --buffer-size)\n") != NULL,
 	      "the summary: the lost events and what to do (%s)", sum);
 	CHECK_STR(test_slurp(s.output.file, true),
+		  "swapper;do_syscall_64;kmalloc_trace 1\n"
 		  "worker;do_syscall_64;kmalloc_trace 2\n"
 		  "worker;entry_SYSCALL_64;do_syscall_64;__kmalloc_noprof 4\n",
 		  "folded: machinery cut, comm from the process, least frequent first");
