@@ -78,7 +78,7 @@ int main(void)
 	CHECK_STR(f.dso, "[vdso]", "its file");
 	const char *path = NULL;
 	uint64_t bias = 0;
-	CHECK(sym_procs_module_read_path(p, me, 200, at, &path, &bias) == 0 && path &&
+	CHECK(sym_procs_module_read_path(p, me, 200, at, &path, &bias, NULL) == 0 && path &&
 	      strcmp(path, "[vdso]") == 0 && bias == (uint64_t)(uintptr_t)img,
 	      "the unwinder's file: [vdso], biased by its address");
 	sym_procs_free(p);
