@@ -143,8 +143,9 @@ static void on_sample(struct ft_session *s, const struct perfev_record *rec, int
 	if (!self) /* ftstack's own samples are dropped unwalked */
 		smp = ft_ustack_walk(&s->ustacks, s->procs, smp, &walked);
 	if (s->offcpu) {
-		/* every switch matters: it may switch a traced thread back in */
-		if (ev >= 0)
+		/* every switch matters: it may switch a traced thread back in
+		 * (ftstack's own, and its helpers', offcpu leaves out) */
+		if (ev >= 0 && !self)
 			ft_offcpu_sample(s->offcpu, smp, (uint32_t)ev);
 		return;
 	}
