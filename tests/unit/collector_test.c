@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "collector/offcpu.h"
 #include "collector/result.h"
 #include "collector/session.h"
 #include "source/source.h"
@@ -159,6 +160,45 @@ static void test_session_print(const char *proc_root)
 	opt.top = 1;
 	CHECK(ft_print_result(&s, s.output.file) == 0, "written again");
 	CHECK_STR(test_slurp(s.output.file, true), "worker;entry_SYSCALL_64 3\n", "cut at the --through function");
+	test_session_free(&s);
+}
+
+static uint32_t offcpu_tids[8];
+static int offcpu_n;
+
+static void offcpu_count(void *ctx, const struct perfev_sample *smp, uint32_t event, uint64_t us)
+{
+	(void)ctx, (void)event, (void)us;
+	if (offcpu_n < 8)
+		offcpu_tids[offcpu_n++] = smp->tid;
+}
+
+/* offcpu through the session: a helper ftstack forked (778) is its own,
+ * its switch-outs never paired; another process's (4242) are */
+static void test_offcpu_helpers(const char *proc_root)
+{
+	struct ft_session s;
+	static struct ft_options o;
+	CHECK(test_session(&s, &o, k, proc_root, 0, 0) == 0, "a session on fixtures, for offcpu");
+	struct ft_offcpu_config c = { .opt = &o, .self = 777, .proc_root = "/nonexistent",
+				      .count = offcpu_count };
+	CHECK(ft_offcpu_alloc("tests/unit/fixtures/tracefs", &c, &s.offcpu) == 0, "its offcpu");
+	struct perfev_record f = { .kind = PERFEV_FORK, .time = 500, .pid = 778, .tid = 778 };
+	f.task.ppid = f.task.ptid = 777;
+	ft_session_record(&s, &f, 0);
+	const uint64_t ks[] = { 0xffffffff81010010ull, 0xffffffff81021020ull };
+	const uint32_t tids[] = { 778, 4242 };
+	for (int i = 0; i < 2; i++)
+		test_sample(&s, tids[i], ks, 2, 1000 + (uint64_t)i);
+	for (int i = 0; i < 2; i++) {
+		struct perfev_record in = { .kind = PERFEV_SWITCH, .time = 3000, .pid = tids[i],
+					    .tid = tids[i] };
+		ft_session_record(&s, &in, -1);
+	}
+	offcpu_n = 0;
+	ft_offcpu_finish(s.offcpu, 10000);
+	CHECK(offcpu_n == 1 && offcpu_tids[0] == 4242,
+	      "one interval, 4242's: none of the helper's (%d)", offcpu_n);
 	test_session_free(&s);
 }
 
@@ -355,6 +395,7 @@ int main(void)
 	test_kfilter();
 	test_symcache();
 	test_session_print(proc);
+	test_offcpu_helpers(proc);
 	test_loop();
 	test_lost_advice();
 	test_announce();
