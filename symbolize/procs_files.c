@@ -60,9 +60,9 @@ int sym_files_reindex(struct sym_procs *p)
 }
 
 /* Whether PATH names a file no path reaches: a memfd's, or one unlinked
- * before it was mapped (the kernel then adds " (deleted)"), as a program
- * replaced under a running service, or the program of a process run from
- * a memfd, is */
+ * by the time the kernel named it (it then adds " (deleted)"), as a
+ * program replaced under a running service, or the program of a process
+ * run from a memfd, is */
 static bool unreachable(const char *path)
 {
 	static const char deleted[] = " (deleted)";
