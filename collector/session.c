@@ -109,25 +109,34 @@ static uint64_t weight_of(const struct ft_session *s, const struct perfev_sample
 	return s->opt->cmd == FT_PROFILE ? smp->period : 1;
 }
 
+/* Where helper PID is kept in s->helpers, or -1 */
+static int helper_at(const struct ft_session *s, uint32_t pid)
+{
+	for (unsigned i = 0; i < s->nhelpers; i++)
+		if (s->helpers[i] == pid)
+			return (int)i;
+	return -1;
+}
+
 /* Whether PID is ftstack or one of its helpers */
 static bool is_self(const struct ft_session *s, uint32_t pid)
 {
-	if (pid == (uint32_t)s->self)
-		return true;
-	if (pid == 0) /* the idle task: a forgotten helper's slot holds 0 */
-		return false;
-	for (unsigned i = 0; i < s->nhelpers && i < FT_SELF_HELPERS; i++)
-		if (s->helpers[i] == pid)
-			return true;
-	return false;
+	return pid == (uint32_t)s->self || (s->nhelpers && helper_at(s, pid) >= 0);
+}
+
+/* PID, forked by ftstack, is a helper. Helpers exit once their rings are
+ * mapped, so the table fills only when EXIT records were lost: then one
+ * slot is taken over */
+static void helper_add(struct ft_session *s, uint32_t pid)
+{
+	s->helpers[s->nhelpers < FT_SELF_HELPERS ? s->nhelpers++ : pid % FT_SELF_HELPERS] = pid;
 }
 
 static void helper_forget(struct ft_session *s, uint32_t pid)
 {
-	unsigned n = s->nhelpers < FT_SELF_HELPERS ? s->nhelpers : FT_SELF_HELPERS;
-	for (unsigned i = 0; i < n; i++)
-		if (s->helpers[i] == pid)
-			s->helpers[i] = 0; /* pid 0: the idle task, never forked */
+	int i = helper_at(s, pid);
+	if (i >= 0)
+		s->helpers[i] = s->helpers[--s->nhelpers];
 }
 
 static void on_sample(struct ft_session *s, const struct perfev_record *rec, int ev)
@@ -194,7 +203,7 @@ int ft_session_record(struct ft_session *s, const struct perfev_record *rec, int
 		break;
 	case PERFEV_FORK:
 		if (rec->pid != rec->task.ppid && rec->task.ppid == (uint32_t)s->self)
-			s->helpers[s->nhelpers++ % FT_SELF_HELPERS] = rec->pid;
+			helper_add(s, rec->pid);
 		if (rec->pid != rec->task.ppid && s->keep.need_procs) /* a process */
 			sym_procs_fork(s->procs, rec->pid, rec->task.ppid, rec->task.ptid, rec->time);
 		else if (rec->pid == rec->task.ppid && s->keep.key_tid) /* a thread */

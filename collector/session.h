@@ -233,7 +233,7 @@ struct ft_session {
 	pid_t self;               /* ftstack's pid: its own samples are left out */
 	/* and those of processes it forked that have not exec'd (perfev's ring
 	 * mappers, forked from the thread that grows the rings mid-run), as
-	 * their FORK records tell; the oldest forgotten when full */
+	 * their FORK records tell, until their EXIT or exec */
 	uint32_t helpers[FT_SELF_HELPERS];
 	unsigned nhelpers;
 	struct ft_keep keep;
