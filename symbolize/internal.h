@@ -202,6 +202,10 @@ void sym_file_release(struct file *f);
  * there are the mapping's (never another file at the same path); a file no
  * path reaches through its mapping, /proc/PID/map_files/START-END. */
 struct sym_elf *sym_file_elf(struct sym_procs *p, struct file *f);
+/* procs_files.c: whether F is anonymous code, no file's: a mapping of no
+ * file ("//anon", a named one), or a memfd no ELF file is read from (a
+ * JIT's double mapping) */
+bool sym_file_is_code_only(struct sym_procs *p, struct file *f);
 /* procs_files.c: F's ELF file as sym_file_elf opens it, with the symbols
  * of its debug file from debuginfod added at the first call when it has
  * none beyond .dynsym (naming only: never on the sampling path). */

@@ -59,6 +59,11 @@ int sym_files_reindex(struct sym_procs *p)
 	return ret;
 }
 
+static bool memfd(const char *path)
+{
+	return strncmp(path, "/memfd:", 7) == 0;
+}
+
 /* Whether PATH names a file no path reaches: a memfd's, or one unlinked
  * by the time the kernel named it (it then adds " (deleted)"), as a
  * program replaced under a running service, or the program of a process
@@ -67,7 +72,7 @@ static bool unreachable(const char *path)
 {
 	static const char deleted[] = " (deleted)";
 	size_t n = strlen(path), d = sizeof(deleted) - 1;
-	return strncmp(path, "/memfd:", 7) == 0 || (n > d && strcmp(path + n - d, deleted) == 0);
+	return memfd(path) || (n > d && strcmp(path + n - d, deleted) == 0);
 }
 
 /* Whether entry F is the file at PATH with ID: its path names one file at
@@ -216,6 +221,13 @@ struct sym_elf *sym_file_elf(struct sym_procs *p, struct file *f)
 	    same_file(f, f->path))
 		load_from(p, f, f->path);
 	return f->elf;
+}
+
+bool sym_file_is_code_only(struct sym_procs *p, struct file *f)
+{
+	if (memfd(f->path))
+		return !sym_file_elf(p, f);
+	return strcmp(f->path, "//anon") == 0 || strncmp(f->path, "[anon:", 6) == 0;
 }
 
 void sym_procs_set_debuginfod(struct sym_procs *p, struct sym_debuginfod *d)

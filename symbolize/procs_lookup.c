@@ -182,10 +182,7 @@ bool sym_procs_jit_at(struct sym_procs *p, uint32_t pid, uint64_t time, uint64_t
 	const struct map *m = map_at(sym_gen_at(sym_proc_find(p, pid), time), time, addr);
 	if (!m)
 		return false; /* not mapped: the sample's ip of a program exec replaced */
-	struct file *f = &p->files[m->file];
-	if (strncmp(f->path, "/memfd:", 7) == 0)
-		return !sym_file_elf(p, f);
-	return strcmp(f->path, "//anon") == 0 || strncmp(f->path, "[anon:", 6) == 0;
+	return sym_file_is_code_only(p, &p->files[m->file]);
 }
 
 bool sym_procs_exec_at(const struct sym_procs *p, uint32_t pid, uint64_t time, uint64_t addr)
