@@ -171,13 +171,16 @@ static uint32_t max_frames(const struct ft_ustacks *u)
 uint32_t ft_ustack_chain(struct ft_ustacks *u, const struct perfev_sample *smp,
 			 const uint64_t **chain, bool *cut)
 {
-	/* once a sample: the repeat check (repeat.c) walks it before the full count */
-	if (u->method != FT_USTACK_FP && u->chain_of != smp) {
-		u->nchain = perfev_ustack_walk(smp, u->regs_mask, u->chain, max_frames(u),
-					       &u->chain_cut);
-		u->chain_of = smp;
+	*cut = false;
+	if (u->method != FT_USTACK_FP) {
+		/* once a sample: the repeat check (repeat.c) walks it before the full count */
+		if (u->chain_of != smp) {
+			u->nchain = perfev_ustack_walk(smp, u->regs_mask, u->chain, max_frames(u),
+						       &u->chain_cut);
+			u->chain_of = smp;
+		}
+		*cut = u->chain_cut;
 	}
-	*cut = u->method != FT_USTACK_FP && u->chain_cut;
 	return ft_ustack_last_chain(u, smp, chain);
 }
 
