@@ -55,32 +55,54 @@ static void add_entry_caller(struct ft_session *s, const struct perfev_sample *s
 	s->cnt.entry_callers++;
 }
 
+/* The kernel-stack filters' verdict on SMP: true when it is kept, with
+ * *start the first kernel frame kept; a sample left out is counted by
+ * why, and leaves the aggregator no last key to count a repeat into. */
+static bool kernel_keeps(struct ft_session *s, const struct perfev_sample *smp, uint32_t *start)
+{
+	*start = 0;
+	if (!smp->nkips && !s->kernel.filter.through.n)
+		return true;
+	s->repeat.valid = false;
+	s->repeat.counted = false;
+	if (!smp->nkips) {
+		s->cnt.through_miss++; /* no kernel stack cannot pass through FUNC */
+		return false;
+	}
+	switch (ft_kfilter_apply(&s->kernel.filter, smp->kips, smp->nkips, start)) {
+	case FT_DROP_SELF:
+		s->cnt.self_mmap++;
+		return false;
+	case FT_DROP_THROUGH:
+		s->cnt.through_miss++;
+		return false;
+	case FT_KEEP:
+		break;
+	}
+	return true;
+}
+
+bool ft_session_kernel_leaves_out(struct ft_session *s, const struct perfev_sample *smp,
+				  uint32_t *start)
+{
+	*start = FT_KSTART_LATER;
+	return s->kernel.state == FT_KSYMS_READY && !kernel_keeps(s, smp, start);
+}
+
+/* Counts SMP; START: its first kernel frame kept, FT_KSTART_LATER when the
+ * filters have not seen it yet. */
 static void count_now(struct ft_session *s, const struct perfev_sample *smp, uint32_t event,
-		      uint64_t weight)
+		      uint64_t weight, uint32_t start)
 {
 	struct agg_record r = {
 		.time = smp->time, .pid = smp->pid, .tid = smp->tid, .cpu = smp->cpu,
 		.event = event, .weight = weight, .cgroup = smp->cgroup,
 	};
-	uint32_t start = 0;
+	if (start == FT_KSTART_LATER && !kernel_keeps(s, smp, &start))
+		return;
 	/* the aggregator's last key is no longer the kept sample's */
 	s->repeat.valid = false;
 	s->repeat.counted = false;
-	if (smp->nkips) {
-		switch (ft_kfilter_apply(&s->kernel.filter, smp->kips, smp->nkips, &start)) {
-		case FT_DROP_SELF:
-			s->cnt.self_mmap++;
-			return;
-		case FT_DROP_THROUGH:
-			s->cnt.through_miss++;
-			return;
-		case FT_KEEP:
-			break;
-		}
-	} else if (s->kernel.filter.through.n) {
-		s->cnt.through_miss++; /* no kernel stack cannot pass through FUNC */
-		return;
-	}
 	if (s->keep.want_kernel && smp->nkips) { /* a uprobe's sample has none */
 		r.kstack = smp->kips + start;
 		r.nkstack = smp->nkips - start;
@@ -148,7 +170,7 @@ static void pending_count(struct ft_session *s)
 			.ustack = p->has_ret ? (const uint8_t *)&p->entry_ret : NULL,
 			.ustack_size = p->has_ret ? sizeof(p->entry_ret) : 0,
 		};
-		count_now(s, &smp, p->event, p->weight);
+		count_now(s, &smp, p->event, p->weight, FT_KSTART_LATER);
 		off += sizeof(*p) + ((size_t)p->nk + p->nu) * sizeof(uint64_t);
 	}
 	free(q->buf);
@@ -164,8 +186,8 @@ void ft_session_kernel_wait(struct ft_session *s)
 	pending_count(s);
 }
 
-void ft_session_count(struct ft_session *s, const struct perfev_sample *smp, uint32_t event,
-		      uint64_t weight)
+void ft_session_count_at(struct ft_session *s, const struct perfev_sample *smp, uint32_t event,
+			 uint64_t weight, uint32_t kstart)
 {
 	if (smp->time > s->last_time)
 		s->last_time = smp->time;
@@ -179,7 +201,13 @@ void ft_session_count(struct ft_session *s, const struct perfev_sample *smp, uin
 			return;
 		ft_session_kernel_wait(s); /* out of memory: wait for them instead */
 	}
-	count_now(s, smp, event, weight);
+	count_now(s, smp, event, weight, kstart);
+}
+
+void ft_session_count(struct ft_session *s, const struct perfev_sample *smp, uint32_t event,
+		      uint64_t weight)
+{
+	ft_session_count_at(s, smp, event, weight, FT_KSTART_LATER);
 }
 
 void ft_session_count_cb(void *ctx, const struct perfev_sample *smp, uint32_t event,

@@ -149,13 +149,12 @@ static void on_sample(struct ft_session *s, const struct perfev_record *rec, int
 	if (ev >= 0 && ft_repeat_count(s, smp, (uint32_t)ev, weight_of(s, smp)))
 		return;
 	bool self = is_self(s, smp->pid);
-	if (!self) /* ftstack's own samples are dropped unwalked */
-		smp = ft_ustack_walk(&s->ustacks, s->procs, smp, &walked);
 	if (s->offcpu) {
 		/* every switch matters: it may switch a traced thread back in
 		 * (ftstack's own, and its helpers', offcpu leaves out) */
 		if (ev >= 0 && !self)
-			ft_offcpu_sample(s->offcpu, smp, (uint32_t)ev);
+			ft_offcpu_sample(s->offcpu, ft_ustack_walk(&s->ustacks, s->procs, smp, &walked),
+					 (uint32_t)ev);
 		return;
 	}
 	if (self) {
@@ -173,7 +172,12 @@ static void on_sample(struct ft_session *s, const struct perfev_record *rec, int
 			s->cnt.idle++;
 		return;
 	}
-	ft_session_count(s, smp, (uint32_t)ev, weight_of(s, smp));
+	/* a sample the kernel-stack filters leave out is not walked */
+	uint32_t kstart;
+	if (ft_session_kernel_leaves_out(s, smp, &kstart))
+		return;
+	smp = ft_ustack_walk(&s->ustacks, s->procs, smp, &walked);
+	ft_session_count_at(s, smp, (uint32_t)ev, weight_of(s, smp), kstart);
 	ft_repeat_keep(s, &rec->sample, (uint32_t)ev);
 }
 

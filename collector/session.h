@@ -291,6 +291,20 @@ int ft_session_record(struct ft_session *s, const struct perfev_record *rec, int
 /* Counts one sample's stacks (weight w) after the kernel-stack filters. */
 void ft_session_count(struct ft_session *s, const struct perfev_sample *smp, uint32_t event,
 		      uint64_t weight);
+/* Whether the kernel-stack filters leave SMP out, asked before its user
+ * stack is walked so that no walk is spent, nor its cut counted, on a
+ * sample that is not counted (--through kept 1 in 28 of the kmalloc
+ * samples of a system-wide run). They answer once the kernel's symbols are
+ * in: then a sample left out is counted as such and true is returned;
+ * else false, with *kstart the first kernel frame kept, or FT_KSTART_LATER
+ * when they have not answered (the sample is filtered when counted). */
+bool ft_session_kernel_leaves_out(struct ft_session *s, const struct perfev_sample *smp,
+				  uint32_t *kstart);
+#define FT_KSTART_LATER UINT32_MAX
+/* ft_session_count of a sample ft_session_kernel_leaves_out kept, with the
+ * *kstart it gave. */
+void ft_session_count_at(struct ft_session *s, const struct perfev_sample *smp, uint32_t event,
+			 uint64_t weight, uint32_t kstart);
 /* ft_session_count for callbacks (the ftrace source's and offcpu's count):
  * CTX is the session. */
 void ft_session_count_cb(void *ctx, const struct perfev_sample *smp, uint32_t event,
