@@ -119,6 +119,7 @@ struct agg_record {
 	uint32_t event;  /* index of the traced event in the plan */
 	uint64_t weight; /* 1 per event; ns (profile) or us (offcpu) */
 	uint64_t cgroup; /* the task's cgroup2 id (--per-cgroup), else 0 */
+	uint64_t records; /* how many alike records this one counts for, weight their sum (0: one) */
 	const uint64_t *kstack;
 	uint32_t nkstack;
 	const uint64_t *ustack;

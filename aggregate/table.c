@@ -214,11 +214,17 @@ void agg_table_free(struct agg_table *t)
 	free(t);
 }
 
+/* How many records R counts for */
+static uint64_t records_of(const struct agg_record *r)
+{
+	return r->records ? r->records : 1;
+}
+
 static void count_into(struct key *e, const struct agg_record *r)
 {
 	if (r->time < e->first_time)
 		e->first_time = r->time;
-	e->count++;
+	e->count += records_of(r);
 	e->weight += r->weight;
 }
 
@@ -263,7 +269,7 @@ static int stack_admit(struct agg_table *t, struct interner *in,
 static struct key key_of(const struct agg_table *t, const struct agg_record *r, uint32_t nu)
 {
 	return (struct key){
-		.event = r->event, .first_time = r->time, .count = 1, .weight = r->weight,
+		.event = r->event, .first_time = r->time, .count = records_of(r), .weight = r->weight,
 		.pid = (t->cfg.key_pid || t->cfg.key_tid || nu > 0) ? r->pid : 0,
 		.tid = t->cfg.key_tid ? r->tid : 0,
 		.cgroup = t->cfg.key_cgroup ? r->cgroup : 0,
@@ -312,7 +318,7 @@ int agg_add(struct agg_table *t, const struct agg_record *r)
 	t->dirty = true;
 	if (t->last && same_as_last(t, r)) {
 		count_into(&t->keys[t->last], r);
-		t->records++;
+		t->records += records_of(r);
 		return 0;
 	}
 	stack_lookup(&t->kint, &kl);
@@ -324,14 +330,14 @@ int agg_add(struct agg_table *t, const struct agg_record *r)
 		idx = key_find(t, &k, &p);
 		if (idx) {
 			count_into(&t->keys[idx], r);
-			t->records++;
+			t->records += records_of(r);
 			t->last = idx;
 			return 0;
 		}
 	}
 	if (t->cfg.max_stacks && t->nkeys - 1 >= t->cfg.max_stacks) {
 		t->last = 0; /* not this record's: agg_add_last must not take it */
-		t->dropped++;
+		t->dropped += records_of(r);
 		t->dropped_weight += r->weight;
 		return -ENOSPC;
 	}
@@ -344,7 +350,7 @@ int agg_add(struct agg_table *t, const struct agg_record *r)
 	}
 	t->last = err ? 0 : t->nkeys - 1;
 	if (!err)
-		t->records++;
+		t->records += records_of(r);
 	return err;
 }
 

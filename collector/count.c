@@ -38,7 +38,7 @@ static void know_thread(struct ft_session *s, uint32_t pid, uint32_t tid, uint64
  * function straight to its caller's caller. The return address at [sp] is
  * the missing caller; kernels that already add it (6.13+) have it at [1]. */
 static void add_entry_caller(struct ft_session *s, const struct perfev_sample *smp,
-			     struct agg_record *r)
+			     struct agg_record *r, uint64_t samples)
 {
 	uint64_t ret;
 	if (!smp->ustack || smp->ustack_size < sizeof(ret) || r->nustack == 0)
@@ -52,13 +52,15 @@ static void add_entry_caller(struct ft_session *s, const struct perfev_sample *s
 	memcpy(&s->scratch_u[2], &r->ustack[1], (n - 1) * sizeof(uint64_t));
 	r->ustack = s->scratch_u;
 	r->nustack = n + 1;
-	s->cnt.entry_callers++;
+	s->cnt.entry_callers += samples;
 }
 
-/* The kernel-stack filters' verdict on SMP: true when it is kept, with
- * *start the first kernel frame kept; a sample left out is counted by
- * why, and leaves the aggregator no last key to count a repeat into. */
-static bool kernel_keeps(struct ft_session *s, const struct perfev_sample *smp, uint32_t *start)
+/* The kernel-stack filters' verdict on SMP (N samples alike): true when
+ * it is kept, with *start the first kernel frame kept; a sample left out
+ * is counted by why, and leaves the aggregator no last key to count a
+ * repeat into. */
+static bool kernel_keeps(struct ft_session *s, const struct perfev_sample *smp, uint32_t *start,
+			 uint64_t n)
 {
 	*start = 0;
 	if (!smp->nkips && !s->kernel.filter.through.n)
@@ -66,15 +68,15 @@ static bool kernel_keeps(struct ft_session *s, const struct perfev_sample *smp, 
 	s->repeat.valid = false;
 	s->repeat.counted = false;
 	if (!smp->nkips) {
-		s->cnt.through_miss++; /* no kernel stack cannot pass through FUNC */
+		s->cnt.through_miss += n; /* no kernel stack cannot pass through FUNC */
 		return false;
 	}
 	switch (ft_kfilter_apply(&s->kernel.filter, smp->kips, smp->nkips, start)) {
 	case FT_DROP_SELF:
-		s->cnt.self_mmap++;
+		s->cnt.self_mmap += n;
 		return false;
 	case FT_DROP_THROUGH:
-		s->cnt.through_miss++;
+		s->cnt.through_miss += n;
 		return false;
 	case FT_KEEP:
 		break;
@@ -86,19 +88,19 @@ bool ft_session_kernel_leaves_out(struct ft_session *s, const struct perfev_samp
 				  uint32_t *start)
 {
 	*start = FT_KSTART_LATER;
-	return s->kernel.state == FT_KSYMS_READY && !kernel_keeps(s, smp, start);
+	return s->kernel.state == FT_KSYMS_READY && !kernel_keeps(s, smp, start, 1);
 }
 
-/* Counts SMP; START: its first kernel frame kept, FT_KSTART_LATER when the
- * filters have not seen it yet. */
+/* Counts SMP, N samples alike of WEIGHT in all; START: its first kernel
+ * frame kept, FT_KSTART_LATER when the filters have not seen it yet. */
 static void count_now(struct ft_session *s, const struct perfev_sample *smp, uint32_t event,
-		      uint64_t weight, uint32_t start)
+		      uint64_t weight, uint32_t start, uint64_t n)
 {
 	struct agg_record r = {
 		.time = smp->time, .pid = smp->pid, .tid = smp->tid, .cpu = smp->cpu,
-		.event = event, .weight = weight, .cgroup = smp->cgroup,
+		.event = event, .weight = weight, .cgroup = smp->cgroup, .records = n,
 	};
-	if (start == FT_KSTART_LATER && !kernel_keeps(s, smp, &start))
+	if (start == FT_KSTART_LATER && !kernel_keeps(s, smp, &start, n))
 		return;
 	/* the aggregator's last key is no longer the kept sample's */
 	s->repeat.valid = false;
@@ -113,36 +115,61 @@ static void count_now(struct ft_session *s, const struct perfev_sample *smp, uin
 		r.ustack = smp->uips;
 		r.nustack = smp->nuips > AGG_MAX_DEPTH ? AGG_MAX_DEPTH : smp->nuips;
 		if (s->plan.events[event].entry_fix)
-			add_entry_caller(s, smp, &r);
+			add_entry_caller(s, smp, &r, n);
 	}
 	bool empty = !r.nkstack && !r.nustack;
 	if (empty)
-		s->cnt.empty_stacks++;
+		s->cnt.empty_stacks += n;
 	ft_session_know_process(s, smp->pid, smp->time);
 	know_thread(s, smp->pid, smp->tid, smp->time);
 	if (agg_add(s->agg, &r) == 0) {
-		s->cnt.counted++;
+		s->cnt.counted += n;
 		s->repeat.counted = !empty && !s->plan.events[event].entry_fix;
 	}
 }
 
-/* A sample waiting for the kernel's symbols: what count_now reads of it. */
+/* Samples waiting for the kernel's symbols, alike in all count_now reads
+ * but their weight: n of them, time the first's, weight their sum. */
 struct pending {
-	uint64_t time, weight, entry_ret, cgroup;
+	uint64_t time, weight, entry_ret, cgroup, n;
 	uint32_t pid, tid, cpu, event, nk, nu;
 	uint32_t has_ret;
 	uint32_t pad;
 	uint64_t ips[]; /* nk kernel addresses, then nu user ones */
 };
 
+/* Whether SMP of EVENT is alike the sample(s) P holds */
+static bool pending_alike(const struct pending *p, const struct perfev_sample *smp,
+			  uint32_t event)
+{
+	bool ret = smp->ustack && smp->ustack_size >= sizeof(p->entry_ret);
+	if (p->pid != smp->pid || p->tid != smp->tid || p->cpu != smp->cpu || p->event != event ||
+	    p->cgroup != smp->cgroup || p->nk != smp->nkips || p->nu != smp->nuips ||
+	    p->has_ret != ret || (ret && memcmp(&p->entry_ret, smp->ustack, sizeof(p->entry_ret))))
+		return false;
+	return (!p->nk || memcmp(p->ips, smp->kips, p->nk * sizeof(uint64_t)) == 0) &&
+	       (!p->nu || memcmp(p->ips + p->nk, smp->uips, p->nu * sizeof(uint64_t)) == 0);
+}
+
+/* Queues SMP, into the last entry when it is alike: a loop's samples, all
+ * the same, wait in one entry and are counted at once (counting 500,000
+ * one by one took the loop ~0.15 s from the rings, which filled). */
 static int pending_push(struct ft_pending *q, const struct perfev_sample *smp, uint32_t event,
 			uint64_t weight)
 {
+	if (q->len) {
+		struct pending *last = (struct pending *)(q->buf + q->last);
+		if (pending_alike(last, smp, event)) {
+			last->n++;
+			last->weight += weight;
+			return 0;
+		}
+	}
 	size_t need = sizeof(struct pending) + ((size_t)smp->nkips + smp->nuips) * sizeof(uint64_t);
 	if (MEM_GROW(q->buf, q->cap, q->len + need, 1u << 16))
 		return -ENOMEM;
 	struct pending *p = (struct pending *)(q->buf + q->len);
-	*p = (struct pending){ .time = smp->time, .weight = weight, .cgroup = smp->cgroup,
+	*p = (struct pending){ .time = smp->time, .weight = weight, .cgroup = smp->cgroup, .n = 1,
 			       .pid = smp->pid,
 			       .tid = smp->tid, .cpu = smp->cpu, .event = event,
 			       .nk = smp->nkips, .nu = smp->nuips };
@@ -154,6 +181,7 @@ static int pending_push(struct ft_pending *q, const struct perfev_sample *smp, u
 		memcpy(p->ips, smp->kips, smp->nkips * sizeof(uint64_t));
 	if (smp->nuips)
 		memcpy(p->ips + smp->nkips, smp->uips, smp->nuips * sizeof(uint64_t));
+	q->last = q->len;
 	q->len += need;
 	return 0;
 }
@@ -170,7 +198,7 @@ static void pending_count(struct ft_session *s)
 			.ustack = p->has_ret ? (const uint8_t *)&p->entry_ret : NULL,
 			.ustack_size = p->has_ret ? sizeof(p->entry_ret) : 0,
 		};
-		count_now(s, &smp, p->event, p->weight, FT_KSTART_LATER);
+		count_now(s, &smp, p->event, p->weight, FT_KSTART_LATER, p->n);
 		off += sizeof(*p) + ((size_t)p->nk + p->nu) * sizeof(uint64_t);
 	}
 	free(q->buf);
@@ -192,16 +220,19 @@ void ft_session_count_at(struct ft_session *s, const struct perfev_sample *smp, 
 	if (smp->time > s->last_time)
 		s->last_time = smp->time;
 	if (s->kernel.state == FT_KSYMS_NONE && smp->nkips)
-		ft_ksyms_start(&s->kernel, FT_KALLSYMS, s->plan.track_mmaps, s->output.symcache);
+		ft_ksyms_start(&s->kernel, s->kernel.source ? s->kernel.source : FT_KALLSYMS,
+			       s->plan.track_mmaps, s->output.symcache);
 	if (s->kernel.state == FT_KSYMS_LOADING) {
 		/* its process is read now, while it most likely still runs */
 		ft_session_know_process(s, smp->pid, smp->time);
 		know_thread(s, smp->pid, smp->tid, smp->time);
-		if (pending_push(&s->kernel.pending, smp, event, weight) == 0)
+		if (pending_push(&s->kernel.pending, smp, event, weight) == 0) {
+			ft_ksyms_hurry(&s->kernel);
 			return;
+		}
 		ft_session_kernel_wait(s); /* out of memory: wait for them instead */
 	}
-	count_now(s, smp, event, weight, kstart);
+	count_now(s, smp, event, weight, kstart, 1);
 }
 
 void ft_session_count(struct ft_session *s, const struct perfev_sample *smp, uint32_t event,

@@ -67,6 +67,9 @@ int ft_kload_now(const char *path, bool track_mmaps, struct sym_kernel **k,
  * done. Returns 0, or -errno when no thread could be made. */
 int ft_kload_start(const char *path, bool track_mmaps, struct ft_kload **out);
 int ft_kload_fd(const struct ft_kload *kl);
+/* Gives the thread the process's priority back (root may; for others it
+ * keeps yielding). */
+void ft_kload_hurry(struct ft_kload *kl);
 /* Waits for the thread and hands over ft_kload_now's results (the caller
  * owns them) and its return value; frees KL. */
 int ft_kload_finish(struct ft_kload *kl, struct sym_kernel **k, struct ft_kfilter *f);
@@ -86,6 +89,7 @@ enum ft_ksyms_state { FT_KSYMS_NONE, FT_KSYMS_LOADING, FT_KSYMS_READY };
 struct ft_pending {
 	unsigned char *buf;
 	size_t len, cap;
+	size_t last; /* where the last entry starts (count.c) */
 };
 
 struct ft_kernel_syms {
@@ -93,8 +97,10 @@ struct ft_kernel_syms {
 	struct ft_kfilter filter;  /* the kernel-stack filters made from them */
 	enum ft_ksyms_state state;
 	const char *path;          /* what is loading (kallsyms' format) */
+	const char *source;        /* what to load on first need; NULL: FT_KALLSYMS (tests: a fixture) */
 	struct ft_kload *load;     /* the thread loading them (FT_KSYMS_LOADING) */
 	struct ft_pending pending; /* samples counted while they load */
+	bool hurried;              /* the load no longer yields (ft_ksyms_hurry) */
 	int epfd;                  /* the loop's, where the thread's fd is watched; -1: none */
 };
 
@@ -108,6 +114,16 @@ void ft_ksyms_start(struct ft_kernel_syms *ks, const char *path, bool track_mmap
  * names with it), saying once when they cannot be had. Returns true when it
  * was loading: the samples that waited can be counted now. */
 bool ft_ksyms_wait(struct ft_kernel_syms *ks, struct sym_cache *names);
+/* The load yields to the traced program (nice 19), but where both CPUs of
+ * a small machine stay busy it can be starved for seconds: a 500,000-call
+ * getppid run, kallsyms read for the first time, queued all its samples
+ * (60 MB before alike ones shared an entry; samples of many stacks still
+ * take ~120 B and more each, the longer the run the more). Once this many
+ * bytes wait, the load runs at the process's priority (ft_kload_hurry). */
+#define FT_PENDING_HURRY (8u << 20)
+/* Called as samples queue in KS: hurries its load once the queue holds
+ * FT_PENDING_HURRY bytes. */
+void ft_ksyms_hurry(struct ft_kernel_syms *ks);
 /* True when COOKIE (from epoll) says KS's loading thread is done: then
  * ft_ksyms_wait does not block. */
 bool ft_ksyms_owns(const struct ft_kernel_syms *ks, const void *cookie);

@@ -22,7 +22,8 @@
  * under ftstack, 2 busy vCPUs, workload median of 9: 97 ms when kallsyms
  * was read before it started, 178 ms with the load at nice 0, 142 ms at
  * nice 19). Whoever waits for it gives it its priority back (root may;
- * others wait longer). */
+ * others wait longer), and so does a queue of samples grown long
+ * (ft_ksyms_hurry). */
 #define LOAD_NICE 19
 
 struct ft_kload {
@@ -112,11 +113,16 @@ int ft_kload_fd(const struct ft_kload *kl)
 	return kl->efd;
 }
 
-int ft_kload_finish(struct ft_kload *kl, struct sym_kernel **k, struct ft_kfilter *f)
+void ft_kload_hurry(struct ft_kload *kl)
 {
 	pid_t tid = atomic_load(&kl->tid);
-	if (tid > 0) /* may have ended already, or be refused: either way, join */
+	if (tid > 0) /* may have ended already, or be refused: either way, go on */
 		setpriority(PRIO_PROCESS, (id_t)tid, getpriority(PRIO_PROCESS, 0));
+}
+
+int ft_kload_finish(struct ft_kload *kl, struct sym_kernel **k, struct ft_kfilter *f)
+{
+	ft_kload_hurry(kl);
 	pthread_join(kl->thread, NULL);
 	int ret = kl->err;
 	*k = kl->k;
@@ -151,6 +157,7 @@ void ft_ksyms_start(struct ft_kernel_syms *ks, const char *path, bool track_mmap
 		    struct sym_cache *names)
 {
 	ks->path = path;
+	ks->hurried = false;
 	int ret = ft_kload_start(path, track_mmaps, &ks->load);
 	if (ret == 0) {
 		struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &ks->load };
@@ -178,6 +185,16 @@ bool ft_ksyms_wait(struct ft_kernel_syms *ks, struct sym_cache *names)
 	ks->load = NULL;
 	take(ks, names, ret, k, &f);
 	return true;
+}
+
+void ft_ksyms_hurry(struct ft_kernel_syms *ks)
+{
+	if (ks->state != FT_KSYMS_LOADING || ks->hurried || ks->pending.len < FT_PENDING_HURRY)
+		return;
+	ks->hurried = true;
+	ft_debug("%zu bytes of samples wait for %s: its load no longer yields", ks->pending.len,
+		 ks->path);
+	ft_kload_hurry(ks->load);
 }
 
 bool ft_ksyms_owns(const struct ft_kernel_syms *ks, const void *cookie)

@@ -182,6 +182,33 @@ static void test_max_stacks_reset_and_last(void)
 	agg_table_free(t);
 }
 
+/* A record that counts for several alike ones (collector's queue while
+ * the kernel's symbols load): its records and weight into every count */
+static void test_records(void)
+{
+	struct agg_config cfg = { .max_stacks = 1 };
+	struct agg_table *t;
+	uint64_t s[2] = { 1, 2 };
+	struct agg_record r = rec(1, &s[0], 1, NULL, 0);
+	const struct agg_entry *e;
+	struct agg_stats st;
+	agg_table_alloc(&cfg, &t);
+	r.records = 3, r.weight = 6;
+	CHECK(agg_add(t, &r) == 0, "a new key from 3 records");
+	r.records = 2, r.weight = 4;
+	CHECK(agg_add(t, &r) == 0, "2 more (the last key)");
+	r.records = 0, r.weight = 1;
+	CHECK(agg_add(t, &r) == 0, "and one (records 0: one)");
+	CHECK(agg_table_entries(t, &e) == 1 && e[0].count == 6 && e[0].weight == 11,
+	      "6 records, weight 11");
+	r.kstack = &s[1], r.records = 4, r.weight = 8;
+	CHECK(agg_add(t, &r) == -ENOSPC, "4 records of a key past max_stacks");
+	agg_table_stats(t, &st);
+	CHECK(st.records == 6 && st.dropped == 4 && st.dropped_weight == 8,
+	      "stats: 6 counted, 4 dropped, weight 8");
+	agg_table_free(t);
+}
+
 /* 100k distinct stacks, stack i added (i % 3) + 1 times: forces every
  * table to grow many times; pointers handed out earlier must survive. */
 static void test_growth(void)
@@ -588,6 +615,7 @@ int main(void)
 	test_cgroup_keys();
 	test_pid_keys();
 	test_max_stacks_reset_and_last();
+	test_records();
 	test_growth();
 	test_named_merge();
 	test_named_long();

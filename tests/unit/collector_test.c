@@ -163,6 +163,47 @@ static void test_session_print(const char *proc_root)
 	test_session_free(&s);
 }
 
+/* Samples counted while the kernel's symbols load wait in a queue, alike
+ * ones in one entry, and are counted whole once they are in */
+static void test_pending(const char *proc_root)
+{
+	struct ft_session s;
+	static struct ft_options o;
+	CHECK(test_session(&s, &o, k, proc_root, 0, 0) == 0, "a session on fixtures, loading");
+	s.kernel.syms = NULL;
+	s.kernel.state = FT_KSYMS_NONE;
+	s.kernel.source = KALLSYMS;
+	const uint64_t a[] = { 0xffffffff81010010ull, 0xffffffff81021020ull, 0xffffffff81022008ull,
+			       0xffffffff81022410ull };
+	const uint64_t b[] = { 0xffffffff81021830ull, 0xffffffff81022010ull };
+	test_sample(&s, 4242, a, 4, 1000);
+	size_t one = s.kernel.pending.len;
+	CHECK(s.kernel.state == FT_KSYMS_LOADING && one > 0, "the first kernel stack starts the load; "
+	      "its sample waits");
+	test_sample(&s, 4242, a, 4, 1001);
+	test_sample(&s, 4242, a, 4, 1002);
+	CHECK_EQ_U64(s.kernel.pending.len, one, "two alike wait in its entry");
+	test_sample(&s, 4242, b, 2, 1003);
+	size_t two = s.kernel.pending.len;
+	CHECK(two > one, "another stack: an entry of its own");
+	test_sample(&s, 4242, a, 4, 1004);
+	test_sample(&s, 4242, a, 4, 1005);
+	CHECK(s.kernel.pending.len > two, "the first stack again after it: a third entry");
+	test_sample(&s, 4243, a, 4, 1006);
+	CHECK(s.kernel.pending.len > two + (two - one), "another process: a fourth");
+	ft_session_kernel_wait(&s);
+	CHECK(s.kernel.state == FT_KSYMS_READY && s.kernel.pending.len == 0, "loaded; none waits");
+	CHECK_EQ_U64(s.cnt.counted, 7, "every sample counted");
+	CHECK(ft_print_result(&s, s.output.file) == 0, "written");
+	CHECK_STR(test_slurp(s.output.file, true),
+		  "[unknown];entry_SYSCALL_64;do_syscall_64;__kmalloc_noprof 1\n"
+		  "worker;do_syscall_64;kmalloc_trace 1\n"
+		  "worker;entry_SYSCALL_64;do_syscall_64;__kmalloc_noprof 5\n",
+		  "as counted one by one: 4242's two stacks 5 and 1, 4243's 1");
+	sym_kernel_free(s.kernel.syms);
+	test_session_free(&s);
+}
+
 static uint32_t offcpu_tids[8];
 static int offcpu_n;
 
@@ -396,6 +437,7 @@ int main(void)
 	test_symcache();
 	test_session_print(proc);
 	test_offcpu_helpers(proc);
+	test_pending(proc);
 	test_loop();
 	test_lost_advice();
 	test_announce();

@@ -1,7 +1,14 @@
 /* collector/kload.c: kallsyms and the kernel-stack filters loaded in a
  * thread give what loading them in place gives, and its fd says when. */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include "collector/kfilter.h"
 #include "tests/unit/check.h"
 
@@ -17,8 +24,90 @@ static bool same_ranges(const struct ft_ranges *a, const struct ft_ranges *b)
 	return true;
 }
 
+/* The nice value of this process's other thread (the load's), or 99 */
+static int load_nice(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	int nice = 99;
+	while (d && (e = readdir(d))) {
+		char path[300];
+		int tid = atoi(e->d_name);
+		if (tid <= 0 || tid == getpid())
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
+		FILE *f = fopen(path, "r");
+		char buf[1024];
+		size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+		if (f)
+			fclose(f);
+		buf[n] = '\0';
+		/* after "(comm)": state is field 3, nice field 19 */
+		const char *p = strrchr(buf, ')');
+		for (int field = 2; p && field < 19; field++)
+			p = strchr(p + 1, ' ');
+		if (p)
+			nice = atoi(p + 1);
+	}
+	if (d)
+		closedir(d);
+	return nice;
+}
+
+/* Whether this process has CAP_SYS_NICE (23) in effect */
+static bool has_sys_nice(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	unsigned long long eff = 0;
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "CapEff: %llx", &eff) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return eff & (1ull << 23);
+}
+
+/* A load that yields (nice 19) is hurried once FT_PENDING_HURRY bytes of
+ * samples wait, not before: the file is a FIFO, so the thread waits in
+ * its open until this test writes it. */
+static void test_hurry(void)
+{
+	char dir[] = "/tmp/ftstack-kload-XXXXXX", fifo[64], cmd[128];
+	CHECK(mkdtemp(dir) != NULL, "a folder for the FIFO");
+	snprintf(fifo, sizeof(fifo), "%s/kallsyms", dir);
+	CHECK(mkfifo(fifo, 0600) == 0, "a FIFO for kallsyms");
+	struct ft_kernel_syms ks = { .epfd = -1 };
+	ft_ksyms_start(&ks, fifo, true, NULL);
+	CHECK(ks.state == FT_KSYMS_LOADING, "loading in a thread");
+	int nice = 99;
+	for (int i = 0; i < 500 && (nice = load_nice()) != 19; i++)
+		usleep(10000);
+	CHECK_EQ_U64((uint64_t)nice, 19, "the load yields: nice 19");
+	ks.pending.len = FT_PENDING_HURRY - 1;
+	ft_ksyms_hurry(&ks);
+	CHECK(!ks.hurried && load_nice() == 19, "a byte short of the mark: still yields");
+	ks.pending.len = FT_PENDING_HURRY;
+	ft_ksyms_hurry(&ks);
+	CHECK(ks.hurried, "at the mark: hurried");
+	if (has_sys_nice())
+		CHECK_EQ_U64((uint64_t)load_nice(), (uint64_t)getpriority(PRIO_PROCESS, 0),
+			     "its priority is the process's again");
+	else
+		SKIP("no CAP_SYS_NICE: a thread's priority cannot be raised back",
+		     "its priority is the process's again");
+	snprintf(cmd, sizeof(cmd), "cat %s > %s", FIXTURE, fifo);
+	CHECK(system(cmd) == 0, "the FIFO written: the load goes on");
+	ks.pending.len = 0;
+	ft_ksyms_abandon(&ks);
+	CHECK(ks.state == FT_KSYMS_NONE, "ended");
+	unlink(fifo);
+	rmdir(dir);
+}
+
 int main(void)
 {
+	test_hurry();
 	struct sym_kernel *k0 = NULL, *k = NULL;
 	struct ft_kfilter f0, f;
 	CHECK(ft_kload_now(FIXTURE, true, &k0, &f0) == 0 && k0, "loaded in place");
