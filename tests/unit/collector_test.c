@@ -170,6 +170,7 @@ static void test_pending(const char *proc_root)
 	struct ft_session s;
 	static struct ft_options o;
 	CHECK(test_session(&s, &o, k, proc_root, 0, 0) == 0, "a session on fixtures, loading");
+	ft_kfilter_free(&s.kernel.filter); /* made from k: the load makes its own */
 	s.kernel.syms = NULL;
 	s.kernel.state = FT_KSYMS_NONE;
 	s.kernel.source = KALLSYMS;
