@@ -57,16 +57,14 @@ static void add_entry_caller(struct ft_session *s, const struct perfev_sample *s
 
 /* The kernel-stack filters' verdict on SMP (N samples alike): true when
  * it is kept, with *start the first kernel frame kept; a sample left out
- * is counted by why, and leaves the aggregator no last key to count a
- * repeat into. */
+ * is counted by why (the aggregator's last key, and so repeat.c's, stays
+ * the last one counted). */
 static bool kernel_keeps(struct ft_session *s, const struct perfev_sample *smp, uint32_t *start,
 			 uint64_t n)
 {
 	*start = 0;
 	if (!smp->nkips && !s->kernel.filter.through.n)
 		return true;
-	s->repeat.valid = false;
-	s->repeat.counted = false;
 	if (!smp->nkips) {
 		s->cnt.through_miss += n; /* no kernel stack cannot pass through FUNC */
 		return false;
@@ -142,10 +140,11 @@ struct pending {
 static bool pending_alike(const struct pending *p, const struct perfev_sample *smp,
 			  uint32_t event)
 {
-	bool ret = smp->ustack && smp->ustack_size >= sizeof(p->entry_ret);
+	bool has_ret = smp->ustack && smp->ustack_size >= sizeof(p->entry_ret);
 	if (p->pid != smp->pid || p->tid != smp->tid || p->cpu != smp->cpu || p->event != event ||
 	    p->cgroup != smp->cgroup || p->nk != smp->nkips || p->nu != smp->nuips ||
-	    p->has_ret != ret || (ret && memcmp(&p->entry_ret, smp->ustack, sizeof(p->entry_ret))))
+	    p->has_ret != has_ret ||
+	    (has_ret && memcmp(&p->entry_ret, smp->ustack, sizeof(p->entry_ret))))
 		return false;
 	return (!p->nk || memcmp(p->ips, smp->kips, p->nk * sizeof(uint64_t)) == 0) &&
 	       (!p->nu || memcmp(p->ips + p->nk, smp->uips, p->nu * sizeof(uint64_t)) == 0);
@@ -226,8 +225,9 @@ void ft_session_count_at(struct ft_session *s, const struct perfev_sample *smp, 
 		/* its process is read now, while it most likely still runs */
 		ft_session_know_process(s, smp->pid, smp->time);
 		know_thread(s, smp->pid, smp->tid, smp->time);
+		size_t before = s->kernel.pending.len;
 		if (pending_push(&s->kernel.pending, smp, event, weight) == 0) {
-			ft_ksyms_hurry(&s->kernel);
+			ft_ksyms_queued(&s->kernel, before);
 			return;
 		}
 		ft_session_kernel_wait(s); /* out of memory: wait for them instead */

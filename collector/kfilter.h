@@ -100,7 +100,6 @@ struct ft_kernel_syms {
 	const char *source;        /* what to load on first need; NULL: FT_KALLSYMS (tests: a fixture) */
 	struct ft_kload *load;     /* the thread loading them (FT_KSYMS_LOADING) */
 	struct ft_pending pending; /* samples counted while they load */
-	bool hurried;              /* the load no longer yields (ft_ksyms_hurry) */
 	int epfd;                  /* the loop's, where the thread's fd is watched; -1: none */
 };
 
@@ -121,9 +120,9 @@ bool ft_ksyms_wait(struct ft_kernel_syms *ks, struct sym_cache *names);
  * take ~120 B and more each, the longer the run the more). Once this many
  * bytes wait, the load runs at the process's priority (ft_kload_hurry). */
 #define FT_PENDING_HURRY (8u << 20)
-/* Called as samples queue in KS: hurries its load once the queue holds
- * FT_PENDING_HURRY bytes. */
-void ft_ksyms_hurry(struct ft_kernel_syms *ks);
+/* Called when samples were queued in KS, whose queue held BEFORE bytes:
+ * hurries the load when the queue has just reached FT_PENDING_HURRY. */
+void ft_ksyms_queued(struct ft_kernel_syms *ks, size_t before);
 /* True when COOKIE (from epoll) says KS's loading thread is done: then
  * ft_ksyms_wait does not block. */
 bool ft_ksyms_owns(const struct ft_kernel_syms *ks, const void *cookie);

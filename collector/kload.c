@@ -23,7 +23,7 @@
  * was read before it started, 178 ms with the load at nice 0, 142 ms at
  * nice 19). Whoever waits for it gives it its priority back (root may;
  * others wait longer), and so does a queue of samples grown long
- * (ft_ksyms_hurry). */
+ * (ft_ksyms_queued). */
 #define LOAD_NICE 19
 
 struct ft_kload {
@@ -157,7 +157,6 @@ void ft_ksyms_start(struct ft_kernel_syms *ks, const char *path, bool track_mmap
 		    struct sym_cache *names)
 {
 	ks->path = path;
-	ks->hurried = false;
 	int ret = ft_kload_start(path, track_mmaps, &ks->load);
 	if (ret == 0) {
 		struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &ks->load };
@@ -187,11 +186,11 @@ bool ft_ksyms_wait(struct ft_kernel_syms *ks, struct sym_cache *names)
 	return true;
 }
 
-void ft_ksyms_hurry(struct ft_kernel_syms *ks)
+void ft_ksyms_queued(struct ft_kernel_syms *ks, size_t before)
 {
-	if (ks->state != FT_KSYMS_LOADING || ks->hurried || ks->pending.len < FT_PENDING_HURRY)
+	if (ks->state != FT_KSYMS_LOADING || before >= FT_PENDING_HURRY ||
+	    ks->pending.len < FT_PENDING_HURRY)
 		return;
-	ks->hurried = true;
 	ft_debug("%zu bytes of samples wait for %s: its load no longer yields", ks->pending.len,
 		 ks->path);
 	ft_kload_hurry(ks->load);

@@ -1,6 +1,5 @@
 /* collector/kload.c: kallsyms and the kernel-stack filters loaded in a
  * thread give what loading them in place gives, and its fd says when. */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -10,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "collector/kfilter.h"
+#include "host/host.h"
 #include "tests/unit/check.h"
 
 #define FIXTURE "tests/unit/fixtures/kallsyms_machinery.txt"
@@ -27,49 +27,19 @@ static bool same_ranges(const struct ft_ranges *a, const struct ft_ranges *b)
 /* The nice value of this process's other thread (the load's), or 99 */
 static int load_nice(void)
 {
-	DIR *d = opendir("/proc/self/task");
-	struct dirent *e;
-	int nice = 99;
-	while (d && (e = readdir(d))) {
-		char path[300];
-		int tid = atoi(e->d_name);
-		if (tid <= 0 || tid == getpid())
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
-		FILE *f = fopen(path, "r");
-		char buf[1024];
-		size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
-		if (f)
-			fclose(f);
-		buf[n] = '\0';
-		/* after "(comm)": state is field 3, nice field 19 */
-		const char *p = strrchr(buf, ')');
-		for (int field = 2; p && field < 19; field++)
-			p = strchr(p + 1, ' ');
-		if (p)
-			nice = atoi(p + 1);
-	}
-	if (d)
-		closedir(d);
-	return nice;
+	pid_t tids[8];
+	int n = host_tasks("/proc", getpid(), tids, 8);
+	for (int i = 0; i < n; i++)
+		if (tids[i] != getpid()) {
+			errno = 0;
+			int nice = getpriority(PRIO_PROCESS, (id_t)tids[i]);
+			return errno ? 99 : nice;
+		}
+	return 99;
 }
 
-/* Whether this process has CAP_SYS_NICE (23) in effect */
-static bool has_sys_nice(void)
-{
-	FILE *f = fopen("/proc/self/status", "r");
-	char line[256];
-	unsigned long long eff = 0;
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "CapEff: %llx", &eff) == 1)
-			break;
-	if (f)
-		fclose(f);
-	return eff & (1ull << 23);
-}
-
-/* A load that yields (nice 19) is hurried once FT_PENDING_HURRY bytes of
- * samples wait, not before: the file is a FIFO, so the thread waits in
+/* A load that yields (nice 19) is hurried when FT_PENDING_HURRY bytes of
+ * samples come to wait, not before, and once: the file is a FIFO, so the thread waits in
  * its open until this test writes it. */
 static void test_hurry(void)
 {
@@ -85,17 +55,20 @@ static void test_hurry(void)
 		usleep(10000);
 	CHECK_EQ_U64((uint64_t)nice, 19, "the load yields: nice 19");
 	ks.pending.len = FT_PENDING_HURRY - 1;
-	ft_ksyms_hurry(&ks);
-	CHECK(!ks.hurried && load_nice() == 19, "a byte short of the mark: still yields");
+	ft_ksyms_queued(&ks, FT_PENDING_HURRY - 2);
+	CHECK_EQ_U64((uint64_t)load_nice(), 19, "a byte short of the mark: still yields");
+	ks.pending.len = FT_PENDING_HURRY + 1;
+	ft_ksyms_queued(&ks, FT_PENDING_HURRY);
+	CHECK_EQ_U64((uint64_t)load_nice(), 19, "a queue past the mark before: not hurried (once)");
+	uint64_t eff = 0;
 	ks.pending.len = FT_PENDING_HURRY;
-	ft_ksyms_hurry(&ks);
-	CHECK(ks.hurried, "at the mark: hurried");
-	if (has_sys_nice())
+	ft_ksyms_queued(&ks, FT_PENDING_HURRY - 1);
+	if (host_cap_eff("/proc", "self", &eff) == 0 && (eff & (1ull << HOST_CAP_SYS_NICE)))
 		CHECK_EQ_U64((uint64_t)load_nice(), (uint64_t)getpriority(PRIO_PROCESS, 0),
-			     "its priority is the process's again");
+			     "reaching the mark: its priority is the process's again");
 	else
 		SKIP("no CAP_SYS_NICE: a thread's priority cannot be raised back",
-		     "its priority is the process's again");
+		     "reaching the mark: its priority is the process's again");
 	snprintf(cmd, sizeof(cmd), "cat %s > %s", FIXTURE, fifo);
 	CHECK(system(cmd) == 0, "the FIFO written: the load goes on");
 	ks.pending.len = 0;
