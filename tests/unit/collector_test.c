@@ -189,9 +189,10 @@ static void test_pending(const char *proc_root)
 	CHECK(two > one, "another stack: an entry of its own");
 	test_sample(&s, 4242, a, 4, 1004);
 	test_sample(&s, 4242, a, 4, 1005);
-	CHECK(s.kernel.pending.len > two, "the first stack again after it: a third entry");
+	/* an entry of stack a is ONE bytes long whoever's it is */
+	CHECK_EQ_U64(s.kernel.pending.len, two + one, "the first stack again after it: a third entry");
 	test_sample(&s, 4243, a, 4, 1006);
-	CHECK(s.kernel.pending.len > two + (two - one), "another process: a fourth");
+	CHECK_EQ_U64(s.kernel.pending.len, two + 2 * one, "another process: a fourth");
 	ft_session_kernel_wait(&s);
 	CHECK(s.kernel.state == FT_KSYMS_READY && s.kernel.pending.len == 0, "loaded; none waits");
 	CHECK_EQ_U64(s.cnt.counted, 7, "every sample counted");
