@@ -37,7 +37,7 @@ check "--through: summary counts what was left out" \
 	grep -Eq "^ftstack: left out [1-9][0-9]* events whose kernel stack does not pass through $leaf$" $TMP/e
 # a sample --through leaves out is not walked, and its cut not counted: a
 # 64-byte copy cuts every getppid's user stack, none of which passes
-# through $leaf (before, the summary said 1000 may be cut, of 0 counted)
+# through $leaf (before, the summary said they may be cut, with 0 counted)
 run_ft $TMP/o $TMP/e -e t:syscalls:sys_enter_getppid --call-graph copy,64 --through $leaf -f \
 	-c "$W 1000"
 expect_eq "--through, none through: exit status" $? 0
@@ -46,6 +46,7 @@ check "--through, none through: all 1000 left out" \
 check "--through, none through: no stack said to be cut" bash -c "! grep -q 'may be cut' $TMP/e"
 run_ft $TMP/o $TMP/e -e t:syscalls:sys_enter_getppid --call-graph copy,64 --through do_syscall_64 \
 	-f -c "$W 1000"
+check "--through, all through: 1000 counted" grep -q "^ftstack: 1000 events counted" $TMP/e
 check "--through, all through: the 1000 kept are the 1000 cut" \
 	grep -q "^ftstack: 1000 user stacks reached the end of the 64-byte stack copy" $TMP/e
 
