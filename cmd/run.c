@@ -183,6 +183,39 @@ static void know_targets(struct ft_session *s)
 	}
 }
 
+/* Whether a user probe can fire in the targets: a kernel thread runs no
+ * user code, so -p 2 -e c:malloc would wait in silence until Ctrl-C.
+ * Says so, and returns false (bad input) when no target can; warns of
+ * each kernel thread among others. True when an event is the kernel's. */
+static bool user_probes_can_fire(const struct ft_session *s)
+{
+	const struct ft_targets *t = &s->traced.targets;
+	int first = 0, n = ft_targets_kernel_threads(t, &first);
+	for (int i = 0; i < s->plan.nevents && n; i++)
+		if (!s->plan.events[i].path[0])
+			return true; /* kernel threads reach kernel events too */
+	for (int i = first; i < t->n && n; i++) {
+		char rel[32], comm[64] = "?";
+		if (!t->t[i].kthread)
+			continue;
+		snprintf(rel, sizeof(rel), "%d/comm", (int)t->t[i].id);
+		if (host_read_line("/proc", rel, comm, sizeof(comm)) == 0)
+			comm[strcspn(comm, "\n")] = '\0';
+		if (n == t->n) {
+			ft_error(n > 1 ? "%s %d (%s) and the other targets are kernel threads: they "
+					 "run no user code, so %s never fires in them"
+				       : "%s %d (%s) is a kernel thread: it runs no user code, so %s "
+					 "never fires in it",
+				 t->t[i].thread ? "-L" : "-p", (int)t->t[i].id, comm,
+				 s->plan.events[0].name);
+			return false;
+		}
+		ft_warn("%s %d (%s) is a kernel thread: it runs no user code, so no user probe fires in it",
+			t->t[i].thread ? "-L" : "-p", (int)t->t[i].id, comm);
+	}
+	return true;
+}
+
 /* Everything before the kernel is touched: the -p/-L targets, kernel
  * symbols when the plan needs their names, the plan, offcpu's pairing, the
  * tables. Returns 0, or the exit status after saying why (2: bad input). */
@@ -202,6 +235,8 @@ static int prepare(struct ft_session *s)
 	ret = ft_plan_build(s->opt, &s->plan);
 	if (ret < 0)
 		return ret == -EINVAL ? 2 : 1;
+	if (!user_probes_can_fire(s))
+		return 2;
 	ft_session_configure(s, "/proc");
 	if (s->keep.want_user && s->plan.backend != FT_BACKEND_FTRACE)
 		ft_ustack_choose(&s->ustacks, s->opt);

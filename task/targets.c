@@ -42,7 +42,9 @@ static int add(struct ft_targets *t, pid_t id, bool thread)
 			 thread ? "thread" : "process", thread ? "L" : "");
 		return -ESRCH;
 	}
-	t->t[t->n++] = (struct ft_target){ .id = id, .fd = fd, .thread = thread };
+	struct host_stat st;
+	bool kthread = host_stat("/proc", id, &st) == 0 && (st.flags & HOST_PF_KTHREAD);
+	t->t[t->n++] = (struct ft_target){ .id = id, .fd = fd, .thread = thread, .kthread = kthread };
 	return 0;
 }
 
@@ -55,6 +57,17 @@ int ft_targets_open(struct ft_targets *t, const struct ft_options *o)
 	for (int i = 0; i < o->ntids && ret == 0; i++)
 		ret = add(t, o->tids[i], true);
 	return ret;
+}
+
+int ft_targets_kernel_threads(const struct ft_targets *t, int *first)
+{
+	int n = 0;
+	for (int i = t->n - 1; i >= 0; i--)
+		if (t->t[i].kthread) {
+			*first = i;
+			n++;
+		}
+	return n;
 }
 
 /* True while target T has not exited (by its pidfd, else by /proc). */

@@ -48,6 +48,7 @@ struct ft_target {
 	int fd;                  /* its pidfd, -1 where the kernel has none */
 	bool thread;             /* -L */
 	bool gone;               /* its pidfd fired */
+	bool kthread;            /* a kernel thread: it runs no user code */
 };
 struct ft_targets {
 	int n;
@@ -58,6 +59,8 @@ struct ft_targets {
 /* Opens a pidfd for every -p process and -L thread of O. Returns 0, or
  * -ESRCH after saying which does not exist. */
 int ft_targets_open(struct ft_targets *t, const struct ft_options *o);
+/* How many targets are kernel threads; the first's index into *FIRST. */
+int ft_targets_kernel_threads(const struct ft_targets *t, int *first);
 /* True while some target has not exited. */
 bool ft_targets_alive(const struct ft_targets *t);
 /* Adds every target's pidfd to EPFD; its cookie is the target. Returns 0 or -errno. */

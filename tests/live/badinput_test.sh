@@ -81,6 +81,20 @@ bad "two durations" -e $EV 1 2
 bad "--diff outside report" -e $EV --diff 1
 bad "--input-format outside report" -e $EV --input-format ftrace 1
 bad "--through no such function" -e $EV --through zz_no_such_kfunc 1
+# a kernel thread runs no user code: a user probe never fires in it
+kt=$(awk '{ print $9 }' /proc/2/stat 2>/dev/null)
+if [ -n "$kt" ] && [ $((kt & 0x200000)) -ne 0 ]; then
+	bad "-p of a kernel thread with a user probe" -e "$W:main" -p 2 1
+	check "it says so" grep -q "^ftstack: -p 2 (.*) is a kernel thread: it runs no user code, so .*:main never fires in it$" $TMP/e
+	bad "-L of kernel threads only" -e "$W:main" -L 2,2 1
+	st=0; "$FTSTACK" -e "$W:main" -p 2,$$ 0.2 >$TMP/o 2>$TMP/e || st=$?
+	expect_eq "a kernel thread among others: runs, and warns" \
+		"$st:$(grep -c "^ftstack: -p 2 (.*) is a kernel thread: it runs no user code, so no user probe fires in it$" $TMP/e)" 0:1
+	st=0; "$FTSTACK" -e $EV -p 2 0.2 >$TMP/o 2>$TMP/e || st=$?
+	expect_eq "a kernel event in a kernel thread: runs, no word" "$st:$(grep -c 'kernel thread' $TMP/e)" 0:0
+else
+	ok "kernel threads: 5 checks # SKIP pid 2 is no kernel thread here (a pid namespace)"
+fi
 # -o FILE refused before anything is created (output/out_file.c)
 ln -s $TMP/target $TMP/link; echo keep > $TMP/target
 bad "-o a symlink (live)" -e $EV -o $TMP/link 1
