@@ -77,7 +77,7 @@ enum py_fail {
 	PY_FAIL_CHAIN,      /* the records in the copy do not chain to the thread's state */
 	PY_FAIL_READ,       /* the process's memory could not be read (gone, or refused) */
 	PY_FAIL_FRAMES,     /* the interpreter frames do not lead back to their eval loop */
-	PY_FAIL_MOVED,      /* the thread had left the sampled frames when they were read */
+	PY_FAIL_MOVED,      /* the thread's frames when read did not match the sample */
 	PY_FAIL_LATE,       /* read more than PY_MAX_AGE_NS after the sample */
 	PY_FAIL_CODE,       /* a frame's code is not a code object */
 	PY_FAIL_ROOM,       /* the stack would pass MAX frames */

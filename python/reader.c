@@ -47,7 +47,7 @@ const char *py_fail_text(enum py_fail f)
 		[PY_FAIL_READ] = "the process's memory could not be read",
 		[PY_FAIL_FRAMES] = "the interpreter frames had changed",
 		[PY_FAIL_LATE] = "they would have been read too long after the sample",
-		[PY_FAIL_MOVED] = "the thread had left the sampled frames by the time they were read",
+		[PY_FAIL_MOVED] = "the thread's frames when read did not match the sample (it had left them, or was popping one)",
 		[PY_FAIL_CODE] = "a frame's code object had changed",
 		[PY_FAIL_ROOM] = "too deep",
 		[PY_FAIL_BEHIND] = "ftstack was behind the kernel, and reading them would have lost samples",
