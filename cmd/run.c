@@ -190,28 +190,28 @@ static void know_targets(struct ft_session *s)
 static bool user_probes_can_fire(const struct ft_session *s)
 {
 	const struct ft_targets *t = &s->traced.targets;
-	int first = 0, n = ft_targets_kernel_threads(t, &first);
+	int n = ft_targets_kernel_threads(t);
 	for (int i = 0; i < s->plan.nevents && n; i++)
 		if (!s->plan.events[i].path[0])
 			return true; /* kernel threads reach kernel events too */
-	for (int i = first; i < t->n && n; i++) {
+	for (int i = 0; i < t->n && n; i++) {
 		char rel[32], comm[64] = "?";
 		if (!t->t[i].kthread)
 			continue;
 		snprintf(rel, sizeof(rel), "%d/comm", (int)t->t[i].id);
 		if (host_read_line("/proc", rel, comm, sizeof(comm)) == 0)
 			comm[strcspn(comm, "\n")] = '\0';
-		if (n == t->n) {
+		const char *opt = t->t[i].thread ? "-L" : "-p";
+		if (n == t->n) { /* the first names them all */
 			ft_error(n > 1 ? "%s %d (%s) and the other targets are kernel threads: they "
 					 "run no user code, so %s never fires in them"
 				       : "%s %d (%s) is a kernel thread: it runs no user code, so %s "
 					 "never fires in it",
-				 t->t[i].thread ? "-L" : "-p", (int)t->t[i].id, comm,
-				 s->plan.events[0].name);
+				 opt, (int)t->t[i].id, comm, s->plan.events[0].name);
 			return false;
 		}
 		ft_warn("%s %d (%s) is a kernel thread: it runs no user code, so no user probe fires in it",
-			t->t[i].thread ? "-L" : "-p", (int)t->t[i].id, comm);
+			opt, (int)t->t[i].id, comm);
 	}
 	return true;
 }

@@ -59,14 +59,11 @@ int ft_targets_open(struct ft_targets *t, const struct ft_options *o)
 	return ret;
 }
 
-int ft_targets_kernel_threads(const struct ft_targets *t, int *first)
+int ft_targets_kernel_threads(const struct ft_targets *t)
 {
 	int n = 0;
-	for (int i = t->n - 1; i >= 0; i--)
-		if (t->t[i].kthread) {
-			*first = i;
-			n++;
-		}
+	for (int i = 0; i < t->n; i++)
+		n += t->t[i].kthread;
 	return n;
 }
 

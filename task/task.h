@@ -59,8 +59,8 @@ struct ft_targets {
 /* Opens a pidfd for every -p process and -L thread of O. Returns 0, or
  * -ESRCH after saying which does not exist. */
 int ft_targets_open(struct ft_targets *t, const struct ft_options *o);
-/* How many targets are kernel threads; the first's index into *FIRST. */
-int ft_targets_kernel_threads(const struct ft_targets *t, int *first);
+/* How many targets are kernel threads. */
+int ft_targets_kernel_threads(const struct ft_targets *t);
 /* True while some target has not exited. */
 bool ft_targets_alive(const struct ft_targets *t);
 /* Adds every target's pidfd to EPFD; its cookie is the target. Returns 0 or -errno. */
