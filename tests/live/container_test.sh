@@ -126,15 +126,22 @@ check "(b) page-faults: the rest are start-up's few (< 200)" \
 	test $(( $(folded_count $TMP/o .) - 1000 )) -lt 200
 incontainer cap_perfmon "$FTSTACK -e software:context-switches:1 -f -c '$BIN/naps'" >$TMP/o 2>$TMP/e; st=$?
 expect_eq "(b) context-switches: exit status" $st 0
-expect_eq "(b) context-switches: 4 in nap_x, 4 in nap_y" \
-	"$(folded_count $TMP/o ';nap_x;'):$(folded_count $TMP/o ';nap_y;')" "4:4"
+# each nap is one switch out of nanosleep; a busy host may also preempt
+# the sleeper inside a nap (woken, on its way back to user space), which
+# is a switch too: seen once in a make check (4:5). Those are told apart
+# only by the kernel frames' names: the CAP_SYSLOG run below counts the
+# naps' own switches exactly
+x=$(folded_count $TMP/o ';nap_x;') y=$(folded_count $TMP/o ';nap_y;')
+check "(b) context-switches: 4 in nap_x, 4 in nap_y, and any more preemptions ($x:$y)" \
+	test $x -ge 4 -a $y -ge 4 -a $((x + y)) -le 12
 # a context switch is sampled in the kernel (schedule), so each carries a
 # kernel callchain: CAP_PERFMON lets a non-root opener have it at paranoid
 # 2 (without it the event is refused kernel mode: 0 counted)
-expect_eq "(b) context-switches: all 8 naps' stacks carry kernel frames (addresses: no CAP_SYSLOG)" \
-	"$(folded_count $TMP/o ';nap_[xy];sleep_ms;.*;\[unknown\] [0-9]+$')" 8
 cs_n=$(folded_count $TMP/o ';nap_[xy];')
-expect_eq "(b) context-switches in the naps = offcpu's naps (--min-block 50 ms)" "$cs_n" "${offcpu_n:-none}"
+expect_eq "(b) context-switches: every nap's stack carries kernel frames (addresses: no CAP_SYSLOG)" \
+	"$(folded_count $TMP/o ';nap_[xy];sleep_ms;.*;\[unknown\] [0-9]+$')" "$cs_n"
+check "(b) context-switches in the naps ($cs_n) >= offcpu's naps (--min-block 50 ms: ${offcpu_n:-none})" \
+	test "$cs_n" -ge "${offcpu_n:-999}"
 incontainer cap_perfmon,cap_syslog "$FTSTACK -e software:context-switches:1 -f -c '$BIN/naps'" >$TMP/o 2>$TMP/e; st=$?
 expect_eq "(b) + CAP_SYSLOG: the 8 naps' kernel stacks named, nanosleep's syscall down to schedule" \
 	"$st:$(folded_count $TMP/o ';nap_[xy];sleep_ms;.*;entry_SYSCALL_64[a-z_]*;.*;do_nanosleep;schedule [0-9]+$')" "0:8"
