@@ -62,6 +62,7 @@ struct py_proc {
 	uint32_t pid;
 	uint64_t image;
 	enum { PY_UNKNOWN, PY_NOT, PY_YES, PY_UNSUPPORTED } kind;
+	size_t mappings;                  /* sym_procs_mappings when kind was found */
 	struct py_binary *bin;
 	struct py_layout lay;
 	uint64_t bias;                    /* the binary's load bias */

@@ -202,16 +202,20 @@ static void find_interpreter(struct py_reader *r, struct py_proc *p)
 
 struct py_proc *py_proc_get(struct py_reader *r, uint32_t pid, uint64_t time)
 {
-	uint64_t image = sym_procs_image(r->procs, pid, time);
+	size_t mappings;
+	uint64_t image = sym_procs_image_mappings(r->procs, pid, time, &mappings);
 	struct py_proc *set = &r->procs_cache[agg_cache_set(pid, 0, PY_PROCS)], *p = NULL;
 	for (unsigned w = 0; w < AGG_CACHE_WAYS && !p; w++)
 		if (set[w].pid == pid && set[w].kind != PY_UNKNOWN)
 			p = &set[w];
-	if (p && p->image == image)
+	/* a process found to run no CPython may be one whose loader has not
+	 * mapped libpython yet (pyenv's builds link it): looked at again once
+	 * it maps more */
+	if (p && p->image == image && (p->kind != PY_NOT || p->mappings == mappings))
 		return p;
 	if (!p) /* the set's oldest out: processes that share a set stay */
 		p = agg_cache_front(set, sizeof(*set));
-	*p = (struct py_proc){ .pid = pid, .image = image };
+	*p = (struct py_proc){ .pid = pid, .image = image, .mappings = mappings };
 	find_interpreter(r, p);
 	return p;
 }

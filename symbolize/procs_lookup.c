@@ -139,6 +139,15 @@ uint64_t sym_procs_image(const struct sym_procs *p, uint32_t pid, uint64_t time)
 	return sym_layout_at(sym_proc_find(p, pid), time);
 }
 
+uint64_t sym_procs_image_mappings(const struct sym_procs *p, uint32_t pid, uint64_t time,
+				  size_t *mappings)
+{
+	const struct proc *pr = sym_proc_find(p, pid);
+	const struct gen *g = sym_gen_at(pr, time);
+	*mappings = g ? g->n : 0;
+	return sym_layout_at(pr, time);
+}
+
 /* The readable file mapped at ADDR of PID at TIME and its load bias. */
 static const struct file *module_at(struct sym_procs *p, uint32_t pid, uint64_t time,
 				    uint64_t addr, uint64_t *bias)

@@ -205,6 +205,13 @@ bool sym_procs_has_perfmap(struct sym_procs *p, uint32_t pid);
  * /proc snapshot said (layout.c). Per-address caches key by it. 0 for an
  * unknown pid. */
 uint64_t sym_procs_image(const struct sym_procs *p, uint32_t pid, uint64_t time);
+/* sym_procs_image, and into *MAPPINGS how many executable mappings PID's
+ * address space at TIME has had recorded so far: it grows with each of its
+ * MMAP2 records (a library loaded where nothing was), which the image does
+ * not follow. A judgment made from what a process mapped then is checked
+ * again when this has grown. */
+uint64_t sym_procs_image_mappings(const struct sym_procs *p, uint32_t pid, uint64_t time,
+				  size_t *mappings);
 
 /* The ELF file mapped at user address ADDR of PID at TIME, and its load
  * bias (ADDR minus the ELF virtual address it holds). Returns 0 (*PATH owned

@@ -9,14 +9,15 @@ pkgs="build-essential pkg-config libtracefs-dev libtraceevent-dev libelf-dev
       libcap2-bin valgrind
       podman runc jq
       libcurl4-openssl-dev clickhouse-server python3 openjdk-17-jdk-headless
-      libdebuginfod-dev debuginfod python3.11-dbg libc6-dbg"
+      libdebuginfod-dev debuginfod python3.11-dbg libc6-dbg libpython3.11"
 # podman runc jq: tests/live/podman_test.sh runs README's container recipe
 # (runc: podman's default crun refuses a hybrid cgroup layout; jq writes the
 # recipe's seccomp profile). Rootful with --network none: no uidmap,
 # slirp4netns or fuse-overlayfs needed
 # libdebuginfod-dev: the debuginfod client; debuginfod (the server),
 # python3.11-dbg and libc6-dbg: tests/live/debuginfod_test.sh serves their
-# debug files to a stripped-binary run
+# debug files to a stripped-binary run; libpython3.11: python_test's
+# late_python loads it after its first samples
 # libdw-dev: only its <dwarf.h>, the DWARF constants (DW_EH_PE_*) the
 # unwinder reads .eh_frame_hdr with; libdw itself is not linked
 # jit_test: java and javac (openjdk-17-jdk-headless), node (npm's below);

@@ -7,7 +7,8 @@
 # with their own stacks (3.12 and 3.13 too), offcpu in nested functions, count's user stacks
 # of c:malloc, and a user without privileges profiling their own command.
 # pyenv's 3.12 and 3.13 (shared libpython): names and split; 3.10: said
-# once to be unsupported, its native stacks kept. Each part is
+# once to be unsupported, its native stacks kept. A program that loads
+# libpython after its first samples: its Python frames. Each part is
 # skipped with its reason where its python is missing. Run under the live
 # lock (the count part makes uprobes).
 cd "$(dirname "$0")/../.." && . tests/live/lib.sh
@@ -172,5 +173,23 @@ if [ -x "$py" ]; then
 	check "python3.10: its native stacks kept" grep -q '_PyEval_EvalFrameDefault' $TMP/o
 else
 	ok "python3.10 # SKIP $py is not installed (pyenv)"
+fi
+
+# a process that maps CPython after its first samples were read (a program
+# embedding it; pyenv's python, whose loader maps libpython after the
+# exec): late_python spins 300 ms in native code, then dlopens libpython
+# and runs hot() for 2 s. Found once "no Python" and never looked at
+# again, it named none of hot()'s frames, and said nothing.
+LIBPY=/usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0
+if [ ! -r $LIBPY ]; then
+	ok "late libpython # SKIP $LIBPY is not installed (Debian's libpython3.11)"
+else
+	run_ft $TMP/o $TMP/e profile -F 199 -f -c "$BIN/late_python $LIBPY 300 2"
+	spin=$(folded_count $TMP/o ';main;now(;| )')
+	ev=$(folded_count $TMP/o '_PyEval_EvalFrameDefault')
+	hot=$(folded_count $TMP/o '_PyEval_EvalFrameDefault;<module> \(<string>:1\);hot \(<string>:2\)')
+	check "late libpython: samples of the native spin before it was mapped ($spin)" [ "$spin" -ge 20 ]
+	check "late libpython: >= 95% of the Python samples name hot() ($hot of $ev)" \
+		[ "$ev" -ge 200 -a $((hot * 100)) -ge $((ev * 95)) ]
 fi
 finish

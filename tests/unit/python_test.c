@@ -481,6 +481,60 @@ static void test_procs_cache(void)
 	sym_procs_free(procs);
 }
 
+/* Writes PID's maps under the proc root DIR: LINES */
+static int write_maps(const char *dir, uint32_t pid, const char *lines)
+{
+	char p[512];
+	snprintf(p, sizeof(p), "%s/%u/maps", dir, pid);
+	FILE *m = fopen(p, "w");
+	if (!m)
+		return -errno;
+	fputs(lines, m);
+	return fclose(m) == 0 ? 0 : -errno;
+}
+
+/* A process found to run no CPython is looked at again once it maps more:
+ * its loader may map libpython after the first samples were read (pyenv's
+ * python, a program embedding one), in space where nothing was, which
+ * sym_procs_image does not follow. Until then the judgment is kept. */
+static void test_late_interpreter(const char *file)
+{
+	static struct fixture f;
+	char dir[] = "/tmp/ftstack_pytest.XXXXXX", both[1024];
+	const char *prog = "00400000-00401000 r-xp 00000000 00:00 0 /usr/bin/prog\n";
+	uint64_t lo = 0, hi = 0, pgoff = 0;
+	if (load(file, &f) < 0 || proc_root(&f, dir) < 0 ||
+	    sscanf(f.maps, "%" SCNx64 "-%" SCNx64 " %*s %" SCNx64, &lo, &hi, &pgoff) != 3) {
+		CHECK(0, "fixture %s loaded", file);
+		return;
+	}
+	snprintf(both, sizeof(both), "%s%s\n", prog, f.maps);
+	struct sym_procs *procs = NULL;
+	struct py_reader *r = NULL;
+	bool ok = write_maps(dir, f.pid, prog) == 0 &&
+		  sym_procs_alloc(dir, "/nonexistent", &procs) == 0 &&
+		  py_reader_alloc(procs, dir, fake_read, &f, &r) == 0 &&
+		  py_reader_binary(r, f.path, &f.sy) == 0;
+	if (ok)
+		sym_procs_mmap(procs, f.pid, 1, 0x400000, 0x1000, 0, true, "/usr/bin/prog", NULL);
+	struct py_proc *p = ok ? py_proc_get(r, f.pid, 2) : NULL;
+	CHECK(p && p->kind == PY_NOT, "before libpython is mapped: no CPython");
+	uint64_t image = ok ? sym_procs_image(procs, f.pid, 2) : 0;
+	ok = ok && write_maps(dir, f.pid, both) == 0;
+	p = ok ? py_proc_get(r, f.pid, 2) : NULL;
+	CHECK(p && p->kind == PY_NOT, "no mapping recorded since: the judgment kept, its maps not read again");
+	if (ok)
+		sym_procs_mmap(procs, f.pid, 3, lo, hi - lo, pgoff, true, f.path, NULL);
+	CHECK(ok && image && sym_procs_image(procs, f.pid, 4) == image,
+	      "libpython mapped where nothing was: the same layout (image %" PRIu64 ")", image);
+	p = ok ? py_proc_get(r, f.pid, 4) : NULL;
+	CHECK(p && p->kind == PY_YES, "once its mapping is recorded: its CPython found");
+	py_reader_free(r);
+	sym_procs_free(procs);
+	unload(&f);
+	rm_root(&f, dir);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 4 && strcmp(argv[1], "--capture") == 0) {
@@ -495,5 +549,6 @@ int main(int argc, char **argv)
 	test_replay("tests/unit/fixtures/python311.txt");
 	test_replay("tests/unit/fixtures/python312.txt");
 	test_replay("tests/unit/fixtures/python313.txt");
+	test_late_interpreter("tests/unit/fixtures/python311.txt");
 	CHECK_DONE();
 }
