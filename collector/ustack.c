@@ -332,6 +332,9 @@ void ft_ustack_summary(const struct ft_ustacks *u, struct ft_summary *sm)
 	ft_debug("python: %" PRIu64 " stacks ran Python code, %" PRIu64 " read (%" PRIu64
 		 " frames put in, %" PRIu64 " reads of memory, %" PRIu64 " us reading)", pc.stacks,
 		 pc.read, pc.frames, pc.reads, u->py_ns / 1000);
+	if (pc.edge)
+		ft_debug("python: %" PRIu64 " of them taken in an eval loop's entry or exit: its "
+			 "callers' frames read, not the one it entered or left", pc.edge);
 	if (u->py_on_cpu[0] + u->py_on_cpu[1])
 		ft_debug("python: %" PRIu64 " of %" PRIu64 " samples read on the CPU they were taken on",
 			 u->py_on_cpu[1], u->py_on_cpu[0] + u->py_on_cpu[1]);

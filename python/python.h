@@ -108,6 +108,8 @@ const char *py_frame_name(const struct py_reader *r, uint64_t addr);
 struct py_counts {
 	uint64_t stacks;     /* stacks that ran Python code (an eval loop in them) */
 	uint64_t read;       /* whose Python frames were read */
+	uint64_t edge;       /* of them, sampled in an eval loop's entry or exit:
+				* its callers' frames, not the one it enters or leaves */
 	uint64_t failed[PY_FAILS];
 	uint64_t frames;     /* Python frames put in */
 	uint64_t reads;      /* reads of the processes' memory */

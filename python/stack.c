@@ -330,6 +330,18 @@ static int expand(struct py_reader *r, struct py_proc *p, const struct py_stack 
 	return (int)(o + s->n - k);
 }
 
+/* The Python frames of S's activations A (N of them), each put in before
+ * its eval loop, into OUT: the count, or -(the reason) they were not read */
+static int read_acts(struct py_reader *r, struct py_proc *p, const struct py_stack *s,
+		     struct act *a, uint32_t n, uint64_t *out, uint32_t max)
+{
+	int why = records(r, p, s, a, n);
+	int got = why ? -why : expand(r, p, s, a, n, out, max);
+	if (got >= 0 && !unchanged(r, p, s, a))
+		got = -PY_FAIL_MOVED; /* it moved while its frames were read */
+	return got;
+}
+
 bool py_reader_runs_python(struct py_reader *r, uint32_t pid, uint64_t time)
 {
 	const struct py_proc *p = py_proc_get(r, pid, time);
@@ -357,16 +369,24 @@ int py_reader_expand(struct py_reader *r, const struct py_stack *s, uint64_t *ou
 	if (!why && !p->bin->learnt &&
 	    (p->lay.entry_frame ? learn_entry(r, p, &whole, a, n) : learn_cframe(r, p, &whole, a, n)) < 0)
 		why = PY_FAIL_LEARN;
-	if (!why)
-		why = records(r, p, &whole, a, n);
-	int got = why ? -why : expand(r, p, &whole, a, n, out, max);
-	if (got >= 0 && !unchanged(r, p, s, a))
-		got = -PY_FAIL_MOVED; /* it moved while its frames were read */
+	int got = why ? -why : read_acts(r, p, &whole, a, n, out, max);
+	/* the newest eval loop sampled in its own code (the leaf, having
+	 * called nothing) with its record not made yet, or stale from the
+	 * last call at that depth, or given up already: its entry or exit.
+	 * Its callers' frames are read, the frame it enters or leaves is left
+	 * unnamed, its native frame kept. */
+	bool edge = false;
+	if ((got == -PY_FAIL_CHAIN || got == -PY_FAIL_MOVED) && n > 1 && a[0].k == 0) {
+		int outer = read_acts(r, p, &whole, a + 1, n - 1, out, max);
+		if (outer >= 0)
+			got = outer, edge = true;
+	}
 	if (got < 0) {
 		r->cnt.failed[-got]++;
 		memcpy(out, s->ips, keep * sizeof(*out));
 		return (int)keep;
 	}
 	r->cnt.read++;
+	r->cnt.edge += edge;
 	return got;
 }
