@@ -11,12 +11,14 @@ bool ft_perf_source_owns(const struct ft_perf_source *ps, const void *cookie)
 	       (const struct ft_perf_ring *)cookie < ps->rings + ps->ncpus;
 }
 
-/* perfev's record callback: the sample's plan event looked up by its id */
+/* perfev's record callback: the sample's plan event looked up by its id.
+ * Stops the drain (1) once the pass's budget is spent. */
 static int on_record(void *ctx, const struct perfev_record *rec)
 {
-	const struct ft_perf_source *ps = ctx;
+	struct ft_perf_source *ps = ctx;
 	int ev = rec->kind == PERFEV_SAMPLE ? ft_perf_source_event(ps, rec->sample.id) : -1;
-	return ps->cfg.record(ps->cfg.ctx, rec, ev);
+	int ret = ps->cfg.record(ps->cfg.ctx, rec, ev);
+	return ret ? ret : ps->budget > 0 && --ps->budget == 0;
 }
 
 static int drain_ring(struct ft_perf_source *ps, struct perfev_ring *r)
@@ -46,6 +48,14 @@ static int oldest_ring(const uint64_t *next, int n, uint64_t *until)
 	return a;
 }
 
+/* Records a pass hands over before it stops for the rings' growth, while
+ * one may grow: a pass lasts as long as the rings keep filling, and a
+ * reader slower than the writers (new processes' files to load, as
+ * pyenv's shims run a dozen bash processes before python) adopted a
+ * grown ring only when its pass ended, 0.9-1.7 s after it was mapped,
+ * while the small one overflowed: 11-19k of ~50k mallocs lost */
+#define GROW_CHECK_RECORDS 256
+
 /* The rings' records merged into time order: user stacks are walked as
  * samples are read, and a sample needs its process's exec and mmap records,
  * which sit in the ring of whichever CPU the process ran on then (a ring
@@ -56,13 +66,13 @@ static int oldest_ring(const uint64_t *next, int n, uint64_t *until)
  * Each step drains the ring holding the oldest record up to the next ring's
  * oldest; first times are kept between steps (one decode a step). A CPU
  * whose ring grows has two for a while (perf_grow.c), merged alike. */
-static int drain_merged(struct ft_perf_source *ps)
+static int drain_pass(struct ft_perf_source *ps, bool *more)
 {
 	struct perfev_ring *rs[2 * FT_MAX_CPUS];
 	uint64_t next[2 * FT_MAX_CPUS], until;
 	bool broken[2 * FT_MAX_CPUS];
 	int n = 0, ret, a;
-	for (int c = 0; ps && c < ps->ncpus; c++) {
+	for (int c = 0; c < ps->ncpus; c++) {
 		if (ps->rings[c].ring.base)
 			rs[n++] = &ps->rings[c].ring;
 		if (ps->rings[c].next.base)
@@ -74,7 +84,10 @@ static int drain_merged(struct ft_perf_source *ps)
 		if (ret < 0)
 			next[i] = UINT64_MAX;
 	}
-	while ((a = oldest_ring(next, n, &until)) >= 0) {
+	ps->budget = ft_perf_source_grow_pending(ps) ? GROW_CHECK_RECORDS : -1;
+	/* spent: the rest after a growth step, in order (a stopped drain's
+	 * next time is not known: the pass ends there) */
+	while (ps->budget && (a = oldest_ring(next, n, &until)) >= 0) {
 		uint64_t was = next[a];
 		long got = perfev_ring_drain_until(rs[a], ps->sample_type, ps->regs_mask, until,
 						   on_record, ps, &next[a]);
@@ -85,10 +98,23 @@ static int drain_merged(struct ft_perf_source *ps)
 	}
 	/* a ring whose oldest record could not be decoded: as it comes (the
 	 * drain skips what it cannot decode, and says when a header is broken) */
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n && ps->budget; i++)
 		if (broken[i] && (ret = drain_ring(ps, rs[i])) < 0)
 			return ret;
-	return ps ? ft_perf_source_grow_step(ps) : 0;
+	*more = ps->budget == 0;
+	return ft_perf_source_grow_step(ps);
+}
+
+static int drain_merged(struct ft_perf_source *ps)
+{
+	bool more;
+	int ret;
+	if (!ps)
+		return 0;
+	do
+		ret = drain_pass(ps, &more);
+	while (ret >= 0 && more);
+	return ret;
 }
 
 int ft_perf_source_ready(struct ft_perf_source *ps, void *cookie)

@@ -244,6 +244,18 @@ static void retire(struct ft_perf_source *ps, struct ft_perf_grow *gr)
 	ps->grow = NULL;
 }
 
+bool ft_perf_source_grow_pending(const struct ft_perf_source *ps)
+{
+	if (ps->grow)
+		return true;
+	for (int c = 0; ps->grow_kb && c < ps->ncpus; c++) {
+		const struct ft_perf_ring *r = &ps->rings[c];
+		if (r->ring.base && !r->stays && r->ring.data_size < ps->grow_kb * 1024)
+			return true;
+	}
+	return false;
+}
+
 int ft_perf_source_grow_step(struct ft_perf_source *ps)
 {
 	struct ft_perf_grow *gr = ps->grow;

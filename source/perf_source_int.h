@@ -59,6 +59,9 @@ struct ft_perf_source {
 	size_t grow_kb;
 	struct ft_perf_grow *grow;
 	int epfd;
+	/* records a drain hands over before it stops for a growth step; -1:
+	 * no limit (perf_drain.c) */
+	long budget;
 };
 
 /* Watches (or stops watching, WATCH false) FD, an owner of R's rings, on
@@ -100,6 +103,9 @@ void ft_perf_source_grow_plan(struct ft_perf_source *ps, size_t lockable, bool s
  * fill, one growth at a time), reads the new rings once mapped, lets the
  * old ones go once every event left them. Returns 0 or -errno. */
 int ft_perf_source_grow_step(struct ft_perf_source *ps);
+/* Whether a growth is under way, or some ring may still grow: a drain
+ * then stops now and then for ft_perf_source_grow_step. */
+bool ft_perf_source_grow_pending(const struct ft_perf_source *ps);
 /* Stops growing (waits for moves under way) and lets the new rings that
  * did not take an old one's place go. */
 void ft_perf_source_grow_stop(struct ft_perf_source *ps);

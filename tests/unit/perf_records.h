@@ -85,15 +85,22 @@ static inline void ring_put(struct perfev_ring *r, uint64_t *pos, const void *re
 	*pos += n;
 }
 
-/* A 4 KB ring of our own: its meta page is returned (head and tail). */
-static inline struct perf_event_mmap_page *fake_ring(struct perfev_ring *r)
+/* A ring of our own of SIZE bytes (a power of two, at least 4096): its
+ * meta page is returned (head and tail). */
+static inline struct perf_event_mmap_page *fake_ring_of(struct perfev_ring *r, size_t size)
 {
-	*r = (struct perfev_ring){ .fd = -1, .data_size = 4096 };
+	*r = (struct perfev_ring){ .fd = -1, .data_size = size };
 	r->base = aligned_alloc(4096, 4096);
-	r->data = aligned_alloc(4096, 4096);
+	r->data = aligned_alloc(4096, size);
 	r->scratch = malloc(65536);
 	memset(r->base, 0, 4096);
 	return r->base;
+}
+
+/* A 4 KB ring of our own: its meta page is returned (head and tail). */
+static inline struct perf_event_mmap_page *fake_ring(struct perfev_ring *r)
+{
+	return fake_ring_of(r, 4096);
 }
 
 /* Frees a fake_ring's memory; R is left unmapped (base NULL). */

@@ -295,6 +295,62 @@ static void test_grow_alone(void)
 	ft_perf_source_close(ps, false);
 }
 
+struct slow {
+	struct ft_perf_source *ps;
+	int n, stays_at;
+	uint64_t last;
+	bool ordered;
+};
+
+/* The record callback of test_grow_mid_drain: when CPU 0's ring was first
+ * seen given up for growth, and whether the records came in order */
+static int slow_record(void *ctx, const struct perfev_record *rec, int event)
+{
+	struct slow *s = ctx;
+	(void)event;
+	s->n++;
+	s->ordered &= rec->time > s->last;
+	s->last = rec->time;
+	if (!s->stays_at && s->ps->rings[0].stays)
+		s->stays_at = s->n;
+	return 0;
+}
+
+/* A drain stops now and then, while a ring may grow, for a growth step:
+ * a pass lasts as long as the rings hold records, and a reader slower
+ * than its writers adopted a grown ring only at a pass's end, long after
+ * it was mapped, while the small ring overflowed. Here CPU 0's 64 KB ring
+ * holds 800 records and was found 1/FT_GROW_AT full; its growth fails at
+ * once (its owner task is gone: the ring stays as it is), which the
+ * records after the step see. Every record is still handed over once, in
+ * order. */
+static void test_grow_mid_drain(void)
+{
+	struct ft_event events[1] = { { .kind = FT_EV_TRACEPOINT } };
+	struct slow sl = { .ordered = true };
+	struct ft_perf_config cfg = { .record = slow_record, .ctx = &sl, .cgroup_fd = -1 };
+	struct ft_perf_source *ps = ft_perf_source_alloc(&cfg, events, 1, 2);
+	if (!ps)
+		return;
+	sl.ps = ps;
+	struct wring w = { .r = &ps->rings[0].ring };
+	w.meta = fake_ring_of(w.r, 65536);
+	struct bld b;
+	for (int i = 0; i < 800; i++)
+		wput(&w, &b, sample(&b, 501, 100 + (uint64_t)i, 0));
+	ps->rings[0].owner_pid = 0x3fffffff; /* above any pid_max: no such task */
+	ps->rings[0].ring.max_fill = 65536;
+	ps->grow_kb = 128;
+	ps->dummy_owners = true;
+	CHECK_EQ_U64(ft_perf_source_drain_all(ps), 0, "800 records drained");
+	CHECK(sl.n == 800 && sl.ordered, "every one handed over once, in order (%d)", sl.n);
+	CHECK(sl.stays_at > 0 && sl.stays_at < 400,
+	      "the ring's growth tried during the drain, not at its end (seen at record %d of 800)",
+	      sl.stays_at);
+	fake_ring_free(w.r);
+	ft_perf_source_close(ps, false);
+}
+
 /* Spins for about MS milliseconds of this thread's CPU time */
 static void spin_cpu(long ms)
 {
@@ -371,5 +427,6 @@ int main(void)
 	test_single_event();
 	test_kernel_lost();
 	test_grow_alone();
+	test_grow_mid_drain();
 	return check_failures != 0;
 }
