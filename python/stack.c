@@ -322,7 +322,6 @@ static int expand(struct py_reader *r, struct py_proc *p, const struct py_stack 
 		memcpy(out + o, py, (uint32_t)m * sizeof(*out));
 		o += (uint32_t)m;
 		k = a[i].k;
-		r->cnt.frames += (uint32_t)m;
 	}
 	if (o + (s->n - k) > max)
 		return -PY_FAIL_ROOM;
@@ -388,5 +387,6 @@ int py_reader_expand(struct py_reader *r, const struct py_stack *s, uint64_t *ou
 	}
 	r->cnt.read++;
 	r->cnt.edge += edge;
+	r->cnt.frames += (uint64_t)got - s->n; /* a try that failed put in none */
 	return got;
 }

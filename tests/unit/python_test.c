@@ -243,6 +243,7 @@ static void test_replay(const char *file)
 	      f.n, f.nnames);
 	CHECK(c.stacks == 1 && c.read == 1, "counted as read (%" PRIu64 " of %" PRIu64 ")", c.read,
 	      c.stacks);
+	CHECK(c.frames == f.nnames, "its Python frames counted as put in (%" PRIu64 ")", c.frames);
 	CHECK(names_match(r, &f, out, n), "the names the live reader gave, in order (%s ...)",
 	      f.nnames ? f.names[0] : "");
 	/* in place: each eval loop's Python frames just before it */
