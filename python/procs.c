@@ -145,7 +145,8 @@ static void note_unsupported(struct py_reader *r, const char *what)
 	r->unsupported[r->nunsupported++] = dup;
 }
 
-/* P's layout from its binary's version: 0, or -ENOTSUP (noted) */
+/* P's layout from its binary's version: 0, -ENOTSUP (noted), or another
+ * -errno when its memory cannot tell yet */
 static int find_layout(struct py_reader *r, struct py_proc *p)
 {
 	uint64_t v = 0;
@@ -159,10 +160,16 @@ static int find_layout(struct py_reader *r, struct py_proc *p)
 		return 0;
 	}
 	uint64_t w[PY_DEBUG_WORDS];
-	if ((v >> 24) == 3 && minor >= 13 &&
-	    py_proc_read(r, p, p->bin->runtime + p->bias, w, sizeof(w)) == 0 &&
-	    py_layout_debug(w, PY_DEBUG_WORDS, &p->lay) == 0)
-		return 0;
+	if ((v >> 24) == 3 && minor >= 13) {
+		/* no debug offsets' cookie: a loader that has not mapped the
+		 * data segment yet (read between its mappings), not another
+		 * version: looked at again */
+		if (py_proc_read(r, p, p->bin->runtime + p->bias, w, sizeof(w)) < 0 ||
+		    memcmp(&w[0], "xdebugpy", 8) != 0)
+			return -EAGAIN;
+		if (py_layout_debug(w, PY_DEBUG_WORDS, &p->lay) == 0)
+			return 0;
+	}
 	if (v)
 		snprintf(what, sizeof(what), "%u.%u (%s)", (unsigned)(v >> 24), minor, p->bin->path);
 	else
@@ -193,7 +200,10 @@ static void find_interpreter(struct py_reader *r, struct py_proc *p)
 		/* the text mapping's first byte is the file's PGOFF, at vaddr
 		 * text_vaddr + (PGOFF - text_off) */
 		p->bias = lo - (p->bin->text_vaddr + pgoff - p->bin->text_off);
-		p->kind = find_layout(r, p) == 0 ? PY_YES : PY_UNSUPPORTED;
+		int ret = find_layout(r, p);
+		/* memory that cannot tell yet: no CPython for now, looked at
+		 * again once the process maps more */
+		p->kind = ret == 0 ? PY_YES : ret == -ENOTSUP ? PY_UNSUPPORTED : PY_NOT;
 		break;
 	}
 	if (f)
