@@ -40,8 +40,9 @@ struct py_layout {
 /* The layout of 3.MINOR when it is built in (3.11, 3.12); NULL else. */
 const struct py_layout *py_layout_of(unsigned minor);
 /* 3.13's layout from the _Py_DebugOffsets at the start of its _PyRuntime
- * (WORDS of it, N words): 0, or -ENOTSUP when the cookie or the version
- * is not one this reader knows. */
+ * (WORDS of it, N words): 0; -EAGAIN when they hold no cookie (not
+ * there yet: a loader that has not mapped the data segment); -ENOTSUP when
+ * the version or the offsets are not ones this reader knows. */
 int py_layout_debug(const uint64_t *words, size_t n, struct py_layout *out);
 #define PY_DEBUG_WORDS 72
 
@@ -62,7 +63,7 @@ struct py_proc {
 	uint32_t pid;
 	uint64_t image;
 	enum { PY_UNKNOWN, PY_NOT, PY_YES, PY_UNSUPPORTED } kind;
-	size_t mappings;                  /* sym_procs_mappings when kind was found */
+	size_t mappings;                  /* sym_procs_image_mappings' when kind was found */
 	struct py_binary *bin;
 	struct py_layout lay;
 	uint64_t bias;                    /* the binary's load bias */

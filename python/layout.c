@@ -62,8 +62,9 @@ static bool sane(const uint64_t *w)
 
 int py_layout_debug(const uint64_t *w, size_t n, struct py_layout *out)
 {
-	if (n < PY_DEBUG_WORDS || memcmp(&w[0], "xdebugpy", 8) != 0 ||
-	    (w[DO_VERSION] >> 16) != 0x030d || !sane(w))
+	if (n >= PY_DEBUG_WORDS && memcmp(&w[0], "xdebugpy", 8) != 0)
+		return -EAGAIN;
+	if (n < PY_DEBUG_WORDS || (w[DO_VERSION] >> 16) != 0x030d || !sane(w))
 		return -ENOTSUP;
 	*out = (struct py_layout){
 		.minor = 13, .rt_interp_head = (uint32_t)w[DO_RT_INTERP_HEAD],

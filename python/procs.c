@@ -161,14 +161,13 @@ static int find_layout(struct py_reader *r, struct py_proc *p)
 	}
 	uint64_t w[PY_DEBUG_WORDS];
 	if ((v >> 24) == 3 && minor >= 13) {
-		/* no debug offsets' cookie: a loader that has not mapped the
-		 * data segment yet (read between its mappings), not another
-		 * version: looked at again */
-		if (py_proc_read(r, p, p->bin->runtime + p->bias, w, sizeof(w)) < 0 ||
-		    memcmp(&w[0], "xdebugpy", 8) != 0)
-			return -EAGAIN;
-		if (py_layout_debug(w, PY_DEBUG_WORDS, &p->lay) == 0)
-			return 0;
+		/* -EAGAIN, no cookie: a loader that has not mapped the data
+		 * segment yet (read between its mappings): looked at again */
+		int ret = py_proc_read(r, p, p->bin->runtime + p->bias, w, sizeof(w));
+		if (ret == 0)
+			ret = py_layout_debug(w, PY_DEBUG_WORDS, &p->lay);
+		if (ret != -ENOTSUP)
+			return ret;
 	}
 	if (v)
 		snprintf(what, sizeof(what), "%u.%u (%s)", (unsigned)(v >> 24), minor, p->bin->path);

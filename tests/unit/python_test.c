@@ -364,7 +364,8 @@ static void test_layouts(void)
 	CHECK(py_layout_debug(w, PY_DEBUG_WORDS, &l) == -ENOTSUP, "3.14's debug offsets: not read");
 	w[1] = 0x030d00f0;
 	w[0] ^= 1;
-	CHECK(py_layout_debug(w, PY_DEBUG_WORDS, &l) == -ENOTSUP, "no cookie: not read");
+	CHECK(py_layout_debug(w, PY_DEBUG_WORDS, &l) == -EAGAIN,
+	      "no cookie: not read, and not there yet (a data segment not mapped), not another version");
 	CHECK(py_layout_of(11) && py_layout_of(12) && !py_layout_of(10), "3.11 and 3.12 built in");
 	CHECK(!py_frame_is(0x7fff12345678ull) && py_frame_is(PY_TAG | 3), "synthetic addresses apart");
 }
@@ -536,6 +537,53 @@ static void test_late_interpreter(const char *file)
 	rm_root(&f, dir);
 }
 
+static void count_said(void *ctx, const char *what)
+{
+	(void)what;
+	(*(int *)ctx)++;
+}
+
+/* A process whose libpython is mapped but whose memory cannot tell its
+ * version yet (a loader between its mappings: 3.13's debug offsets not
+ * there) is no CPython for now, not "unsupported" for good, and nothing
+ * is said; once it maps more, its CPython is found */
+static void test_unreadable_interpreter(const char *file)
+{
+	static struct fixture f;
+	char dir[] = "/tmp/ftstack_pytest.XXXXXX";
+	uint64_t lo = 0, hi = 0, pgoff = 0;
+	if (load(file, &f) < 0 || proc_root(&f, dir) < 0 ||
+	    sscanf(f.maps, "%" SCNx64 "-%" SCNx64 " %*s %" SCNx64, &lo, &hi, &pgoff) != 3) {
+		CHECK(0, "fixture %s loaded", file);
+		return;
+	}
+	struct sym_procs *procs = NULL;
+	struct py_reader *r = NULL;
+	int said = 0;
+	bool ok = sym_procs_alloc(dir, "/nonexistent", &procs) == 0 &&
+		  py_reader_alloc(procs, dir, fake_read, &f, &r) == 0 &&
+		  py_reader_binary(r, f.path, &f.sy) == 0;
+	if (ok)
+		sym_procs_mmap(procs, f.pid, 1, lo, hi - lo, pgoff, true, f.path, NULL);
+	f.fail_read = -EFAULT;
+	struct py_proc *p = ok ? py_proc_get(r, f.pid, 2) : NULL;
+	if (r)
+		py_reader_unsupported(r, count_said, &said);
+	CHECK(p && p->kind == PY_NOT && said == 0,
+	      "%s, its memory unreadable: no CPython for now, nothing said (%d)", file, said);
+	f.fail_read = 0;
+	p = ok ? py_proc_get(r, f.pid, 2) : NULL;
+	CHECK(p && p->kind == PY_NOT, "no mapping recorded since: not looked at again");
+	if (ok)
+		sym_procs_mmap(procs, f.pid, 3, 0x400000, 0x1000, 0, true, "/usr/bin/prog", NULL);
+	p = ok ? py_proc_get(r, f.pid, 4) : NULL;
+	CHECK(p && p->kind == PY_YES, "once it maps more: its CPython found");
+	py_reader_free(r);
+	sym_procs_free(procs);
+	unload(&f);
+	rm_root(&f, dir);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 4 && strcmp(argv[1], "--capture") == 0) {
@@ -551,5 +599,6 @@ int main(int argc, char **argv)
 	test_replay("tests/unit/fixtures/python312.txt");
 	test_replay("tests/unit/fixtures/python313.txt");
 	test_late_interpreter("tests/unit/fixtures/python311.txt");
+	test_unreadable_interpreter("tests/unit/fixtures/python313.txt");
 	CHECK_DONE();
 }
