@@ -275,8 +275,12 @@ uint32_t sym_unwind(struct sym_unwinder *u, const struct sym_ustack *s, uint64_t
 		if (image)
 			sym_uw_learn(u, s, image);
 	}
-	if (!u->ended && !*cut && n >= 1 && n <= 2 && thread_first(u, s)) {
+	/* a child (rax 0) needs no word of its copy, which is empty while
+	 * its stack's page is untouched: not cut for want of one (a parent
+	 * inside the syscall, rax -ENOSYS, has its return address there) */
+	if (!u->ended && (!*cut || s->regs[0] == 0) && n >= 1 && n <= 2 && thread_first(u, s)) {
 		u->ended = true; /* the thread's whole stack: this one frame */
+		*cut = false;
 		n = 1;
 	}
 	return n;

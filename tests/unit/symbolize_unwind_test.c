@@ -537,8 +537,22 @@ static void test_thread_first(struct sym_procs *p, struct sym_unwinder *u)
 		      "a new thread %d bytes past clone's syscall, rax 0: its one frame, whole (%u)",
 		      past[i], n);
 	}
+	/* rbp still the parent's, pointing above the child's stack, beyond
+	 * its copy (java's threads' stacks lie close): the step by it is cut,
+	 * but the child needs none */
+	struct sym_ustack e = t;
+	e.regs[6] = e.regs[7] + 4096;
+	uint32_t n = sym_unwind(u, &e, ips, 8, &cut);
+	CHECK(n == 1 && !cut && sym_unwind_ended(u),
+	      "a new thread past clone's syscall, rax 0, rbp its parent's above the copy: its one "
+	      "frame, whole, not cut (%u)", n);
+	e.regs[0] = (uint64_t)-ENOSYS;
+	n = sym_unwind(u, &e, ips, 8, &cut);
+	CHECK(cut && !sym_unwind_ended(u),
+	      "the same with rax -ENOSYS (a parent's return address may lie above): cut, not whole (%u)",
+	      n);
 	t.regs[0] = (uint64_t)-ENOSYS; /* sampled in the kernel before its first return */
-	uint32_t n = sym_unwind(u, &t, ips, 8, &cut);
+	n = sym_unwind(u, &t, ips, 8, &cut);
 	CHECK(n == 1 && sym_unwind_ended(u), "the same with rax -ENOSYS: whole (%u)", n);
 	t.regs[0] = 4242;
 	n = sym_unwind(u, &t, ips, 8, &cut);
