@@ -64,6 +64,10 @@ struct py_proc {
 	uint64_t image;
 	enum { PY_UNKNOWN, PY_NOT, PY_YES, PY_UNSUPPORTED } kind;
 	size_t mappings;                  /* sym_procs_image_mappings' when kind was found */
+	/* PY_NOT for now, its libpython mapped but its memory not telling
+	 * yet: the sample time from which it is looked at again, and the
+	 * wait after that (0: not such a process) */
+	uint64_t again_at, again_wait;
 	struct py_binary *bin;
 	struct py_layout lay;
 	uint64_t bias;                    /* the binary's load bias */

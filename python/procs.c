@@ -177,9 +177,17 @@ static int find_layout(struct py_reader *r, struct py_proc *p)
 	return -ENOTSUP;
 }
 
+/* a process whose libpython's memory did not tell its version yet is
+ * looked at again this long after, then twice as long after each time,
+ * up to a second (sample time) */
+#define PY_AGAIN_FIRST_NS 10000000ull
+#define PY_AGAIN_MAX_NS 1000000000ull
+
 /* P's interpreter, from the files it maps now: PY_YES, PY_NOT or
- * PY_UNSUPPORTED into p->kind. */
-static void find_interpreter(struct py_reader *r, struct py_proc *p)
+ * PY_UNSUPPORTED into p->kind; WAIT: the wait before the last look that
+ * found memory not telling yet (0: none). */
+static void find_interpreter(struct py_reader *r, struct py_proc *p, uint64_t time,
+			     uint64_t wait)
 {
 	char path[256], line[4352];
 	snprintf(path, sizeof(path), "%s/%" PRIu32 "/maps", r->proc_root, p->pid);
@@ -203,6 +211,11 @@ static void find_interpreter(struct py_reader *r, struct py_proc *p)
 		/* memory that cannot tell yet: no CPython for now, looked at
 		 * again once the process maps more */
 		p->kind = ret == 0 ? PY_YES : ret == -ENOTSUP ? PY_UNSUPPORTED : PY_NOT;
+		if (p->kind == PY_NOT) {
+			p->again_wait = !wait ? PY_AGAIN_FIRST_NS
+				      : wait < PY_AGAIN_MAX_NS / 2 ? 2 * wait : PY_AGAIN_MAX_NS;
+			p->again_at = time + p->again_wait;
+		}
 		break;
 	}
 	if (f)
@@ -219,13 +232,16 @@ struct py_proc *py_proc_get(struct py_reader *r, uint32_t pid, uint64_t time)
 			p = &set[w];
 	/* a process found to run no CPython may be one whose loader has not
 	 * mapped libpython yet (pyenv's builds link it): looked at again once
-	 * it maps more */
-	if (p && p->image == image && (p->kind != PY_NOT || p->mappings == mappings))
+	 * it maps more; one whose libpython's memory could not tell yet, also
+	 * after a while (no later mapping may come) */
+	if (p && p->image == image &&
+	    (p->kind != PY_NOT || (p->mappings == mappings && (!p->again_at || time < p->again_at))))
 		return p;
+	uint64_t wait = p && p->image == image && p->mappings == mappings ? p->again_wait : 0;
 	if (!p) /* the set's oldest out: processes that share a set stay */
 		p = agg_cache_front(set, sizeof(*set));
 	*p = (struct py_proc){ .pid = pid, .image = image, .mappings = mappings };
-	find_interpreter(r, p);
+	find_interpreter(r, p, time, wait);
 	return p;
 }
 

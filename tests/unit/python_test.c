@@ -546,8 +546,10 @@ static void count_said(void *ctx, const char *what)
 /* A process whose libpython is mapped but whose memory cannot tell its
  * version yet (a loader between its mappings: 3.13's debug offsets not
  * there) is no CPython for now, not "unsupported" for good, and nothing
- * is said; once it maps more, its CPython is found */
-static void test_unreadable_interpreter(const char *file)
+ * is said; its CPython is found once it maps more, or (BY_TIME) when it
+ * maps nothing more, once it is looked at again after a while */
+#define MS(n) ((uint64_t)(n) * 1000000u)
+static void test_unreadable_interpreter(const char *file, bool by_time)
 {
 	static struct fixture f;
 	char dir[] = "/tmp/ftstack_pytest.XXXXXX";
@@ -571,13 +573,24 @@ static void test_unreadable_interpreter(const char *file)
 		py_reader_unsupported(r, count_said, &said);
 	CHECK(p && p->kind == PY_NOT && said == 0,
 	      "%s, its memory unreadable: no CPython for now, nothing said (%d)", file, said);
-	f.fail_read = 0;
-	p = ok ? py_proc_get(r, f.pid, 2) : NULL;
-	CHECK(p && p->kind == PY_NOT, "no mapping recorded since: not looked at again");
-	if (ok)
-		sym_procs_mmap(procs, f.pid, 3, 0x400000, 0x1000, 0, true, "/usr/bin/prog", NULL);
-	p = ok ? py_proc_get(r, f.pid, 4) : NULL;
-	CHECK(p && p->kind == PY_YES, "once it maps more: its CPython found");
+	if (by_time) {
+		/* no mapping comes: looked at again 10 ms on, then 20 ms after that */
+		p = ok ? py_proc_get(r, f.pid, 2 + MS(10)) : NULL;
+		CHECK(p && p->kind == PY_NOT, "10 ms on, still unreadable: no CPython for now");
+		f.fail_read = 0;
+		p = ok ? py_proc_get(r, f.pid, 2 + MS(29)) : NULL;
+		CHECK(p && p->kind == PY_NOT, "readable, 19 ms after the second look: not looked at again yet");
+		p = ok ? py_proc_get(r, f.pid, 2 + MS(30)) : NULL;
+		CHECK(p && p->kind == PY_YES, "20 ms after the second look, no mapping since: its CPython found");
+	} else {
+		f.fail_read = 0;
+		p = ok ? py_proc_get(r, f.pid, 3) : NULL;
+		CHECK(p && p->kind == PY_NOT, "no mapping recorded since, 1 ns on: not looked at again");
+		if (ok)
+			sym_procs_mmap(procs, f.pid, 3, 0x400000, 0x1000, 0, true, "/usr/bin/prog", NULL);
+		p = ok ? py_proc_get(r, f.pid, 4) : NULL;
+		CHECK(p && p->kind == PY_YES, "once it maps more: its CPython found");
+	}
 	py_reader_free(r);
 	sym_procs_free(procs);
 	unload(&f);
@@ -599,6 +612,7 @@ int main(int argc, char **argv)
 	test_replay("tests/unit/fixtures/python312.txt");
 	test_replay("tests/unit/fixtures/python313.txt");
 	test_late_interpreter("tests/unit/fixtures/python311.txt");
-	test_unreadable_interpreter("tests/unit/fixtures/python313.txt");
+	test_unreadable_interpreter("tests/unit/fixtures/python313.txt", false);
+	test_unreadable_interpreter("tests/unit/fixtures/python313.txt", true);
 	CHECK_DONE();
 }
