@@ -140,9 +140,9 @@ static uint32_t take_chain(struct sym_unwinder *u, const uint64_t *chain, uint32
  * registers, frame-pointer steps through code without CFI, until CHAIN (if
  * any) is met (*MET). Returns the count; *FAILED when not even the first
  * step could be made; *CFI when the ip's function has CFI. */
-uint32_t sym_uw_walk(struct sym_unwinder *u, const struct sym_ustack *s, const uint64_t *chain,
-		     uint32_t nchain, uint64_t *ips, uint32_t max, bool *cut, bool *failed,
-		     struct sym_uw_met *met, bool *cfi)
+uint32_t sym_uw_walk(struct sym_unwinder *u, const struct sym_ustack *s, uint64_t image,
+		     const uint64_t *chain, uint32_t nchain, uint64_t *ips, uint32_t max, bool *cut,
+		     bool *failed, struct sym_uw_met *met, bool *cfi)
 {
 	*cut = false;
 	*failed = true;
@@ -157,6 +157,7 @@ uint32_t sym_uw_walk(struct sym_unwinder *u, const struct sym_ustack *s, const u
 	u->regs = s->regs;
 	u->nseen = 0;
 	u->cut = false;
+	u->uw_steps = 0;
 	uint32_t n = 0;
 	sym_uw_keep_sp(u, n, s->regs[7]);
 	ips[n++] = s->regs[16];
@@ -175,7 +176,21 @@ uint32_t sym_uw_walk(struct sym_unwinder *u, const struct sym_ustack *s, const u
 	u->nfr = 0;
 	keep_frame(u, f);
 	uint32_t j = 0; /* the chain's entry the last frame equals, to be checked */
-	while (n < max && (ret = step(u, as, &c, f, n, &fp_at, &known)) > 0) {
+	while (n < max) {
+		/* a frame's kept rule first: libunwind takes a lock for each
+		 * step (two sigprocmask calls) */
+		ret = image ? sym_uw_rule_step(u, s, image, f, n) : SYM_UW_NO_RULE;
+		if (ret == SYM_UW_NO_RULE) {
+			u->uw_steps++;
+			u->n_uw_steps++;
+			ret = step(u, as, &c, f, n, &fp_at, &known);
+		} else {
+			u->n_rule_steps++;
+			u->cut |= ret < 0;
+			known = fp_at = true; /* libunwind's cursor starts anew at the caller */
+		}
+		if (ret <= 0)
+			break;
 		if (known)
 			keep_frame(u, f);
 		*failed = false;
@@ -212,19 +227,25 @@ uint32_t sym_uw_walk(struct sym_unwinder *u, const struct sym_ustack *s, const u
 	return n;
 }
 
-static uint32_t walk_full(struct sym_unwinder *u, const struct sym_ustack *s, uint64_t *ips,
-			  uint32_t max, bool *cut)
+static uint32_t walk_full(struct sym_unwinder *u, const struct sym_ustack *s, uint64_t image,
+			  uint64_t *ips, uint32_t max, bool *cut)
 {
 	bool failed, cfi;
 	struct sym_uw_met met;
 	u->nfr = 0;
-	return sym_uw_walk(u, s, NULL, 0, ips, max, cut, &failed, &met, &cfi);
+	return sym_uw_walk(u, s, image, NULL, 0, ips, max, cut, &failed, &met, &cfi);
 }
 
 void sym_unwinder_counts(const struct sym_unwinder *u, uint64_t *ruled, uint64_t *full)
 {
 	*ruled = u->n_ruled;
 	*full = u->n_full;
+}
+
+void sym_unwinder_steps(const struct sym_unwinder *u, uint64_t *by_rule, uint64_t *by_libunwind)
+{
+	*by_rule = u->n_rule_steps;
+	*by_libunwind = u->n_uw_steps;
 }
 
 uint64_t sym_unwinder_learnt(const struct sym_unwinder *u)
@@ -271,7 +292,7 @@ uint32_t sym_unwind(struct sym_unwinder *u, const struct sym_ustack *s, uint64_t
 		u->n_ruled++;
 	} else {
 		u->n_full++;
-		n = walk_full(u, s, ips, max, cut);
+		n = walk_full(u, s, image, ips, max, cut);
 		if (image)
 			sym_uw_learn(u, s, image);
 	}

@@ -105,6 +105,8 @@ struct sym_unwinder {
 	struct { uint64_t lo, hi, bias; struct ufile *f; } seen[WALK_FILES];
 	unsigned nseen;
 	bool cut;
+	uint32_t uw_steps; /* the last sym_uw_walk's steps by libunwind or rbp */
+	uint64_t n_rule_steps, n_uw_steps; /* sym_uw_walk's steps by a kept rule, and not */
 	bool ended; /* the last sym_unwind reached the outermost frame */
 	uint64_t anon_ip; /* the last walk's first frame in code in no file (JIT), or 0 */
 	uint64_t *sps; /* sym_unwinder_sps's buffer: each frame's rsp (NULL: not kept) */
@@ -174,13 +176,15 @@ struct sym_uw_met {
 	uint32_t k, j;
 };
 /* CFI steps from S's sampled registers into IPS (at most MAX), until CHAIN
- * (if any) is met (*MET). Returns the count; *FAILED when not even the
+ * (if any) is met (*MET); a frame whose rule is kept for layout IMAGE (0:
+ * none taken) is stepped by it, without libunwind (u->uw_steps counts
+ * libunwind's). Returns the count; *FAILED when not even the
  * first step could be made; *CFI when the ip's function has CFI (else
  * libunwind's first step followed rbp). Keeps the frames in u->fr for
  * the rules to learn from. */
-uint32_t sym_uw_walk(struct sym_unwinder *u, const struct sym_ustack *s, const uint64_t *chain,
-		     uint32_t nchain, uint64_t *ips, uint32_t max, bool *cut, bool *failed,
-		     struct sym_uw_met *met, bool *cfi);
+uint32_t sym_uw_walk(struct sym_unwinder *u, const struct sym_ustack *s, uint64_t image,
+		     const uint64_t *chain, uint32_t nchain, uint64_t *ips, uint32_t max, bool *cut,
+		     bool *failed, struct sym_uw_met *met, bool *cfi);
 
 /* ---- the per-ip rules (unwind_rules.c) ---- */
 
@@ -193,6 +197,13 @@ void sym_uw_learn(struct sym_unwinder *u, const struct sym_ustack *s, uint64_t i
  * then a full walk. */
 uint32_t sym_uw_rules_walk(struct sym_unwinder *u, const struct sym_ustack *s, uint64_t image,
 			   uint64_t *ips, uint32_t max, bool *cut);
+/* One step of frame F (rip, rsp, rbp; the walk's frame N - 1) of S by the
+ * rule kept for it in layout IMAGE: 1 with the caller in F, 0 at the
+ * stack's end, -1 when a word lies beyond the copy, SYM_UW_NO_RULE when
+ * none is kept (or the frame is libunwind's or rbp's to step). */
+#define SYM_UW_NO_RULE (-2)
+int sym_uw_rule_step(struct sym_unwinder *u, const struct sym_ustack *s, uint64_t image,
+		     uint64_t f[3], uint32_t n);
 
 /* ---- the sampled frame's rule (unwind_leaf.c) ---- */
 /* After a walk by the rules stepped S's sampled frame with libunwind to

@@ -177,6 +177,22 @@ void sym_uw_learn(struct sym_unwinder *u, const struct sym_ustack *s, uint64_t i
 	}
 }
 
+int sym_uw_rule_step(struct sym_unwinder *u, const struct sym_ustack *s, uint64_t image,
+		     uint64_t f[3], uint32_t n)
+{
+	const struct urule *r = rule_find(u, s->pid, f[0] * 2 + (n > 1));
+	if (!r || r->image != image ||
+	    (r->kind != RULE_SP && r->kind != RULE_BP && r->kind != RULE_END))
+		return SYM_UW_NO_RULE;
+	if (r->kind == RULE_END)
+		return 0;
+	uint64_t o[3];
+	if (!rule_apply(r, s, f[1], f[2], o))
+		return -1;
+	f[0] = o[0], f[1] = o[1], f[2] = o[2];
+	return f[0] ? 1 : 0;
+}
+
 /* The rule of the frame at return address F[0] (rsp F[1], rbp F[2]) of S,
  * learnt from probes there alone (as learn does from a full walk's frames,
  * whose first probe stands for the walk's step) and kept; NULL when it has

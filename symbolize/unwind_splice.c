@@ -83,7 +83,12 @@ uint32_t sym_unwind_splice(struct sym_unwinder *u, const struct sym_ustack *s,
 		u->by_rule = t;
 		return repaired(u, s, t, chain, nchain, ips, max);
 	}
-	uint32_t n = sym_uw_walk(u, s, chain, nchain, ips, max, cut, &failed, &met, &cfi);
+	uint64_t rules = u->no_rules ? 0 : image;
+	uint32_t n = sym_uw_walk(u, s, rules, chain, nchain, ips, max, cut, &failed, &met, &cfi);
+	/* the frames libunwind stepped teach their rules (a program without
+	 * frame pointers, whose chain is never met, walks its copy each time) */
+	if (rules && u->uw_steps)
+		sym_uw_learn(u, s, rules);
 	struct urepair r = { .pid = s->pid, .image = image, .ip = ip };
 	if ((failed && !*cut) || (*cut && !met.met && nchain > n)) {
 		/* no CFI to repair with, or the copy ended before the walk met

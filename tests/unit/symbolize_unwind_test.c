@@ -658,6 +658,18 @@ static void test_unwind(void)
 	n = sym_unwind_splice(v, &unwind_sample, junk, 3, ips, 16, &cut);
 	CHECK(n == nw && memcmp(ips, whole, n * sizeof(*ips)) == 0,
 	      "splice: a chain never met gives the CFI walk (%u frames)", n);
+	/* its frames' rules learnt: the second time each frame by its rule,
+	 * libunwind only where the walk stops (the copy's end, or a frame
+	 * whose caller is not known: no rule learnt); a program without
+	 * frame pointers walks its copy at every sample */
+	uint64_t by_rule0, by_unw0, by_rule, by_unw;
+	sym_unwinder_steps(v, &by_rule0, &by_unw0);
+	n = sym_unwind_splice(v, &unwind_sample, junk, 3, ips, 16, &cut);
+	sym_unwinder_steps(v, &by_rule, &by_unw);
+	CHECK(n == nw && memcmp(ips, whole, n * sizeof(*ips)) == 0 && by_unw - by_unw0 <= 1 &&
+	      by_rule - by_rule0 == n - 1 && by_unw0 >= n - 1,
+	      "splice again: the same %u frames, %" PRIu64 " stepped by the rules learnt, %" PRIu64
+	      " by libunwind (first: %" PRIu64 ")", n, by_rule - by_rule0, by_unw - by_unw0, by_unw0);
 	/* a copy that ends before the first CFA: cut, and said */
 	unwind_sample.size = 8;
 	n = sym_unwind_splice(v, &unwind_sample, chain, 4, ips, 16, &cut);
