@@ -315,10 +315,12 @@ void sym_unwinder_sps(struct sym_unwinder *u, uint64_t *sps);
  * frame by one CFI step from its registers, each return address above it
  * by its rule, learnt from probes there when new), and were full. */
 void sym_unwinder_counts(const struct sym_unwinder *u, uint64_t *ruled, uint64_t *full);
-/* How many frames the CFI walks (sym_unwind's full ones, every
- * sym_unwind_splice's until the chain is met) stepped by a rule kept for
- * their ip, and by libunwind (or rbp, where there is no CFI). */
-void sym_unwinder_steps(const struct sym_unwinder *u, uint64_t *by_rule, uint64_t *by_libunwind);
+/* How many frames sym_unwind_splice's walks stepped by a rule kept for
+ * their ip (or learnt there), and by libunwind (or rbp, where there is no
+ * CFI; sym_unwind's full walks too); AGAIN: the walks made again without
+ * rules, stopped at a frame with CFI and no rule after steps by rules. */
+void sym_unwinder_steps(const struct sym_unwinder *u, uint64_t *by_rule, uint64_t *by_libunwind,
+			uint64_t *again);
 /* How many rules those walks learnt (each return address's once per
  * process layout). */
 uint64_t sym_unwinder_learnt(const struct sym_unwinder *u);

@@ -140,9 +140,14 @@ static uint32_t take_chain(struct sym_unwinder *u, const uint64_t *chain, uint32
  * registers, frame-pointer steps through code without CFI, until CHAIN (if
  * any) is met (*MET). Returns the count; *FAILED when not even the first
  * step could be made; *CFI when the ip's function has CFI. */
-uint32_t sym_uw_walk(struct sym_unwinder *u, const struct sym_ustack *s, uint64_t image,
-		     const uint64_t *chain, uint32_t nchain, uint64_t *ips, uint32_t max, bool *cut,
-		     bool *failed, struct sym_uw_met *met, bool *cfi)
+/* sym_uw_walk's walk, by the rules of layout IMAGE (0: none) where they
+ * are kept; *AGAIN when it stopped at a frame that has none after steps
+ * by rules: libunwind's cursor would start there from rip, rsp and rbp
+ * alone, and its CFI may need another register (the rules do not restore
+ * them), so the walk is made again without rules. */
+static uint32_t walk_once(struct sym_unwinder *u, const struct sym_ustack *s, uint64_t image,
+			  const uint64_t *chain, uint32_t nchain, uint64_t *ips, uint32_t max,
+			  bool *cut, bool *failed, struct sym_uw_met *met, bool *cfi, bool *again)
 {
 	*cut = false;
 	*failed = true;
@@ -176,10 +181,15 @@ uint32_t sym_uw_walk(struct sym_unwinder *u, const struct sym_ustack *s, uint64_
 	u->nfr = 0;
 	keep_frame(u, f);
 	uint32_t j = 0; /* the chain's entry the last frame equals, to be checked */
+	bool ruled = false;
 	while (n < max) {
 		/* a frame's kept rule first: libunwind takes a lock for each
 		 * step (two sigprocmask calls) */
-		ret = image ? sym_uw_rule_step(u, s, image, f, n) : SYM_UW_NO_RULE;
+		ret = image ? sym_uw_rule_step(u, s, image, f, n, ruled) : SYM_UW_NO_RULE;
+		if (ret == SYM_UW_NO_RULE && ruled && sym_uw_has_cfi(u, as, f[0] - (n > 1))) {
+			*again = true;
+			return n;
+		}
 		if (ret == SYM_UW_NO_RULE) {
 			u->uw_steps++;
 			u->n_uw_steps++;
@@ -187,7 +197,7 @@ uint32_t sym_uw_walk(struct sym_unwinder *u, const struct sym_ustack *s, uint64_
 		} else {
 			u->n_rule_steps++;
 			u->cut |= ret < 0;
-			known = fp_at = true; /* libunwind's cursor starts anew at the caller */
+			known = fp_at = ruled = true; /* libunwind's cursor starts anew at the caller */
 		}
 		if (ret <= 0)
 			break;
@@ -227,13 +237,27 @@ uint32_t sym_uw_walk(struct sym_unwinder *u, const struct sym_ustack *s, uint64_
 	return n;
 }
 
+uint32_t sym_uw_walk(struct sym_unwinder *u, const struct sym_ustack *s, uint64_t image,
+		     const uint64_t *chain, uint32_t nchain, uint64_t *ips, uint32_t max, bool *cut,
+		     bool *failed, struct sym_uw_met *met, bool *cfi)
+{
+	bool again = false;
+	uint32_t n = walk_once(u, s, image, chain, nchain, ips, max, cut, failed, met, cfi, &again);
+	if (again) {
+		u->n_again++;
+		n = walk_once(u, s, 0, chain, nchain, ips, max, cut, failed, met, cfi, &again);
+	}
+	return n;
+}
+
 static uint32_t walk_full(struct sym_unwinder *u, const struct sym_ustack *s, uint64_t image,
 			  uint64_t *ips, uint32_t max, bool *cut)
 {
 	bool failed, cfi;
 	struct sym_uw_met met;
 	u->nfr = 0;
-	return sym_uw_walk(u, s, image, NULL, 0, ips, max, cut, &failed, &met, &cfi);
+	(void)image; /* sym_uw_rules_walk came first: this walk is libunwind's */
+	return sym_uw_walk(u, s, 0, NULL, 0, ips, max, cut, &failed, &met, &cfi);
 }
 
 void sym_unwinder_counts(const struct sym_unwinder *u, uint64_t *ruled, uint64_t *full)
@@ -242,10 +266,12 @@ void sym_unwinder_counts(const struct sym_unwinder *u, uint64_t *ruled, uint64_t
 	*full = u->n_full;
 }
 
-void sym_unwinder_steps(const struct sym_unwinder *u, uint64_t *by_rule, uint64_t *by_libunwind)
+void sym_unwinder_steps(const struct sym_unwinder *u, uint64_t *by_rule, uint64_t *by_libunwind,
+			uint64_t *again)
 {
 	*by_rule = u->n_rule_steps;
 	*by_libunwind = u->n_uw_steps;
+	*again = u->n_again;
 }
 
 uint64_t sym_unwinder_learnt(const struct sym_unwinder *u)

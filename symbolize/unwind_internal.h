@@ -107,6 +107,7 @@ struct sym_unwinder {
 	bool cut;
 	uint32_t uw_steps; /* the last sym_uw_walk's steps by libunwind or rbp */
 	uint64_t n_rule_steps, n_uw_steps; /* sym_uw_walk's steps by a kept rule, and not */
+	uint64_t n_again; /* sym_uw_walk's walks made again without rules */
 	bool ended; /* the last sym_unwind reached the outermost frame */
 	uint64_t anon_ip; /* the last walk's first frame in code in no file (JIT), or 0 */
 	uint64_t *sps; /* sym_unwinder_sps's buffer: each frame's rsp (NULL: not kept) */
@@ -198,12 +199,13 @@ void sym_uw_learn(struct sym_unwinder *u, const struct sym_ustack *s, uint64_t i
 uint32_t sym_uw_rules_walk(struct sym_unwinder *u, const struct sym_ustack *s, uint64_t image,
 			   uint64_t *ips, uint32_t max, bool *cut);
 /* One step of frame F (rip, rsp, rbp; the walk's frame N - 1) of S by the
- * rule kept for it in layout IMAGE: 1 with the caller in F, 0 at the
- * stack's end, -1 when a word lies beyond the copy, SYM_UW_NO_RULE when
- * none is kept (or the frame is libunwind's or rbp's to step). */
+ * rule kept for it in layout IMAGE, or with LEARN one learnt from probes
+ * there now: 1 with the caller in F, 0 at the stack's end, -1 when a word
+ * lies beyond the copy, SYM_UW_NO_RULE when it has no rule (or the frame
+ * is libunwind's or rbp's to step). */
 #define SYM_UW_NO_RULE (-2)
 int sym_uw_rule_step(struct sym_unwinder *u, const struct sym_ustack *s, uint64_t image,
-		     uint64_t f[3], uint32_t n);
+		     uint64_t f[3], uint32_t n, bool learn);
 
 /* ---- the sampled frame's rule (unwind_leaf.c) ---- */
 /* After a walk by the rules stepped S's sampled frame with libunwind to

@@ -177,22 +177,6 @@ void sym_uw_learn(struct sym_unwinder *u, const struct sym_ustack *s, uint64_t i
 	}
 }
 
-int sym_uw_rule_step(struct sym_unwinder *u, const struct sym_ustack *s, uint64_t image,
-		     uint64_t f[3], uint32_t n)
-{
-	const struct urule *r = rule_find(u, s->pid, f[0] * 2 + (n > 1));
-	if (!r || r->image != image ||
-	    (r->kind != RULE_SP && r->kind != RULE_BP && r->kind != RULE_END))
-		return SYM_UW_NO_RULE;
-	if (r->kind == RULE_END)
-		return 0;
-	uint64_t o[3];
-	if (!rule_apply(r, s, f[1], f[2], o))
-		return -1;
-	f[0] = o[0], f[1] = o[1], f[2] = o[2];
-	return f[0] ? 1 : 0;
-}
-
 /* The rule of the frame at return address F[0] (rsp F[1], rbp F[2]) of S,
  * learnt from probes there alone (as learn does from a full walk's frames,
  * whose first probe stands for the walk's step) and kept; NULL when it has
@@ -222,6 +206,33 @@ static const struct urule *learn_frame(struct sym_unwinder *u, const struct sym_
 	r.pid = s->pid, r.image = image, r.key = f[0] * 2 + 1;
 	u->n_learnt++;
 	return rule_put(u, &r);
+}
+
+int sym_uw_rule_step(struct sym_unwinder *u, const struct sym_ustack *s, uint64_t image,
+		     uint64_t f[3], uint32_t n, bool learn)
+{
+	const struct urule *r = rule_find(u, s->pid, f[0] * 2 + (n > 1));
+	if ((!r || r->image != image) && learn && n > 1) {
+		/* the probes use u->fr's first frames, the walk's own list */
+		typeof(u->fr[0]) fr[2] = { u->fr[1], u->fr[2] };
+		uint32_t nfr = u->nfr;
+		bool cut = u->cut;
+		r = learn_frame(u, s, image, f);
+		bool probe_cut = u->cut;
+		u->fr[1] = fr[0], u->fr[2] = fr[1], u->nfr = nfr, u->cut = cut;
+		if (!r && probe_cut)
+			return -1; /* its step needs a word beyond the copy */
+	}
+	if (!r || r->image != image ||
+	    (r->kind != RULE_SP && r->kind != RULE_BP && r->kind != RULE_END))
+		return SYM_UW_NO_RULE;
+	if (r->kind == RULE_END)
+		return 0;
+	uint64_t o[3];
+	if (!rule_apply(r, s, f[1], f[2], o))
+		return -1;
+	f[0] = o[0], f[1] = o[1], f[2] = o[2];
+	return f[0] ? 1 : 0;
 }
 
 /* The sampled frame's one CFI step, from every register taken: a sample's

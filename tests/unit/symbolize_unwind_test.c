@@ -137,6 +137,27 @@ static void test_unwind_special(struct sym_procs *p, struct sym_unwinder *u)
 	uint32_t n = sym_unwind(u, &sig_sample, ips, 32, &cut);
 	CHECK(n > 3 && walk_has(p, ips, n, "sig_raiser") && walk_has(p, ips, n, "main"),
 	      "a signal frame: through __restore_rt to sig_raiser and on to main (%u frames)", n);
+	/* the splice of it, with a chain never met, twice: the second walk
+	 * steps by the rules learnt up to the signal frame, which has none
+	 * (its CFA is read from the stack), and is made again without them,
+	 * as libunwind's cursor would start there from rip, rsp and rbp
+	 * alone: the same frames as the first and sym_unwind's */
+	struct sym_unwinder *v = NULL;
+	uint64_t junk[2] = { sig_sample.regs[16], 0x10 }, a[32], b[32];
+	uint64_t r0 = 0, u0 = 0, g0 = 0, r1 = 0, u1 = 0, g1 = 0;
+	uint32_t na = 0, nb = 0;
+	if (sym_unwinder_alloc(p, &v) == 0) {
+		na = sym_unwind_splice(v, &sig_sample, junk, 2, a, 32, &cut);
+		sym_unwinder_steps(v, &r0, &u0, &g0);
+		nb = sym_unwind_splice(v, &sig_sample, junk, 2, b, 32, &cut);
+		sym_unwinder_steps(v, &r1, &u1, &g1);
+		sym_unwinder_free(v);
+	}
+	CHECK(na == n && nb == n && memcmp(a, ips, n * sizeof(*a)) == 0 &&
+	      memcmp(b, ips, n * sizeof(*b)) == 0 && g0 == 0 && g1 == 1 && r1 > r0,
+	      "a signal frame, spliced twice: the same %u frames (%u, %u); the second walk by rules "
+	      "(%" PRIu64 " steps), then made again without them (%" PRIu64 ")", n, na, nb, r1 - r0,
+	      g1 - g0);
 	/* a pc in a PLT stub, after its push, before the jump to PLT0: the
 	 * stub's CFA is an expression of rip (rsp + 8, + 8 more from the 11th
 	 * byte of an entry on), so the return address is at [rsp + 8] */
@@ -658,18 +679,20 @@ static void test_unwind(void)
 	n = sym_unwind_splice(v, &unwind_sample, junk, 3, ips, 16, &cut);
 	CHECK(n == nw && memcmp(ips, whole, n * sizeof(*ips)) == 0,
 	      "splice: a chain never met gives the CFI walk (%u frames)", n);
-	/* its frames' rules learnt: the second time each frame by its rule,
-	 * libunwind only where the walk stops (the copy's end, or a frame
-	 * whose caller is not known: no rule learnt); a program without
-	 * frame pointers walks its copy at every sample */
-	uint64_t by_rule0, by_unw0, by_rule, by_unw;
-	sym_unwinder_steps(v, &by_rule0, &by_unw0);
+	/* its frames' rules learnt: the second time each frame by its rule
+	 * (the last one's, whose step needs a word beyond the copy, from
+	 * probes then), no libunwind step, the same frames, cut as before; a
+	 * program without frame pointers walks its copy at every sample */
+	bool cut0 = cut;
+	uint64_t by_rule0, by_unw0, by_rule, by_unw, again0, again;
+	sym_unwinder_steps(v, &by_rule0, &by_unw0, &again0);
 	n = sym_unwind_splice(v, &unwind_sample, junk, 3, ips, 16, &cut);
-	sym_unwinder_steps(v, &by_rule, &by_unw);
-	CHECK(n == nw && memcmp(ips, whole, n * sizeof(*ips)) == 0 && by_unw - by_unw0 <= 1 &&
-	      by_rule - by_rule0 == n - 1 && by_unw0 >= n - 1,
-	      "splice again: the same %u frames, %" PRIu64 " stepped by the rules learnt, %" PRIu64
-	      " by libunwind (first: %" PRIu64 ")", n, by_rule - by_rule0, by_unw - by_unw0, by_unw0);
+	sym_unwinder_steps(v, &by_rule, &by_unw, &again);
+	CHECK(n == nw && memcmp(ips, whole, n * sizeof(*ips)) == 0 && cut == cut0 &&
+	      by_unw == by_unw0 && by_rule - by_rule0 == n && again == again0 && by_unw0 >= n - 1,
+	      "splice again: the same %u frames (cut %d, %d), %" PRIu64 " steps by the rules learnt, %"
+	      PRIu64 " by libunwind (first: %" PRIu64 "), %" PRIu64 " made again", n, cut, cut0,
+	      by_rule - by_rule0, by_unw - by_unw0, by_unw0, again - again0);
 	/* a copy that ends before the first CFA: cut, and said */
 	unwind_sample.size = 8;
 	n = sym_unwind_splice(v, &unwind_sample, chain, 4, ips, 16, &cut);
