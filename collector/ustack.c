@@ -344,12 +344,13 @@ void ft_ustack_summary(const struct ft_ustacks *u, struct ft_summary *sm)
 	ft_debug("user stacks: %" PRIu64 " walked by the CFA rules learnt (%" PRIu64
 		 " of them stepped from the sampled frame by libunwind), %" PRIu64 " full CFI walks",
 		 ruled, u->unwinder ? sym_unwinder_leaf_steps(u->unwinder) : 0, full);
-	uint64_t by_rule = 0, by_unw = 0, again = 0;
+	uint64_t by_rule = 0, by_unw = 0, again = 0, shared = 0;
 	if (u->unwinder)
-		sym_unwinder_steps(u->unwinder, &by_rule, &by_unw, &again);
+		sym_unwinder_steps(u->unwinder, &by_rule, &by_unw, &again, &shared);
 	ft_debug("user stacks: CFI walks' frames stepped by a rule kept for their ip: %" PRIu64
-		 ", by libunwind or rbp: %" PRIu64 " (%" PRIu64 " walks made again without rules)",
-		 by_rule, by_unw, again);
+		 ", by libunwind or rbp: %" PRIu64 " (%" PRIu64 " walks made again without rules); "
+		 "%" PRIu64 " rules taken from another process's walks of the same file",
+		 by_rule, by_unw, again, shared);
 }
 
 /* A Python version the reader cannot read, said once */

@@ -318,9 +318,11 @@ void sym_unwinder_counts(const struct sym_unwinder *u, uint64_t *ruled, uint64_t
 /* How many frames sym_unwind_splice's walks stepped by a rule kept for
  * their ip (or learnt there), and by libunwind (or rbp, where there is no
  * CFI; sym_unwind's full walks too); AGAIN: the walks made again without
- * rules, stopped at a frame with CFI and no rule after steps by rules. */
+ * rules, stopped at a frame with CFI and no rule after steps by rules;
+ * SHARED: the rules (sym_unwind's too) a process took from another's, of
+ * the same file, instead of learning them. */
 void sym_unwinder_steps(const struct sym_unwinder *u, uint64_t *by_rule, uint64_t *by_libunwind,
-			uint64_t *again);
+			uint64_t *again, uint64_t *shared);
 /* How many rules those walks learnt (each return address's once per
  * process layout). */
 uint64_t sym_unwinder_learnt(const struct sym_unwinder *u);

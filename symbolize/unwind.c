@@ -267,11 +267,12 @@ void sym_unwinder_counts(const struct sym_unwinder *u, uint64_t *ruled, uint64_t
 }
 
 void sym_unwinder_steps(const struct sym_unwinder *u, uint64_t *by_rule, uint64_t *by_libunwind,
-			uint64_t *again)
+			uint64_t *again, uint64_t *shared)
 {
 	*by_rule = u->n_rule_steps;
 	*by_libunwind = u->n_uw_steps;
 	*again = u->n_again;
+	*shared = u->n_shared;
 }
 
 uint64_t sym_unwinder_learnt(const struct sym_unwinder *u)

@@ -90,6 +90,7 @@ static int ufile_map(struct ufile *f, const char *path)
 	if (fstat(fd, &st) == 0 && st.st_size >= (off_t)sizeof(Elf64_Ehdr)) {
 		f->size = (size_t)st.st_size;
 		f->ino = (uint64_t)st.st_ino;
+		f->dev = (uint64_t)st.st_dev;
 		m = mmap(NULL, f->size, PROT_READ, MAP_PRIVATE, fd, 0);
 	}
 	if (m == MAP_FAILED) {

@@ -33,7 +33,7 @@
 /* One ELF file, mapped read-only: its PT_LOAD segments and unwind table. */
 struct ufile {
 	char *path;
-	uint64_t ino; /* st_ino of the file mapped */
+	uint64_t ino, dev; /* st_ino and st_dev of the file mapped */
 	const uint8_t *map;
 	size_t size;
 	struct { uint64_t vaddr, off, filesz; } load[MAX_LOADS];
@@ -85,6 +85,13 @@ struct sym_unwinder {
 	 * RA_OFF, rbp at CFA + BP_OFF or unchanged; END where the walk stops */
 	struct urule { uint32_t pid; uint8_t kind; bool bp_saved; int32_t cfa_off, ra_off, bp_off;
 		       uint64_t image, key; } rules[RULE_CACHE];
+	/* the same rules by file (device, inode) and KEY's offset in it
+	 * ((ip - bias) * 2 + 1 for a return address): a process new to the
+	 * unwinder (each of a shell script's) takes its files' rules from the
+	 * processes before it (unwind_rules.c) */
+	struct frule { uint64_t dev, ino, off; uint8_t kind; bool bp_saved;
+		       int32_t cfa_off, ra_off, bp_off; } file_rules[RULE_CACHE];
+	uint64_t n_shared; /* rules a process took from its files' */
 	bool no_rules;
 	uint64_t leaf_seen[LEAF_SEEN]; /* sampled ips met once (unwind_leaf.c) */
 	unw_addr_space_t probe_as; /* the probes' own, uncached: walks' caches untouched */

@@ -36,6 +36,71 @@ static struct urule *rule_put(struct sym_unwinder *u, const struct urule *r)
 	return slot;
 }
 
+/* The file (device, inode) of KEY's ip (ip * 2 + 1 for a return address,
+ * looked up at ip - 1) in the process of the walk in progress (u->cur,
+ * u->seen), and KEY's offset in it: false in no file (JIT code). */
+static bool file_key(struct sym_unwinder *u, uint64_t key, uint64_t *dev, uint64_t *ino,
+		     uint64_t *off)
+{
+	uint64_t bias;
+	const struct ufile *f = sym_uw_file_at(u, key / 2 - (key & 1), &bias);
+	if (!f || (!f->ino && !f->borrowed))
+		return false;
+	*dev = f->dev, *ino = f->ino, *off = key - 2 * bias;
+	return true;
+}
+
+static struct frule *file_rule_set(struct sym_unwinder *u, uint64_t dev, uint64_t ino,
+				   uint64_t off)
+{
+	return &u->file_rules[agg_cache_set(off, (uint32_t)(ino * 31 + dev), RULE_CACHE)];
+}
+
+/* Keeps R, just learnt, by its file too */
+static void file_rule_keep(struct sym_unwinder *u, const struct urule *r)
+{
+	uint64_t dev, ino, off;
+	if (!file_key(u, r->key, &dev, &ino, &off))
+		return;
+	struct frule *set = file_rule_set(u, dev, ino, off), *slot = NULL;
+	for (unsigned w = 0; w < AGG_CACHE_WAYS && !slot; w++)
+		if (set[w].kind != RULE_NONE && set[w].off == off && set[w].ino == ino &&
+		    set[w].dev == dev)
+			slot = &set[w];
+	if (!slot)
+		slot = agg_cache_front(set, sizeof(*set));
+	*slot = (struct frule){ .dev = dev, .ino = ino, .off = off, .kind = r->kind,
+				.bp_saved = r->bp_saved, .cfa_off = r->cfa_off,
+				.ra_off = r->ra_off, .bp_off = r->bp_off };
+}
+
+/* The rule of KEY in S's process of layout IMAGE: its own, or one learnt
+ * in another process from the same file, kept for this one from now on;
+ * NULL when none. */
+static const struct urule *rule_get(struct sym_unwinder *u, const struct sym_ustack *s,
+				    uint64_t image, uint64_t key)
+{
+	const struct urule *r = rule_find(u, s->pid, key);
+	if (r && r->image == image)
+		return r;
+	uint64_t dev, ino, off;
+	u->cur = s;
+	if (!file_key(u, key, &dev, &ino, &off))
+		return NULL;
+	const struct frule *set = file_rule_set(u, dev, ino, off);
+	for (unsigned w = 0; w < AGG_CACHE_WAYS; w++) {
+		const struct frule *f = &set[w];
+		if (f->kind == RULE_NONE || f->off != off || f->ino != ino || f->dev != dev)
+			continue;
+		struct urule n = { .pid = s->pid, .image = image, .key = key, .kind = f->kind,
+				   .bp_saved = f->bp_saved, .cfa_off = f->cfa_off,
+				   .ra_off = f->ra_off, .bp_off = f->bp_off };
+		u->n_shared++;
+		return rule_put(u, &n);
+	}
+	return NULL;
+}
+
 /* One step by libunwind from IP, SP and BP alone (every other register 0)
  * in S's copy: 1 with the caller's rip, rsp, rbp in OUT and where rip and
  * rbp were read (*BP_LOC 0: rbp unchanged), 0 at the stack's end, -1 when
@@ -164,14 +229,14 @@ void sym_uw_learn(struct sym_unwinder *u, const struct sym_ustack *s, uint64_t i
 		if (u->fr[k].ip == 0)
 			break;
 		uint64_t key = u->fr[k].ip * 2 + (k > 0);
-		const struct urule *known = rule_find(u, s->pid, key);
-		if (known && known->image == image)
+		if (rule_get(u, s, image, key))
 			continue;
 		struct urule r = learn_one(u, as, s, k);
 		if (r.kind == RULE_NONE)
 			continue;
 		r.pid = s->pid, r.image = image, r.key = key;
 		rule_put(u, &r);
+		file_rule_keep(u, &r);
 		if (r.kind == RULE_NOT && k + 1 < u->nfr)
 			break; /* maybe a signal frame: what follows it is not learnt */
 	}
@@ -205,14 +270,15 @@ static const struct urule *learn_frame(struct sym_unwinder *u, const struct sym_
 		return NULL;
 	r.pid = s->pid, r.image = image, r.key = f[0] * 2 + 1;
 	u->n_learnt++;
+	file_rule_keep(u, &r);
 	return rule_put(u, &r);
 }
 
 int sym_uw_rule_step(struct sym_unwinder *u, const struct sym_ustack *s, uint64_t image,
 		     uint64_t f[3], uint32_t n, bool learn)
 {
-	const struct urule *r = rule_find(u, s->pid, f[0] * 2 + (n > 1));
-	if ((!r || r->image != image) && learn && n > 1) {
+	const struct urule *r = rule_get(u, s, image, f[0] * 2 + (n > 1));
+	if (!r && learn && n > 1) {
 		/* the probes use u->fr's first frames, the walk's own list */
 		typeof(u->fr[0]) fr[2] = { u->fr[1], u->fr[2] };
 		uint32_t nfr = u->nfr;
@@ -273,14 +339,15 @@ uint32_t sym_uw_rules_walk(struct sym_unwinder *u, const struct sym_ustack *s, u
 	u->ended = false;
 	u->anon_ip = 0;
 	u->by_rule = NULL;
+	u->cur = s, u->nseen = 0; /* the files seen are this process's (rule_get) */
 	uint64_t f[3] = { s->regs[16], s->regs[7], s->regs[6] };
 	uint32_t n = 0;
 	sym_uw_keep_sp(u, n, f[1]);
 	ips[n++] = f[0];
 	while (n < max) {
 		uint64_t key = f[0] * 2 + (n > 1);
-		const struct urule *r = rule_find(u, s->pid, key);
-		if ((!r || r->image != image || r->kind == RULE_NOT) && n == 1) {
+		const struct urule *r = rule_get(u, s, image, key);
+		if ((!r || r->kind == RULE_NOT) && n == 1) {
 			int st = leaf_step(u, s, f);
 			if (st < 0)
 				return 0;
