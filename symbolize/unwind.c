@@ -136,15 +136,14 @@ static uint32_t take_chain(struct sym_unwinder *u, const uint64_t *chain, uint32
 	return n;
 }
 
-/* The walk of sym_unwind and sym_unwind_splice: CFI steps from the sampled
- * registers, frame-pointer steps through code without CFI, until CHAIN (if
- * any) is met (*MET). Returns the count; *FAILED when not even the first
- * step could be made; *CFI when the ip's function has CFI. */
-/* sym_uw_walk's walk, by the rules of layout IMAGE (0: none) where they
- * are kept; *AGAIN when it stopped at a frame that has none after steps
- * by rules: libunwind's cursor would start there from rip, rsp and rbp
- * alone, and its CFI may need another register (the rules do not restore
- * them), so the walk is made again without rules. */
+/* The walk of sym_unwind and sym_unwind_splice (sym_uw_walk): CFI steps
+ * from the sampled registers, frame-pointer steps through code without
+ * CFI, until CHAIN (if any) is met (*MET); by the rules of layout IMAGE
+ * (0: none) where they are kept. *AGAIN when it stopped at a frame with
+ * CFI and no rule after steps by rules: libunwind's cursor would start
+ * there from rip, rsp and rbp alone, and that CFI may need another
+ * register (the rules do not restore them), so the walk is to be made
+ * again without rules. */
 static uint32_t walk_once(struct sym_unwinder *u, const struct sym_ustack *s, uint64_t image,
 			  const uint64_t *chain, uint32_t nchain, uint64_t *ips, uint32_t max,
 			  bool *cut, bool *failed, struct sym_uw_met *met, bool *cfi, bool *again)
@@ -250,13 +249,13 @@ uint32_t sym_uw_walk(struct sym_unwinder *u, const struct sym_ustack *s, uint64_
 	return n;
 }
 
-static uint32_t walk_full(struct sym_unwinder *u, const struct sym_ustack *s, uint64_t image,
-			  uint64_t *ips, uint32_t max, bool *cut)
+/* sym_unwind's walk when its rules walk could not: libunwind's alone */
+static uint32_t walk_full(struct sym_unwinder *u, const struct sym_ustack *s, uint64_t *ips,
+			  uint32_t max, bool *cut)
 {
 	bool failed, cfi;
 	struct sym_uw_met met;
 	u->nfr = 0;
-	(void)image; /* sym_uw_rules_walk came first: this walk is libunwind's */
 	return sym_uw_walk(u, s, 0, NULL, 0, ips, max, cut, &failed, &met, &cfi);
 }
 
@@ -319,7 +318,7 @@ uint32_t sym_unwind(struct sym_unwinder *u, const struct sym_ustack *s, uint64_t
 		u->n_ruled++;
 	} else {
 		u->n_full++;
-		n = walk_full(u, s, image, ips, max, cut);
+		n = walk_full(u, s, ips, max, cut);
 		if (image)
 			sym_uw_learn(u, s, image);
 	}
