@@ -91,6 +91,7 @@ static int ufile_map(struct ufile *f, const char *path)
 		f->size = (size_t)st.st_size;
 		f->ino = (uint64_t)st.st_ino;
 		f->dev = (uint64_t)st.st_dev;
+		f->stamp = (uint64_t)st.st_mtim.tv_sec * 1000000000u + (uint64_t)st.st_mtim.tv_nsec;
 		m = mmap(NULL, f->size, PROT_READ, MAP_PRIVATE, fd, 0);
 	}
 	if (m == MAP_FAILED) {

@@ -34,6 +34,7 @@
 struct ufile {
 	char *path;
 	uint64_t ino, dev; /* st_ino and st_dev of the file mapped */
+	uint64_t stamp;    /* its st_mtim in ns: an inode freed and used again differs */
 	const uint8_t *map;
 	size_t size;
 	struct { uint64_t vaddr, off, filesz; } load[MAX_LOADS];
@@ -85,11 +86,13 @@ struct sym_unwinder {
 	 * RA_OFF, rbp at CFA + BP_OFF or unchanged; END where the walk stops */
 	struct urule { uint32_t pid; uint8_t kind; bool bp_saved; int32_t cfa_off, ra_off, bp_off;
 		       uint64_t image, key; } rules[RULE_CACHE];
-	/* the same rules by file (device, inode) and KEY's offset in it
-	 * ((ip - bias) * 2 + 1 for a return address): a process new to the
-	 * unwinder (each of a shell script's) takes its files' rules from the
-	 * processes before it (unwind_rules.c) */
-	struct frule { uint64_t dev, ino, off; uint8_t kind; bool bp_saved;
+	/* the same rules by file (device, inode, modification time) and
+	 * KEY's offset in it ((ip - bias) * 2 + 1 for a return address): a
+	 * process new to the unwinder (each of a shell script's) takes its
+	 * files' rules from the processes before it (unwind_rules.c); they
+	 * outlive the file's mapping here, whose inode may then be freed and
+	 * given to another file: the time tells them apart */
+	struct frule { uint64_t dev, ino, stamp, off; uint8_t kind; bool bp_saved;
 		       int32_t cfa_off, ra_off, bp_off; } file_rules[RULE_CACHE];
 	uint64_t n_shared; /* rules a process took from its files' */
 	bool no_rules;

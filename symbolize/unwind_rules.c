@@ -36,42 +36,47 @@ static struct urule *rule_put(struct sym_unwinder *u, const struct urule *r)
 	return slot;
 }
 
-/* The file (device, inode) of KEY's ip (ip * 2 + 1 for a return address,
- * looked up at ip - 1) in the process of the walk in progress (u->cur,
- * u->seen), and KEY's offset in it: false in no file (JIT code). */
-static bool file_key(struct sym_unwinder *u, uint64_t key, uint64_t *dev, uint64_t *ino,
-		     uint64_t *off)
+/* KEY's ip (ip * 2 + 1 for a return address, looked up at ip - 1) by its
+ * file in the process of the walk in progress (u->cur, u->seen): the
+ * file's device, inode and time, and KEY's offset in it, into K (its kind
+ * and offsets left 0); false in no file (JIT code). */
+static bool file_key(struct sym_unwinder *u, uint64_t key, struct frule *k)
 {
 	uint64_t bias;
 	const struct ufile *f = sym_uw_file_at(u, key / 2 - (key & 1), &bias);
 	if (!f || (!f->ino && !f->borrowed))
 		return false;
-	*dev = f->dev, *ino = f->ino, *off = key - 2 * bias;
+	*k = (struct frule){ .dev = f->dev, .ino = f->ino, .stamp = f->stamp,
+			     .off = key - 2 * bias };
 	return true;
 }
 
-static struct frule *file_rule_set(struct sym_unwinder *u, uint64_t dev, uint64_t ino,
-				   uint64_t off)
+/* The rule kept for K's file and offset, NULL when none; *SET its set */
+static struct frule *file_rule_find(struct sym_unwinder *u, const struct frule *k,
+				    struct frule **set)
 {
-	return &u->file_rules[agg_cache_set(off, (uint32_t)(ino * 31 + dev), RULE_CACHE)];
+	*set = &u->file_rules[agg_cache_set(k->off, (uint32_t)(k->ino * 31 + k->dev), RULE_CACHE)];
+	for (unsigned w = 0; w < AGG_CACHE_WAYS; w++) {
+		struct frule *f = &(*set)[w];
+		if (f->kind != RULE_NONE && f->off == k->off && f->ino == k->ino &&
+		    f->dev == k->dev && f->stamp == k->stamp)
+			return f;
+	}
+	return NULL;
 }
 
 /* Keeps R, just learnt, by its file too */
 static void file_rule_keep(struct sym_unwinder *u, const struct urule *r)
 {
-	uint64_t dev, ino, off;
-	if (!file_key(u, r->key, &dev, &ino, &off))
+	struct frule k, *set;
+	if (!file_key(u, r->key, &k))
 		return;
-	struct frule *set = file_rule_set(u, dev, ino, off), *slot = NULL;
-	for (unsigned w = 0; w < AGG_CACHE_WAYS && !slot; w++)
-		if (set[w].kind != RULE_NONE && set[w].off == off && set[w].ino == ino &&
-		    set[w].dev == dev)
-			slot = &set[w];
+	struct frule *slot = file_rule_find(u, &k, &set);
 	if (!slot)
 		slot = agg_cache_front(set, sizeof(*set));
-	*slot = (struct frule){ .dev = dev, .ino = ino, .off = off, .kind = r->kind,
-				.bp_saved = r->bp_saved, .cfa_off = r->cfa_off,
-				.ra_off = r->ra_off, .bp_off = r->bp_off };
+	k.kind = r->kind, k.bp_saved = r->bp_saved;
+	k.cfa_off = r->cfa_off, k.ra_off = r->ra_off, k.bp_off = r->bp_off;
+	*slot = k;
 }
 
 /* The rule of KEY in S's process of layout IMAGE: its own, or one learnt
@@ -83,22 +88,16 @@ static const struct urule *rule_get(struct sym_unwinder *u, const struct sym_ust
 	const struct urule *r = rule_find(u, s->pid, key);
 	if (r && r->image == image)
 		return r;
-	uint64_t dev, ino, off;
+	struct frule k, *set;
 	u->cur = s;
-	if (!file_key(u, key, &dev, &ino, &off))
+	const struct frule *f = file_key(u, key, &k) ? file_rule_find(u, &k, &set) : NULL;
+	if (!f)
 		return NULL;
-	const struct frule *set = file_rule_set(u, dev, ino, off);
-	for (unsigned w = 0; w < AGG_CACHE_WAYS; w++) {
-		const struct frule *f = &set[w];
-		if (f->kind == RULE_NONE || f->off != off || f->ino != ino || f->dev != dev)
-			continue;
-		struct urule n = { .pid = s->pid, .image = image, .key = key, .kind = f->kind,
-				   .bp_saved = f->bp_saved, .cfa_off = f->cfa_off,
-				   .ra_off = f->ra_off, .bp_off = f->bp_off };
-		u->n_shared++;
-		return rule_put(u, &n);
-	}
-	return NULL;
+	struct urule n = { .pid = s->pid, .image = image, .key = key, .kind = f->kind,
+			   .bp_saved = f->bp_saved, .cfa_off = f->cfa_off, .ra_off = f->ra_off,
+			   .bp_off = f->bp_off };
+	u->n_shared++;
+	return rule_put(u, &n);
 }
 
 /* One step by libunwind from IP, SP and BP alone (every other register 0)
