@@ -103,8 +103,14 @@ expect_eq "profile --cgroup: exit status" $? 0
 st=$(($(uncounted_ms) - st0))
 check "profile --cgroup: A's cpu_ab, $(fc $TMP/o '^cpu_ab;') samples within 20% of 499 (+$st ms stolen or in interrupts)" \
 	samples_ok $(fc $TMP/o '^cpu_ab;') 1 499 $st
-expect_eq "profile --cgroup: nothing of B's leaf_ab, nor of any other comm" \
-	"$(awk '!/^cpu_ab;/ { n += $NF } END { print n + 0 }' $TMP/o)" 0
+expect_eq "profile --cgroup: nothing of B's leaf_ab" "$(fc $TMP/o '^leaf_ab;')" 0
+# A's task before cpu_ab's exec (in_cgroup's sh, from its echo on) is A's
+# own, but few: a CI run counted 2 samples of a comm not cpu_ab's, not seen
+# here in 10 runs at -F 499 and 9999; they are shown when there are any
+other=$(awk '!/^(cpu_ab|leaf_ab);/ { n += $NF } END { print n + 0 }' $TMP/o)
+awk '!/^(cpu_ab|leaf_ab);/ { print "# other: " substr($0, 1, 200) }' $TMP/o | head -5
+check "profile --cgroup: of any other comm (A's before cpu_ab's exec) at most 25 samples ($other)" \
+	[ "$other" -le 25 ]
 
 # offcpu, libc_naps in A sleeping 400 and 800 ms: --cgroup (its events are
 # in only while A's tasks run: the switch-out samples and the switch-in
