@@ -209,7 +209,7 @@ static void find_interpreter(struct py_reader *r, struct py_proc *p, uint64_t ti
 		p->bias = lo - (p->bin->text_vaddr + pgoff - p->bin->text_off);
 		int ret = find_layout(r, p);
 		/* memory that cannot tell yet: no CPython for now, looked at
-		 * again once the process maps more */
+		 * again once the process maps more, or after AGAIN_WAIT */
 		p->kind = ret == 0 ? PY_YES : ret == -ENOTSUP ? PY_UNSUPPORTED : PY_NOT;
 		if (p->kind == PY_NOT) {
 			p->again_wait = !wait ? PY_AGAIN_FIRST_NS

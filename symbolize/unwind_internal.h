@@ -103,7 +103,7 @@ struct sym_unwinder {
 	uint64_t n_leaf;          /* sampled frames stepped by libunwind in walks by the rules */
 	/* the frames of sym_unwind's last full walk: rip, rsp, rbp; RET is
 	 * the last unw_step's answer */
-	struct { uint64_t ip, sp, bp; } fr[RULE_FRAMES + 1];
+	struct uframe { uint64_t ip, sp, bp; } fr[RULE_FRAMES + 1];
 	uint32_t nfr;
 	int last_ret;
 	/* the walk in progress; REGS what access_reg gives (a probe's own, or

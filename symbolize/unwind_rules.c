@@ -157,21 +157,22 @@ static bool rule_apply(const struct urule *r, const struct sym_ustack *s, uint64
 	       (!r->bp_saved || sym_uw_copy_word(s, cfa + (uint64_t)(int64_t)r->bp_off, &out[2]));
 }
 
-/* The rule of frame K of the last full walk of S, from two probes, or
- * RULE_NONE when it cannot be learnt from this sample (a word beyond the
- * copy) */
+/* The rule of frame K of a walk of S (its frames FR, NFR of them, the
+ * last step's answer LAST_RET), from two probes, or RULE_NONE when it
+ * cannot be learnt from this sample (a word beyond the copy) */
 static struct urule learn_one(struct sym_unwinder *u, unw_addr_space_t as,
-			      const struct sym_ustack *s, uint32_t k)
+			      const struct sym_ustack *s, const struct uframe *fr, uint32_t nfr,
+			      int last_ret, uint32_t k)
 {
 	struct urule r = { .kind = RULE_NOT };
-	uint64_t at = u->fr[k].ip - (k > 0);
+	uint64_t at = fr[k].ip - (k > 0);
 	if (!sym_uw_has_cfi(u, as, at))
 		return (struct urule){ .kind = sym_uw_at_entry(u, at) ? RULE_END : RULE_FP };
-	if (k + 1 >= u->nfr && u->last_ret != 0)
+	if (k + 1 >= nfr && last_ret != 0)
 		return (struct urule){ .kind = RULE_NONE }; /* no caller seen to check against */
-	if (signal_at(u, as, s, u->fr[k].ip, u->fr[k].sp))
+	if (signal_at(u, as, s, fr[k].ip, fr[k].sp))
 		return r;
-	uint64_t in[3] = { u->fr[k].ip - (k > 0), u->fr[k].sp, u->fr[k].bp }, o1[3], o2[3], o3[3];
+	uint64_t in[3] = { fr[k].ip - (k > 0), fr[k].sp, fr[k].bp }, o1[3], o2[3], o3[3];
 	uint64_t ra1, ra2, ra3, bp1, bp2, bp3;
 	int p1 = probe(u, as, s, in, o1, &ra1, &bp1);
 	in[2] += RULE_DELTA;
@@ -180,12 +181,12 @@ static struct urule learn_one(struct sym_unwinder *u, unw_addr_space_t as,
 	 * expression, dereferencing rsp + N) does not shift with it */
 	in[2] -= RULE_DELTA, in[1] += RULE_DELTA;
 	int p3 = probe(u, as, s, in, o3, &ra3, &bp3);
-	if (p1 == 0 && p2 == 0 && p3 == 0 && k + 1 == u->nfr && u->last_ret == 0)
+	if (p1 == 0 && p2 == 0 && p3 == 0 && k + 1 == nfr && last_ret == 0)
 		return (struct urule){ .kind = RULE_END };
-	if (k + 1 >= u->nfr)
+	if (k + 1 >= nfr)
 		return (struct urule){ .kind = RULE_NONE }; /* no caller seen to check against */
-	if (p1 != 1 || p2 != 1 || p3 != 1 || o1[0] != u->fr[k + 1].ip ||
-	    o1[1] != u->fr[k + 1].sp || o1[2] != u->fr[k + 1].bp)
+	if (p1 != 1 || p2 != 1 || p3 != 1 || o1[0] != fr[k + 1].ip ||
+	    o1[1] != fr[k + 1].sp || o1[2] != fr[k + 1].bp)
 		return (struct urule){ .kind = (p1 < 0 || p2 < 0 || p3 < 0) && u->cut ?
 					       RULE_NONE : RULE_NOT };
 	int64_t sshift = (int64_t)(o3[1] - o1[1]);
@@ -194,7 +195,7 @@ static struct urule learn_one(struct sym_unwinder *u, unw_addr_space_t as,
 	    ra3 - o3[1] != ra1 - o1[1] || (bp1 && bp3 - o3[1] != bp1 - o1[1]))
 		return r;
 	r.kind = shift ? RULE_BP : RULE_SP;
-	r.cfa_off = (int32_t)(o1[1] - (shift ? u->fr[k].bp : u->fr[k].sp));
+	r.cfa_off = (int32_t)(o1[1] - (shift ? fr[k].bp : fr[k].sp));
 	r.ra_off = (int32_t)(ra1 - o1[1]);
 	if (ra2 - o2[1] != ra1 - o1[1])
 		return (struct urule){ .kind = RULE_NOT };
@@ -203,12 +204,12 @@ static struct urule learn_one(struct sym_unwinder *u, unw_addr_space_t as,
 		r.bp_off = (int32_t)(bp1 - o1[1]);
 		if (!bp2 || bp2 - o2[1] != bp1 - o1[1])
 			return (struct urule){ .kind = RULE_NOT };
-	} else if (bp2 || o1[2] != u->fr[k].bp || o2[2] != u->fr[k].bp + RULE_DELTA) {
+	} else if (bp2 || o1[2] != fr[k].bp || o2[2] != fr[k].bp + RULE_DELTA) {
 		return (struct urule){ .kind = RULE_NOT };
 	}
 	/* the rule must give the walk's own caller, and the probe's */
 	uint64_t a[3];
-	if (!rule_apply(&r, s, u->fr[k].sp, u->fr[k].bp, a) || a[0] != o1[0] || a[1] != o1[1] ||
+	if (!rule_apply(&r, s, fr[k].sp, fr[k].bp, a) || a[0] != o1[0] || a[1] != o1[1] ||
 	    a[2] != o1[2])
 		return (struct urule){ .kind = RULE_NONE };
 	return r;
@@ -230,7 +231,7 @@ void sym_uw_learn(struct sym_unwinder *u, const struct sym_ustack *s, uint64_t i
 		uint64_t key = u->fr[k].ip * 2 + (k > 0);
 		if (rule_get(u, s, image, key))
 			continue;
-		struct urule r = learn_one(u, as, s, k);
+		struct urule r = learn_one(u, as, s, u->fr, u->nfr, u->last_ret, k);
 		if (r.kind == RULE_NONE)
 			continue;
 		r.pid = s->pid, r.image = image, r.key = key;
@@ -255,16 +256,13 @@ static const struct urule *learn_frame(struct sym_unwinder *u, const struct sym_
 	unw_addr_space_t as = sym_uw_proc_as_of(u, s);
 	if (!as)
 		return NULL;
-	uint64_t in[3] = { f[0] - 1, f[1], f[2] }, o[3], ra, bp;
+	uint64_t in[3] = { f[0] - 1, f[1], f[2] }, o[3] = { 0 }, ra, bp;
 	int p = probe(u, as, s, in, o, &ra, &bp);
 	if (p < 0 && sym_uw_has_cfi(u, as, in[0]))
 		return NULL; /* no simple rule (without CFI: learn_one's RULE_FP) */
-	u->fr[1].ip = f[0], u->fr[1].sp = f[1], u->fr[1].bp = f[2];
-	if (p > 0)
-		u->fr[2].ip = o[0], u->fr[2].sp = o[1], u->fr[2].bp = o[2];
-	u->nfr = p > 0 ? 3 : 2;
-	u->last_ret = p;
-	struct urule r = learn_one(u, as, s, 1);
+	/* frame 1 and, when the probe stepped, its caller (frame 0 unread) */
+	struct uframe fr[3] = { { 0 }, { f[0], f[1], f[2] }, { o[0], o[1], o[2] } };
+	struct urule r = learn_one(u, as, s, fr, p > 0 ? 3 : 2, p, 1);
 	if (r.kind != RULE_SP && r.kind != RULE_BP && r.kind != RULE_END && r.kind != RULE_FP)
 		return NULL;
 	r.pid = s->pid, r.image = image, r.key = f[0] * 2 + 1;
@@ -278,13 +276,10 @@ int sym_uw_rule_step(struct sym_unwinder *u, const struct sym_ustack *s, uint64_
 {
 	const struct urule *r = rule_get(u, s, image, f[0] * 2 + (n > 1));
 	if (!r && learn && n > 1) {
-		/* the probes use u->fr's first frames, the walk's own list */
-		typeof(u->fr[0]) fr[2] = { u->fr[1], u->fr[2] };
-		uint32_t nfr = u->nfr;
-		bool cut = u->cut;
+		bool cut = u->cut; /* the walk's, which the probes use for theirs */
 		r = learn_frame(u, s, image, f);
 		bool probe_cut = u->cut;
-		u->fr[1] = fr[0], u->fr[2] = fr[1], u->nfr = nfr, u->cut = cut;
+		u->cut = cut;
 		if (!r && probe_cut)
 			return -1; /* its step needs a word beyond the copy */
 	}

@@ -495,46 +495,70 @@ static int write_maps(const char *dir, uint32_t pid, const char *lines)
 	return fclose(m) == 0 ? 0 : -errno;
 }
 
+/* A fixture's process under a reader of its own, not sampled yet: its
+ * /proc in DIR, its libpython text mapping's LO-HI at file offset PGOFF
+ * (the fixture's maps' first line) */
+struct under_test {
+	struct fixture f;
+	char dir[32];
+	uint64_t lo, hi, pgoff;
+	struct sym_procs *procs;
+	struct py_reader *r;
+};
+
+/* T set up from FILE: false (and said) when it could not be */
+static bool under_test_open(struct under_test *t, const char *file)
+{
+	snprintf(t->dir, sizeof(t->dir), "/tmp/ftstack_pytest.XXXXXX");
+	t->procs = NULL, t->r = NULL;
+	if (load(file, &t->f) < 0 || proc_root(&t->f, t->dir) < 0 ||
+	    sscanf(t->f.maps, "%" SCNx64 "-%" SCNx64 " %*s %" SCNx64, &t->lo, &t->hi,
+		   &t->pgoff) != 3) {
+		CHECK(0, "fixture %s loaded", file);
+		return false;
+	}
+	bool ok = sym_procs_alloc(t->dir, "/nonexistent", &t->procs) == 0 &&
+		  py_reader_alloc(t->procs, t->dir, fake_read, &t->f, &t->r) == 0 &&
+		  py_reader_binary(t->r, t->f.path, &t->f.sy) == 0;
+	CHECK(ok, "%s: a reader of its own", file);
+	return ok;
+}
+
+static void under_test_close(struct under_test *t)
+{
+	py_reader_free(t->r);
+	sym_procs_free(t->procs);
+	unload(&t->f);
+	rm_root(&t->f, t->dir);
+}
+
 /* A process found to run no CPython is looked at again once it maps more:
  * its loader may map libpython after the first samples were read (pyenv's
  * python, a program embedding one), in space where nothing was, which
  * sym_procs_image does not follow. Until then the judgment is kept. */
 static void test_late_interpreter(const char *file)
 {
-	static struct fixture f;
-	char dir[] = "/tmp/ftstack_pytest.XXXXXX", both[1024];
+	static struct under_test t;
+	char both[1024];
 	const char *prog = "00400000-00401000 r-xp 00000000 00:00 0 /usr/bin/prog\n";
-	uint64_t lo = 0, hi = 0, pgoff = 0;
-	if (load(file, &f) < 0 || proc_root(&f, dir) < 0 ||
-	    sscanf(f.maps, "%" SCNx64 "-%" SCNx64 " %*s %" SCNx64, &lo, &hi, &pgoff) != 3) {
-		CHECK(0, "fixture %s loaded", file);
-		return;
-	}
-	snprintf(both, sizeof(both), "%s%s\n", prog, f.maps);
-	struct sym_procs *procs = NULL;
-	struct py_reader *r = NULL;
-	bool ok = write_maps(dir, f.pid, prog) == 0 &&
-		  sym_procs_alloc(dir, "/nonexistent", &procs) == 0 &&
-		  py_reader_alloc(procs, dir, fake_read, &f, &r) == 0 &&
-		  py_reader_binary(r, f.path, &f.sy) == 0;
+	bool ok = under_test_open(&t, file);
+	snprintf(both, sizeof(both), "%s%s\n", prog, t.f.maps);
+	ok = ok && write_maps(t.dir, t.f.pid, prog) == 0;
 	if (ok)
-		sym_procs_mmap(procs, f.pid, 1, 0x400000, 0x1000, 0, true, "/usr/bin/prog", NULL);
-	struct py_proc *p = ok ? py_proc_get(r, f.pid, 2) : NULL;
+		sym_procs_mmap(t.procs, t.f.pid, 1, 0x400000, 0x1000, 0, true, "/usr/bin/prog", NULL);
+	struct py_proc *p = ok ? py_proc_get(t.r, t.f.pid, 2) : NULL;
 	CHECK(p && p->kind == PY_NOT, "before libpython is mapped: no CPython");
-	uint64_t image = ok ? sym_procs_image(procs, f.pid, 2) : 0;
-	ok = ok && write_maps(dir, f.pid, both) == 0;
-	p = ok ? py_proc_get(r, f.pid, 2) : NULL;
+	uint64_t image = ok ? sym_procs_image(t.procs, t.f.pid, 2) : 0;
+	ok = ok && write_maps(t.dir, t.f.pid, both) == 0;
+	p = ok ? py_proc_get(t.r, t.f.pid, 2) : NULL;
 	CHECK(p && p->kind == PY_NOT, "no mapping recorded since: the judgment kept, its maps not read again");
 	if (ok)
-		sym_procs_mmap(procs, f.pid, 3, lo, hi - lo, pgoff, true, f.path, NULL);
-	CHECK(ok && image && sym_procs_image(procs, f.pid, 4) == image,
+		sym_procs_mmap(t.procs, t.f.pid, 3, t.lo, t.hi - t.lo, t.pgoff, true, t.f.path, NULL);
+	CHECK(ok && image && sym_procs_image(t.procs, t.f.pid, 4) == image,
 	      "libpython mapped where nothing was: the same layout (image %" PRIu64 ")", image);
-	p = ok ? py_proc_get(r, f.pid, 4) : NULL;
+	p = ok ? py_proc_get(t.r, t.f.pid, 4) : NULL;
 	CHECK(p && p->kind == PY_YES, "once its mapping is recorded: its CPython found");
-	py_reader_free(r);
-	sym_procs_free(procs);
-	unload(&f);
-	rm_root(&f, dir);
+	under_test_close(&t);
 }
 
 static void count_said(void *ctx, const char *what)
@@ -551,50 +575,37 @@ static void count_said(void *ctx, const char *what)
 #define MS(n) ((uint64_t)(n) * 1000000u)
 static void test_unreadable_interpreter(const char *file, bool by_time)
 {
-	static struct fixture f;
-	char dir[] = "/tmp/ftstack_pytest.XXXXXX";
-	uint64_t lo = 0, hi = 0, pgoff = 0;
-	if (load(file, &f) < 0 || proc_root(&f, dir) < 0 ||
-	    sscanf(f.maps, "%" SCNx64 "-%" SCNx64 " %*s %" SCNx64, &lo, &hi, &pgoff) != 3) {
-		CHECK(0, "fixture %s loaded", file);
-		return;
-	}
-	struct sym_procs *procs = NULL;
-	struct py_reader *r = NULL;
+	static struct under_test t;
+	struct fixture *f = &t.f;
 	int said = 0;
-	bool ok = sym_procs_alloc(dir, "/nonexistent", &procs) == 0 &&
-		  py_reader_alloc(procs, dir, fake_read, &f, &r) == 0 &&
-		  py_reader_binary(r, f.path, &f.sy) == 0;
+	bool ok = under_test_open(&t, file);
 	if (ok)
-		sym_procs_mmap(procs, f.pid, 1, lo, hi - lo, pgoff, true, f.path, NULL);
-	f.fail_read = -EFAULT;
-	struct py_proc *p = ok ? py_proc_get(r, f.pid, 2) : NULL;
-	if (r)
-		py_reader_unsupported(r, count_said, &said);
+		sym_procs_mmap(t.procs, f->pid, 1, t.lo, t.hi - t.lo, t.pgoff, true, f->path, NULL);
+	f->fail_read = -EFAULT;
+	struct py_proc *p = ok ? py_proc_get(t.r, f->pid, 2) : NULL;
+	if (t.r)
+		py_reader_unsupported(t.r, count_said, &said);
 	CHECK(p && p->kind == PY_NOT && said == 0,
 	      "%s, its memory unreadable: no CPython for now, nothing said (%d)", file, said);
 	if (by_time) {
 		/* no mapping comes: looked at again 10 ms on, then 20 ms after that */
-		p = ok ? py_proc_get(r, f.pid, 2 + MS(10)) : NULL;
+		p = ok ? py_proc_get(t.r, f->pid, 2 + MS(10)) : NULL;
 		CHECK(p && p->kind == PY_NOT, "10 ms on, still unreadable: no CPython for now");
-		f.fail_read = 0;
-		p = ok ? py_proc_get(r, f.pid, 2 + MS(29)) : NULL;
+		f->fail_read = 0;
+		p = ok ? py_proc_get(t.r, f->pid, 2 + MS(29)) : NULL;
 		CHECK(p && p->kind == PY_NOT, "readable, 19 ms after the second look: not looked at again yet");
-		p = ok ? py_proc_get(r, f.pid, 2 + MS(30)) : NULL;
+		p = ok ? py_proc_get(t.r, f->pid, 2 + MS(30)) : NULL;
 		CHECK(p && p->kind == PY_YES, "20 ms after the second look, no mapping since: its CPython found");
 	} else {
-		f.fail_read = 0;
-		p = ok ? py_proc_get(r, f.pid, 3) : NULL;
+		f->fail_read = 0;
+		p = ok ? py_proc_get(t.r, f->pid, 3) : NULL;
 		CHECK(p && p->kind == PY_NOT, "no mapping recorded since, 1 ns on: not looked at again");
 		if (ok)
-			sym_procs_mmap(procs, f.pid, 3, 0x400000, 0x1000, 0, true, "/usr/bin/prog", NULL);
-		p = ok ? py_proc_get(r, f.pid, 4) : NULL;
+			sym_procs_mmap(t.procs, f->pid, 3, 0x400000, 0x1000, 0, true, "/usr/bin/prog", NULL);
+		p = ok ? py_proc_get(t.r, f->pid, 4) : NULL;
 		CHECK(p && p->kind == PY_YES, "once it maps more: its CPython found");
 	}
-	py_reader_free(r);
-	sym_procs_free(procs);
-	unload(&f);
-	rm_root(&f, dir);
+	under_test_close(&t);
 }
 
 int main(int argc, char **argv)
