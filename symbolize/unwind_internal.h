@@ -29,6 +29,11 @@
 /* how far above sp an address is taken for a stack word (beyond the copy:
  * the stack was cut) rather than nothing of the stack's */
 #define SYM_UW_STACK_RANGE (64ULL << 20)
+/* what a probe reads beyond the copy (fill_beyond): one value for every
+ * address, so a CFA read from the stack (a signal frame's) does not move
+ * with rsp or rbp and fails the probes' shift checks; not 0, which would
+ * end the stack */
+#define SYM_UW_FILLER 0x5eed5eed5eed5eedULL
 
 /* One ELF file, mapped read-only: its PT_LOAD segments and unwind table. */
 struct ufile {
@@ -115,6 +120,12 @@ struct sym_unwinder {
 	struct { uint64_t lo, hi, bias; struct ufile *f; } seen[WALK_FILES];
 	unsigned nseen;
 	bool cut;
+	/* learn_frame's probes: a stack word beyond the copy reads as
+	 * SYM_UW_FILLER (FILLED set) rather than cutting the probe, so a
+	 * frame met at the copy's end has its rule learnt once (its CFI
+	 * gives where the words lie, not what they hold), not probed again
+	 * at each sample that ends there */
+	bool fill_beyond, filled;
 	uint32_t uw_steps; /* the last sym_uw_walk's steps by libunwind or rbp */
 	uint64_t n_rule_steps, n_uw_steps; /* sym_uw_walk's steps by a kept rule, and not */
 	uint64_t n_again; /* sym_uw_walk's walks made again without rules */

@@ -157,38 +157,45 @@ static bool rule_apply(const struct urule *r, const struct sym_ustack *s, uint64
 	       (!r->bp_saved || sym_uw_copy_word(s, cfa + (uint64_t)(int64_t)r->bp_off, &out[2]));
 }
 
-/* The rule of frame K of a walk of S (its frames FR, NFR of them, the
- * last step's answer LAST_RET), from two probes, or RULE_NONE when it
- * cannot be learnt from this sample (a word beyond the copy) */
-static struct urule learn_one(struct sym_unwinder *u, unw_addr_space_t as,
-			      const struct sym_ustack *s, const struct uframe *fr, uint32_t nfr,
-			      int last_ret, uint32_t k)
+/* learn_one's LAST_RET for a frame whose caller no walk has seen: the
+ * first probe stands for the walk's step */
+#define LEARN_ALONE (-1000)
+
+/* learn_one's work, its probes reading the filler beyond the copy */
+static struct urule learn_probed(struct sym_unwinder *u, unw_addr_space_t as,
+				 const struct sym_ustack *s, const struct uframe *fr, uint32_t nfr,
+				 int last_ret, uint32_t k)
 {
 	struct urule r = { .kind = RULE_NOT };
 	uint64_t at = fr[k].ip - (k > 0);
+	u->filled = false;
 	if (!sym_uw_has_cfi(u, as, at))
 		return (struct urule){ .kind = sym_uw_at_entry(u, at) ? RULE_END : RULE_FP };
-	if (k + 1 >= nfr && last_ret != 0)
+	if (k + 1 >= nfr && last_ret != 0 && last_ret != LEARN_ALONE)
 		return (struct urule){ .kind = RULE_NONE }; /* no caller seen to check against */
 	if (signal_at(u, as, s, fr[k].ip, fr[k].sp))
 		return r;
 	uint64_t in[3] = { fr[k].ip - (k > 0), fr[k].sp, fr[k].bp }, o1[3], o2[3], o3[3];
 	uint64_t ra1, ra2, ra3, bp1, bp2, bp3;
 	int p1 = probe(u, as, s, in, o1, &ra1, &bp1);
+	bool beyond = u->filled; /* the step itself, not a shifted probe, read beyond the copy */
 	in[2] += RULE_DELTA;
 	int p2 = probe(u, as, s, in, o2, &ra2, &bp2);
 	/* rsp shifted too: a CFA read from the stack (a signal frame's
 	 * expression, dereferencing rsp + N) does not shift with it */
 	in[2] -= RULE_DELTA, in[1] += RULE_DELTA;
 	int p3 = probe(u, as, s, in, o3, &ra3, &bp3);
-	if (p1 == 0 && p2 == 0 && p3 == 0 && k + 1 == nfr && last_ret == 0)
+	u->filled = beyond;
+	bool alone = last_ret == LEARN_ALONE;
+	if (p1 == 0 && p2 == 0 && p3 == 0 && k + 1 == nfr && (last_ret == 0 || alone))
 		return (struct urule){ .kind = RULE_END };
-	if (k + 1 >= nfr)
+	if (k + 1 >= nfr && !alone)
 		return (struct urule){ .kind = RULE_NONE }; /* no caller seen to check against */
-	if (p1 != 1 || p2 != 1 || p3 != 1 || o1[0] != fr[k + 1].ip ||
-	    o1[1] != fr[k + 1].sp || o1[2] != fr[k + 1].bp)
-		return (struct urule){ .kind = (p1 < 0 || p2 < 0 || p3 < 0) && u->cut ?
-					       RULE_NONE : RULE_NOT };
+	const uint64_t *next = alone ? o1 : (const uint64_t[3]){ fr[k + 1].ip, fr[k + 1].sp,
+								fr[k + 1].bp };
+	if (p1 != 1 || p2 != 1 || p3 != 1 || o1[0] != next[0] || o1[1] != next[1] ||
+	    o1[2] != next[2])
+		return r;
 	int64_t sshift = (int64_t)(o3[1] - o1[1]);
 	int64_t shift = (int64_t)(o2[1] - o1[1]);
 	if ((shift != 0 && shift != RULE_DELTA) || sshift != (shift ? 0 : RULE_DELTA) ||
@@ -207,11 +214,32 @@ static struct urule learn_one(struct sym_unwinder *u, unw_addr_space_t as,
 	} else if (bp2 || o1[2] != fr[k].bp || o2[2] != fr[k].bp + RULE_DELTA) {
 		return (struct urule){ .kind = RULE_NOT };
 	}
-	/* the rule must give the walk's own caller, and the probe's */
+	/* the rule must give the walk's own caller, and the probe's; the
+	 * caller's rsp alone where its words lie beyond the copy (the probes
+	 * read the filler there) */
 	uint64_t a[3];
-	if (!rule_apply(&r, s, fr[k].sp, fr[k].bp, a) || a[0] != o1[0] || a[1] != o1[1] ||
-	    a[2] != o1[2])
+	if (!rule_apply(&r, s, fr[k].sp, fr[k].bp, a))
+		return a[1] == o1[1] ? r : (struct urule){ .kind = RULE_NONE };
+	if (a[0] != o1[0] || a[1] != o1[1] || a[2] != o1[2])
 		return (struct urule){ .kind = RULE_NONE };
+	return r;
+}
+
+/* The rule of frame K of a walk of S (its frames FR, NFR of them, the
+ * last step's answer LAST_RET, or LEARN_ALONE), from three probes, or
+ * RULE_NONE when it cannot be learnt from this sample (no caller seen to
+ * check against).
+ * The probes read a filler beyond the copy (fill_beyond): a frame near the
+ * copy's end, whose shifted probes crossed it, was kept as no simple
+ * rule's, and each later walk through it was made again without rules */
+static struct urule learn_one(struct sym_unwinder *u, unw_addr_space_t as,
+			      const struct sym_ustack *s, const struct uframe *fr, uint32_t nfr,
+			      int last_ret, uint32_t k)
+{
+	bool fill = u->fill_beyond;
+	u->fill_beyond = true;
+	struct urule r = learn_probed(u, as, s, fr, nfr, last_ret, k);
+	u->fill_beyond = fill;
 	return r;
 }
 
@@ -245,7 +273,12 @@ void sym_uw_learn(struct sym_unwinder *u, const struct sym_ustack *s, uint64_t i
 /* The rule of the frame at return address F[0] (rsp F[1], rbp F[2]) of S,
  * learnt from probes there alone (as learn does from a full walk's frames,
  * whose first probe stands for the walk's step) and kept; NULL when it has
- * no simple rule or a probe needs stack beyond the copy. The probes use the
+ * no simple rule (u->filled when its step reads beyond the copy). A rule
+ * whose words lie beyond the copy is learnt all the same (fill_beyond):
+ * samples cut at the copy's end often end at the same frames, which were
+ * probed again at each (7,530 of 9,233 learn_frame calls, the libunwind
+ * steps' lock two thirds of the 41,000 sigprocmask calls of count on the
+ * pyenv shim's python, 2026-11-28). The probes use the
  * process's cached address space: libunwind keeps each ip's parsed CFI
  * row, not register values, and at -F 49 the uncached probes' parsing was
  * most of the reader's time (ftstack's CPU 390/341/207 ms against
@@ -256,13 +289,9 @@ static const struct urule *learn_frame(struct sym_unwinder *u, const struct sym_
 	unw_addr_space_t as = sym_uw_proc_as_of(u, s);
 	if (!as)
 		return NULL;
-	uint64_t in[3] = { f[0] - 1, f[1], f[2] }, o[3] = { 0 }, ra, bp;
-	int p = probe(u, as, s, in, o, &ra, &bp);
-	if (p < 0 && sym_uw_has_cfi(u, as, in[0]))
-		return NULL; /* no simple rule (without CFI: learn_one's RULE_FP) */
-	/* frame 1 and, when the probe stepped, its caller (frame 0 unread) */
-	struct uframe fr[3] = { { 0 }, { f[0], f[1], f[2] }, { o[0], o[1], o[2] } };
-	struct urule r = learn_one(u, as, s, fr, p > 0 ? 3 : 2, p, 1);
+	/* frame 1 (frame 0 unread) */
+	struct uframe fr[2] = { { 0 }, { f[0], f[1], f[2] } };
+	struct urule r = learn_one(u, as, s, fr, 2, LEARN_ALONE, 1);
 	if (r.kind != RULE_SP && r.kind != RULE_BP && r.kind != RULE_END && r.kind != RULE_FP)
 		return NULL;
 	r.pid = s->pid, r.image = image, r.key = f[0] * 2 + 1;
@@ -278,9 +307,8 @@ int sym_uw_rule_step(struct sym_unwinder *u, const struct sym_ustack *s, uint64_
 	if (!r && learn && n > 1) {
 		bool cut = u->cut; /* the walk's, which the probes use for theirs */
 		r = learn_frame(u, s, image, f);
-		bool probe_cut = u->cut;
 		u->cut = cut;
-		if (!r && probe_cut)
+		if (!r && u->filled)
 			return -1; /* its step needs a word beyond the copy */
 	}
 	if (!r || r->image != image ||

@@ -69,8 +69,14 @@ static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *valp, in
 		memcpy(valp, in_file, sizeof(*valp));
 		return 0;
 	}
-	if (!f && addr >= sp && addr - sp < SYM_UW_STACK_RANGE)
+	if (!f && addr >= sp && addr - sp < SYM_UW_STACK_RANGE) {
+		if (u->fill_beyond) {
+			*valp = SYM_UW_FILLER;
+			u->filled = true;
+			return 0;
+		}
 		u->cut = true; /* a stack word the copy did not reach */
+	}
 	return -UNW_EINVAL;
 }
 
