@@ -118,10 +118,12 @@ struct proc {
 	bool thread_seen; /* as a thread: created, or its comm read from /proc */
 	bool perfmap_tried;
 	bool mntns_read;  /* its /proc/PID/ns/mnt read (or found gone) since its last exec */
+	bool nspid_read;  /* NSPID read from /proc/PID/status (or found gone) since its fork */
 	bool exited;      /* its EXIT record seen, at exit_time (forget.c) */
 	bool leader_gone; /* a process whose main thread exited: its last thread's exit ends it */
 	uint64_t exit_time;
 	uint64_t mntns; /* its mount namespace (the inode of ns/mnt); 0: ftstack's own */
+	uint32_t nspid; /* its id in its own pid namespace; 0: that is ftstack's */
 	struct sym_perfmap *perfmap; /* JIT code's names, read at the first need */
 	int64_t perfmap_size;        /* its file's size then: larger now, it is read again */
 	struct sym_perfmap **perfmap_old; /* maps read before, kept: names point into them */

@@ -243,6 +243,8 @@ void sym_procs_fork(struct sym_procs *p, uint32_t pid, uint32_t ppid, uint32_t p
 		sym_proc_revive(p, pr, time);
 		pr->leader_gone = false;
 	}
+	if (pr)
+		pr->nspid_read = false; /* a new process's */
 	if (!pr || !pg)
 		return; /* parent unknown: a snapshot will tell */
 	drop_snapshots_from(p, pr, time);

@@ -32,23 +32,36 @@ static const struct map *map_at(const struct gen *g, uint64_t time, uint64_t add
 	return best ? best : late;
 }
 
-/* PID's id in its own pid namespace (NSpid's last field), when that is
- * another one than ours (a container). */
-static bool nspid_of(const struct sym_procs *p, uint32_t pid, uint32_t *nspid)
+/* PR's id in its own pid namespace (NSpid's last field), when that is
+ * another one than ours (a container). Read once a process: each frame
+ * without a symbol looks for a perf map (perfmap_refresh), and reading
+ * the status file each time was 5,300 opens in one count of a shell
+ * script's processes. */
+static bool nspid_of(const struct sym_procs *p, struct proc *pr, uint32_t *nspid)
 {
 	char path[320], line[256], *save = NULL;
-	snprintf(path, sizeof(path), "%s/%" PRIu32 "/status", p->proc_root, pid);
+	if (pr->nspid_read) {
+		*nspid = pr->nspid;
+		return pr->nspid != 0;
+	}
+	pr->nspid_read = true;
+	pr->nspid = 0;
+	snprintf(path, sizeof(path), "%s/%" PRIu32 "/status", p->proc_root, pr->pid);
 	FILE *f = fopen(path, "re");
 	int n = 0;
+	uint32_t last = 0;
 	while (f && n == 0 && fgets(line, sizeof(line), f)) {
 		if (strncmp(line, "NSpid:", 6) != 0)
 			continue;
 		for (char *tok = strtok_r(line + 6, " \t\n", &save); tok;
 		     tok = strtok_r(NULL, " \t\n", &save), n++)
-			*nspid = (uint32_t)strtoul(tok, NULL, 10);
+			last = (uint32_t)strtoul(tok, NULL, 10);
 	}
 	if (f)
 		fclose(f);
+	if (n > 1)
+		pr->nspid = last;
+	*nspid = pr->nspid;
 	return n > 1;
 }
 
@@ -68,14 +81,14 @@ static bool owner_ok(const struct sym_procs *p, const struct proc *pr, const str
  * map directory, else, for a process in a container, its own
  * /tmp/perf-NSPID.map through /proc/PID/root (only while it runs); one
  * whose owner may name PR's frames. Returns 0 with PATH and *ST, or -ENOENT. */
-static int perfmap_path(const struct sym_procs *p, const struct proc *pr, char *path,
+static int perfmap_path(const struct sym_procs *p, struct proc *pr, char *path,
 			size_t len, struct stat *st)
 {
 	uint32_t nspid;
 	snprintf(path, len, "%s/perf-%" PRIu32 ".map", p->perfmap_dir, pr->pid);
 	if (stat(path, st) == 0 && owner_ok(p, pr, st))
 		return 0;
-	if (!nspid_of(p, pr->pid, &nspid))
+	if (!nspid_of(p, pr, &nspid))
 		return -ENOENT;
 	snprintf(path, len, "%s/%" PRIu32 "/root/tmp/perf-%" PRIu32 ".map", p->proc_root, pr->pid,
 		 nspid);

@@ -496,9 +496,12 @@ static void test_perfmap(void)
 	      strcmp(fr.name, "ns_jit") == 0, "container: /proc/PID/root/tmp/perf-NSPID.map");
 	fake_file(root, "55/root/tmp/perf-7.map",
 		  "7f0000005000 10 ns_jit\n7f0000008000 10 ns_compiled_later\n");
+	/* its status read once: what it says now is not read */
+	fake_file(root, "55/status", "Name:\tnode\nNSpid:\t55\t9\n");
 	CHECK(sym_procs_lookup(p, 55, 200, 0x7f0000008004, &fr) == 0 && fr.name &&
 	      strcmp(fr.name, "ns_compiled_later") == 0,
-	      "container: its map read again once it grew (the same path as first read)");
+	      "container: its map read again once it grew (the same path as first read, its "
+	      "NSpid read once)");
 	sym_procs_free(p);
 	snprintf(path, sizeof(path), "rm -rf %s", root);
 	CHECK(system(path) == 0, "perf map dir removed");
