@@ -67,8 +67,9 @@ int ft_kload_now(const char *path, bool track_mmaps, struct sym_kernel **k,
  * done. Returns 0, or -errno when no thread could be made. */
 int ft_kload_start(const char *path, bool track_mmaps, struct ft_kload **out);
 int ft_kload_fd(const struct ft_kload *kl);
-/* Gives the thread the process's priority back (root may; for others it
- * keeps yielding). */
+/* Gives the thread the process's priority (its priority when the load
+ * started) back, now or, when the thread has not yet yielded, as soon as
+ * it has (root may; for others it keeps yielding). */
 void ft_kload_hurry(struct ft_kload *kl);
 /* Waits for the thread and hands over ft_kload_now's results (the caller
  * owns them) and its return value; frees KL. */
