@@ -398,7 +398,14 @@ static void test_kernel_lost(void)
 	for (int i = 0; i < 2; i++)
 		CHECK(perfev_ring_map(&ring[i], fd[i], 4096) == 0 &&
 		      ft_perf_source_add_fd(ps, fd[i], 0, 0) == 0, "event %d: a one-page ring", i);
-	spin_cpu(100); /* ~5000 samples each: a page holds about 100 */
+	/* ~2500 samples each 50 ms, a page holds about 100; on busy CPUs the
+	 * kernel took ~400 in 100 ms (a unit run beside two busy loops): the
+	 * spin goes on until each ring has lost 1000, for 2 s at most */
+	for (int t = 0; t < 40 && (k[0] <= 1000 || k[1] <= 1000); t++) {
+		spin_cpu(50);
+		if (perfev_lost(fd[0], &k[0]) < 0 || perfev_lost(fd[1], &k[1]) < 0)
+			break;
+	}
 	for (int i = 0; i < 2; i++)
 		perfev_disable(fd[i]);
 	int r0 = perfev_lost(fd[0], &k[0]), r1 = perfev_lost(fd[1], &k[1]);
