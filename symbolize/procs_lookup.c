@@ -32,18 +32,16 @@ static const struct map *map_at(const struct gen *g, uint64_t time, uint64_t add
 	return best ? best : late;
 }
 
-/* PR's id in its own pid namespace (NSpid's last field), when that is
- * another one than ours (a container). Read once a process: each frame
- * without a symbol looks for a perf map (perfmap_refresh), and reading
- * the status file each time was 5,300 opens in one count of a shell
- * script's processes. */
-static bool nspid_of(const struct sym_procs *p, struct proc *pr, uint32_t *nspid)
+/* PR's id in its own pid namespace (NSpid's last field) when that is
+ * another one than ours (a container), else 0. Read once a process: each
+ * frame without a symbol looks for a perf map (perfmap_refresh), and
+ * reading the status file each time was 5,300 opens in one count of a
+ * shell script's processes. */
+static uint32_t nspid_of(const struct sym_procs *p, struct proc *pr)
 {
 	char path[320], line[256], *save = NULL;
-	if (pr->nspid_read) {
-		*nspid = pr->nspid;
-		return pr->nspid != 0;
-	}
+	if (pr->nspid_read)
+		return pr->nspid;
 	pr->nspid_read = true;
 	pr->nspid = 0;
 	snprintf(path, sizeof(path), "%s/%" PRIu32 "/status", p->proc_root, pr->pid);
@@ -61,8 +59,7 @@ static bool nspid_of(const struct sym_procs *p, struct proc *pr, uint32_t *nspid
 		fclose(f);
 	if (n > 1)
 		pr->nspid = last;
-	*nspid = pr->nspid;
-	return n > 1;
+	return pr->nspid;
 }
 
 /* Whether the file of ST at PATH may name PR's frames: its owner is root,
@@ -84,11 +81,11 @@ static bool owner_ok(const struct sym_procs *p, const struct proc *pr, const str
 static int perfmap_path(const struct sym_procs *p, struct proc *pr, char *path,
 			size_t len, struct stat *st)
 {
-	uint32_t nspid;
 	snprintf(path, len, "%s/perf-%" PRIu32 ".map", p->perfmap_dir, pr->pid);
 	if (stat(path, st) == 0 && owner_ok(p, pr, st))
 		return 0;
-	if (!nspid_of(p, pr, &nspid))
+	uint32_t nspid = nspid_of(p, pr);
+	if (!nspid)
 		return -ENOENT;
 	snprintf(path, len, "%s/%" PRIu32 "/root/tmp/perf-%" PRIu32 ".map", p->proc_root, pr->pid,
 		 nspid);

@@ -120,11 +120,11 @@ struct sym_unwinder {
 	struct { uint64_t lo, hi, bias; struct ufile *f; } seen[WALK_FILES];
 	unsigned nseen;
 	bool cut;
-	/* learn_frame's probes: a stack word beyond the copy reads as
-	 * SYM_UW_FILLER (FILLED set) rather than cutting the probe, so a
-	 * frame met at the copy's end has its rule learnt once (its CFI
-	 * gives where the words lie, not what they hold), not probed again
-	 * at each sample that ends there */
+	/* the probes that learn a rule (unwind_rules.c's learn_one): a stack
+	 * word beyond the copy reads as SYM_UW_FILLER (FILLED set) rather
+	 * than cutting the probe, so a frame met at the copy's end has its
+	 * rule learnt once (its CFI gives where the words lie, not what they
+	 * hold), not probed again at each sample that ends there */
 	bool fill_beyond, filled;
 	uint32_t uw_steps; /* the last sym_uw_walk's steps by libunwind or rbp */
 	uint64_t n_rule_steps, n_uw_steps; /* sym_uw_walk's steps by a kept rule, and not */

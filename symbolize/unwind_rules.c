@@ -236,10 +236,9 @@ static struct urule learn_one(struct sym_unwinder *u, unw_addr_space_t as,
 			      const struct sym_ustack *s, const struct uframe *fr, uint32_t nfr,
 			      int last_ret, uint32_t k)
 {
-	bool fill = u->fill_beyond;
 	u->fill_beyond = true;
 	struct urule r = learn_probed(u, as, s, fr, nfr, last_ret, k);
-	u->fill_beyond = fill;
+	u->fill_beyond = false;
 	return r;
 }
 
@@ -273,7 +272,7 @@ void sym_uw_learn(struct sym_unwinder *u, const struct sym_ustack *s, uint64_t i
 /* The rule of the frame at return address F[0] (rsp F[1], rbp F[2]) of S,
  * learnt from probes there alone (as learn does from a full walk's frames,
  * whose first probe stands for the walk's step) and kept; NULL when it has
- * no simple rule (u->filled when its step reads beyond the copy). A rule
+ * no simple rule, *BEYOND then when its step reads beyond the copy. A rule
  * whose words lie beyond the copy is learnt all the same (fill_beyond):
  * samples cut at the copy's end often end at the same frames, which were
  * probed again at each (7,530 of 9,233 learn_frame calls, the libunwind
@@ -284,14 +283,16 @@ void sym_uw_learn(struct sym_unwinder *u, const struct sym_ustack *s, uint64_t i
  * most of the reader's time (ftstack's CPU 390/341/207 ms against
  * 280/171/162 in 6 s runs, interleaved) */
 static const struct urule *learn_frame(struct sym_unwinder *u, const struct sym_ustack *s,
-				       uint64_t image, const uint64_t f[3])
+				       uint64_t image, const uint64_t f[3], bool *beyond)
 {
+	*beyond = false;
 	unw_addr_space_t as = sym_uw_proc_as_of(u, s);
 	if (!as)
 		return NULL;
 	/* frame 1 (frame 0 unread) */
 	struct uframe fr[2] = { { 0 }, { f[0], f[1], f[2] } };
 	struct urule r = learn_one(u, as, s, fr, 2, LEARN_ALONE, 1);
+	*beyond = u->filled;
 	if (r.kind != RULE_SP && r.kind != RULE_BP && r.kind != RULE_END && r.kind != RULE_FP)
 		return NULL;
 	r.pid = s->pid, r.image = image, r.key = f[0] * 2 + 1;
@@ -305,10 +306,10 @@ int sym_uw_rule_step(struct sym_unwinder *u, const struct sym_ustack *s, uint64_
 {
 	const struct urule *r = rule_get(u, s, image, f[0] * 2 + (n > 1));
 	if (!r && learn && n > 1) {
-		bool cut = u->cut; /* the walk's, which the probes use for theirs */
-		r = learn_frame(u, s, image, f);
+		bool cut = u->cut, beyond; /* the walk's, which the probes use for theirs */
+		r = learn_frame(u, s, image, f, &beyond);
 		u->cut = cut;
-		if (!r && u->filled)
+		if (!r && beyond)
 			return -1; /* its step needs a word beyond the copy */
 	}
 	if (!r || r->image != image ||
@@ -383,7 +384,8 @@ uint32_t sym_uw_rules_walk(struct sym_unwinder *u, const struct sym_ustack *s, u
 			ips[n++] = f[0];
 			continue;
 		}
-		if ((!r || r->image != image) && !(r = learn_frame(u, s, image, f)))
+		bool beyond;
+		if ((!r || r->image != image) && !(r = learn_frame(u, s, image, f, &beyond)))
 			return 0;
 		if (r->kind == RULE_NOT)
 			return 0;
