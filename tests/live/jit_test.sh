@@ -44,6 +44,13 @@ cut_count() {
 }
 pct() { echo $(($2 ? $1 * 1000 / $2 : 0)); }
 
+# runtime_frames FOLDED: the heaviest stacks by their runtime frames alone
+# (py::, JS:, JitWork), to tell a misnamed split from a mis-walked one
+runtime_frames() {
+	awk '{ s = ""; n = split($0, f, ";"); sub(/ [0-9]+$/, "", f[n])
+		for (i = 1; i <= n; i++) if (f[i] ~ /py::|JS:|JitWork/) { sub(/:(\/|<frozen ).*/, "", f[i]); s = s ";" f[i] }
+		c[s] += $NF } END { for (s in c) print c[s], s }' "$1" | sort -rn | head -8 | cut -c1-300 | sed 's/^/# /'
+}
 # runtime NAME HEAVY LIGHT SPIN CMD: profile's default on CMD, judged
 runtime() {
 	local name=$1 heavy=$2 light=$3 spin=$4 w t h l; shift 4
@@ -54,6 +61,7 @@ runtime() {
 	[ $w -eq $t ] || awk -v re="$JIT_WHOLE" '$0 !~ re { print "# not whole: " substr($0, 1, 300) }' $TMP/o | head -5
 	read -r h l sp < <(split $TMP/o "$heavy" "$light" "$spin")
 	check "$name: heavy:light $h:$l, 2:1 $(ratio_bound "$l" "$h" 2)" ratio_ok "$l" "$h" 2
+	ratio_ok "$l" "$h" 2 || runtime_frames $TMP/o
 	check "$name: spin named under heavy and light in most of their samples ($sp of $((h + l)))" \
 		bash -c "[ $((sp * 10)) -ge $(((h + l) * 9)) ]"
 	# a thread sampled in clone3's first child instructions is whole, one
