@@ -14,13 +14,13 @@ def spin(n):
     return x
 
 
-def heavy():
-    spin(100000)
-    spin(100000)
+def heavy(n):
+    spin(n)
+    spin(n)
 
 
-def light():
-    spin(100000)
+def light(n):
+    spin(n)
 
 
 def spin2(n):
@@ -43,9 +43,15 @@ def main():
         import threading
         t = threading.Thread(target=other, args=(end,))
         t.start()
+    # each round's work drawn anew (both calls the same): a round as long
+    # as the timer's period, or a simple fraction of it, would have every
+    # sample land at the same point of it, the split the phase's, not 2:1
+    seed = 1
     while time.monotonic() < end:
-        heavy()
-        light()
+        seed = (seed * 1103515245 + 12345) % 2147483648
+        n = 25000 + (seed >> 8) % 150000  # 100000 on average
+        heavy(n)
+        light(n)
     if threads > 1:
         t.join()
 
