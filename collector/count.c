@@ -109,6 +109,7 @@ static void count_now(struct ft_session *s, const struct perfev_sample *smp, uin
 		if (r.nkstack > AGG_MAX_DEPTH)
 			r.nkstack = AGG_MAX_DEPTH;
 	}
+	uint64_t callers = s->cnt.entry_callers;
 	if (s->keep.want_user) {
 		r.ustack = smp->uips;
 		r.nustack = smp->nuips > AGG_MAX_DEPTH ? AGG_MAX_DEPTH : smp->nuips;
@@ -122,7 +123,10 @@ static void count_now(struct ft_session *s, const struct perfev_sample *smp, uin
 	know_thread(s, smp->pid, smp->tid, smp->time);
 	if (agg_add(s->agg, &r) == 0) {
 		s->cnt.counted += n;
-		s->repeat.counted = !empty && !s->plan.events[event].entry_fix;
+		s->repeat.counted = !empty;
+		/* the caller put back comes from [sp]: repeat.c checks that word */
+		s->repeat.entry = s->plan.events[event].entry_fix;
+		s->repeat.entry_added = s->cnt.entry_callers != callers;
 	}
 }
 

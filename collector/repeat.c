@@ -12,8 +12,14 @@
  *    kept per ip and process layout (sym_unwind_splice): the frames are
  *    then a function of the chain, the layout and, where the rule takes
  *    one, a single word of the copy, all checked here; the Python check's
- *    answer is the layout's too. A walk that took anything else (a CFI
- *    walk, a cut, Python frames) is not repeated: the next sample walks.
+ *    answer is the layout's too. A program without frame pointers has its
+ *    copy walked by CFA rules kept per ip, whose frames are a function of
+ *    the chain, the layout, rip, rsp, rbp, the copy's size and the words
+ *    the rules read (a few a frame), all checked here too: a shell or an
+ *    interpreter calls malloc from the same place again and again. A walk
+ *    that took anything else (libunwind's steps, a rule learnt, Python
+ *    frames, JIT code) is not repeated: the next sample walks. A cut walk
+ *    is counted as cut again.
  * The aggregator's last key must still be that sample's: every full count
  * (count_now) forgets the last one first, and a drop or reset leaves no
  * last key (agg_add_last). */
@@ -23,6 +29,27 @@
 static bool same_words(const uint64_t *a, uint32_t na, const uint64_t *b, uint32_t nb)
 {
 	return na == nb && (!na || memcmp(a, b, na * sizeof(*a)) == 0);
+}
+
+/* Whether SMP's registers and copy hold what the walk by rules R kept
+ * read, wherever its stack pointer */
+static bool same_ruled(const struct ft_ustacks *u, const struct ft_repeat *r,
+		       const struct perfev_sample *smp)
+{
+	uint64_t regs[17];
+	uint32_t known;
+	/* a cut walk ran off its copy: a copy of the same size cuts it there */
+	if (!smp->ustack || (r->cut.cut ? smp->ustack_size != r->size : smp->ustack_size < r->reach) ||
+	    perfev_ustack_dwarf_regs(smp, u->regs_mask, regs, &known) < 0 || regs[16] != r->rip ||
+	    (r->rbp && regs[6] - regs[7] != r->rbp_less_sp))
+		return false;
+	for (uint32_t i = 0; i < r->nw; i++) {
+		uint64_t w;
+		memcpy(&w, smp->ustack + r->offs[i], sizeof(w));
+		if (w - (r->less_sp[i] ? regs[7] : 0) != r->words[i])
+			return false;
+	}
+	return true;
 }
 
 /* Whether SMP's user frames come from the inputs R kept */
@@ -40,6 +67,8 @@ static bool same_user(struct ft_session *s, const struct ft_repeat *r,
 	if (cut || !same_words(chain, n, r->uips, r->nu) ||
 	    sym_procs_image(s->procs, smp->pid, smp->time) != r->image)
 		return false;
+	if (r->by_rules)
+		return same_ruled(&s->ustacks, r, smp);
 	uint64_t w;
 	if (!r->slot)
 		return true;
@@ -47,6 +76,57 @@ static bool same_user(struct ft_session *s, const struct ft_repeat *r,
 		return false;
 	memcpy(&w, smp->ustack + (size_t)(r->slot - 1) * 8, sizeof(w));
 	return w == r->word;
+}
+
+/* A repeat of a cut walk: counted as cut again, where the walk was */
+static void count_cut(struct ft_ustacks *u, const struct ft_cut_of *c)
+{
+	u->cut += c->cut;
+	u->cut_top += c->top;
+	if (c->file)
+		c->file->at_end++;
+}
+
+/* Adds SMP's words at the N byte offsets OFFS from sp, less SP where
+ * LESS_SP says, to R's: false when R holds no more */
+static bool keep_ruled_words(struct ft_repeat *r, const struct perfev_sample *smp, uint64_t sp,
+			     const uint32_t *offs, const bool *less_sp, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		/* a word beyond the copy cut the walk: the same size cuts it again */
+		if (offs[i] > smp->ustack_size || smp->ustack_size - offs[i] < 8)
+			continue;
+		if (r->nw == FT_REPEAT_WORDS)
+			return false;
+		r->offs[r->nw] = offs[i];
+		r->less_sp[r->nw] = less_sp[i];
+		memcpy(&r->words[r->nw], smp->ustack + offs[i], sizeof(uint64_t));
+		r->words[r->nw++] -= less_sp[i] ? sp : 0;
+	}
+	return true;
+}
+
+/* Keeps what the last walk, by rules alone, read of SMP into R (and the
+ * word at sp, where a uprobe at an entry takes its caller: ENTRY): false
+ * when it read more than R holds (or no copy) */
+static bool keep_ruled(const struct ft_ustacks *u, struct ft_repeat *r,
+		       const struct perfev_sample *smp, const uint32_t *offs, const bool *less_sp,
+		       uint32_t n, bool entry)
+{
+	static const uint32_t at_sp = 0;
+	static const bool word = false;
+	uint64_t regs[17];
+	uint32_t known;
+	if (!smp->ustack || perfev_ustack_dwarf_regs(smp, u->regs_mask, regs, &known) < 0)
+		return false;
+	r->nw = 0;
+	if ((entry && !keep_ruled_words(r, smp, regs[7], &at_sp, &word, 1)) ||
+	    !keep_ruled_words(r, smp, regs[7], offs, less_sp, n))
+		return false;
+	r->rip = regs[16];
+	r->rbp_less_sp = regs[6] - regs[7];
+	r->size = smp->ustack_size;
+	return true;
 }
 
 bool ft_repeat_count(struct ft_session *s, const struct perfev_sample *smp, uint32_t event,
@@ -58,6 +138,9 @@ bool ft_repeat_count(struct ft_session *s, const struct perfev_sample *smp, uint
 	    !same_words(smp->kips, smp->nkips, r->kips, r->nk) || !same_user(s, r, smp) ||
 	    agg_add_last(s->agg, smp->time, weight) < 0)
 		return false;
+	if (r->walked)
+		count_cut(&s->ustacks, &r->cut);
+	s->cnt.entry_callers += r->entry_added;
 	if (smp->time > s->last_time)
 		s->last_time = smp->time;
 	/* a process marked exited lives on with a later sample (the thread,
@@ -78,16 +161,31 @@ void ft_repeat_keep(struct ft_session *s, const struct perfev_sample *smp, uint3
 	if (!counted || s->kernel.state == FT_KSYMS_LOADING || smp->nkips > AGG_MAX_DEPTH)
 		return;
 	r->walked = u->copy_size && u->unwinder;
+	r->by_rules = false;
 	const uint64_t *user = smp->uips;
 	uint32_t nu = smp->nuips;
 	if (r->walked) {
-		if (!u->repeatable || !sym_unwind_spliced_by_rule(u->unwinder, &r->image, &r->slot))
+		uint32_t offs[FT_REPEAT_WORDS], n;
+		bool less_sp[FT_REPEAT_WORDS];
+		if (!u->repeatable)
 			return;
+		if (sym_unwind_spliced_by_rule(u->unwinder, &r->image, &r->slot)) {
+			if (r->slot)
+				memcpy(&r->word, smp->ustack + (size_t)(r->slot - 1) * 8, sizeof(r->word));
+			if (r->entry)
+				return; /* [sp] not checked */
+		} else if (sym_unwind_walked_by_rules(u->unwinder, &r->image, offs, less_sp,
+						      FT_REPEAT_WORDS, &n, &r->rbp, &r->reach)) {
+			if (!keep_ruled(u, r, smp, offs, less_sp, n, r->entry))
+				return;
+			r->by_rules = true;
+		} else {
+			return;
+		}
+		r->cut = u->last_cut;
 		nu = ft_ustack_last_chain(u, smp, &user);
-		if (r->slot)
-			memcpy(&r->word, smp->ustack + (size_t)(r->slot - 1) * 8, sizeof(r->word));
 	}
-	if (nu > AGG_MAX_DEPTH)
+	if (nu > AGG_MAX_DEPTH || (r->entry && !r->by_rules))
 		return;
 	r->pid = smp->pid, r->tid = smp->tid, r->event = event, r->cgroup = smp->cgroup;
 	r->nk = smp->nkips, r->nu = nu;

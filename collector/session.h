@@ -145,10 +145,14 @@ struct ft_ustacks {
 	 * handling starts (on_sample) */
 	const struct perfev_sample *chain_of;
 	bool spliced;                  /* the last walk repaired a chain (sym_unwind_splice) */
-	/* the last walk repaired its chain, nothing cut, no Python frames:
-	 * its frames then come from the chain, the layout and one word when
-	 * the splice took a kept rule (sym_unwind_spliced_by_rule, repeat.c) */
+	/* the last walk repaired its chain, no Python frames, no JIT code:
+	 * its frames then come from the chain, the layout and the copy's words
+	 * the splice's kept rules read (sym_unwind_spliced_by_rule,
+	 * sym_unwind_walked_by_rules; repeat.c), */
 	bool repeatable;
+	/* and whether it was cut: counted again with it (cut, cut_top and
+	 * its file's at_end) */
+	struct ft_cut_of last_cut;
 };
 
 /* What the run wants from the kernel and keeps of each record: set by

@@ -227,8 +227,8 @@ static int walk(struct ft_ustacks *u, struct sym_procs *procs, const struct perf
 /* A cut stack whose last frame is at ADDR: counted under its file, with
  * the program it ran in (whether frame pointers would carry its walk on
  * depends on the callers too, mostly the program's). */
-static void note_cut(struct ft_ustacks *u, struct sym_procs *procs,
-		     const struct perfev_sample *smp, uint64_t addr, bool at_end)
+static struct ft_cut_file *note_cut(struct ft_ustacks *u, struct sym_procs *procs,
+				    const struct perfev_sample *smp, uint64_t addr, bool at_end)
 {
 	const char *path = "", *prog = "";
 	uint64_t bias;
@@ -246,8 +246,9 @@ static void note_cut(struct ft_ustacks *u, struct sym_procs *procs,
 		}
 		f->at_end += at_end;
 		f->stopped += !at_end;
-		return;
+		return f;
 	}
+	return NULL;
 }
 
 /* The file of FILES with the most stacks of a kind (AT_END or stopped). */
@@ -473,8 +474,9 @@ const struct perfev_sample *ft_ustack_walk(struct ft_ustacks *u, struct sym_proc
 	/* CFI all the way knows where a stack ends (_start's CFI says it has
 	 * no caller): one that stops anywhere else is not whole either */
 	bool stopped = !cut && u->method == FT_USTACK_DWARF && !sym_unwind_ended(u->unwinder);
+	u->last_cut = (struct ft_cut_of){ cut, cut && smp->ustack_size < smp->ustack_room, NULL };
 	if ((cut || stopped) && n > 0)
-		note_cut(u, procs, smp, u->walk[n - 1], cut);
+		u->last_cut.file = note_cut(u, procs, smp, u->walk[n - 1], cut);
 	u->stopped += stopped;
 	if (u->method == FT_USTACK_DWARF && !cut && !stopped && n > 0)
 		note_reach(u, procs, smp, (uint32_t)n);
@@ -483,7 +485,7 @@ const struct perfev_sample *ft_ustack_walk(struct ft_ustacks *u, struct sym_proc
 	 * taken with page faults off): no larger copy would have more, and a
 	 * walk cut there read beyond what the kernel could copy (until
 	 * 2026-11-26 every thread's did, in clone3's frame, at the top) */
-	u->cut_top += cut && smp->ustack_size < smp->ustack_room;
+	u->cut_top += u->last_cut.top;
 	uint64_t anon = sym_unwind_anon(u->unwinder);
 	if (anon)
 		ft_jit_note(&u->jit, procs, smp, anon, u->walk, (uint32_t)n);
@@ -494,8 +496,8 @@ const struct perfev_sample *ft_ustack_walk(struct ft_ustacks *u, struct sym_proc
 	int with_py = python_frames(u, smp, (uint32_t)n, AGG_MAX_DEPTH,
 				    !cut && u->method == FT_USTACK_DWARF &&
 				    sym_unwind_ended(u->unwinder));
-	/* repeat.c asks the splice whether a kept rule made its frames */
-	u->repeatable = u->spliced && !cut && with_py < 0;
+	/* repeat.c asks the splice whether kept rules made its frames */
+	u->repeatable = u->spliced && with_py < 0 && !anon;
 	tmp->uips = with_py >= 0 ? u->with_py : u->walk;
 	tmp->nuips = (uint32_t)(with_py >= 0 ? with_py : n);
 	u->cut += cut;

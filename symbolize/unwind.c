@@ -177,6 +177,10 @@ static uint32_t walk_once(struct sym_unwinder *u, const struct sym_ustack *s, ui
 	u->nseen = 0;
 	u->cut = false;
 	u->uw_steps = 0;
+	u->nread = 0;
+	u->learn_tries = 0;
+	u->bp_src = BP_SAMPLED;
+	u->need_rbp = false;
 	uint32_t n = 0;
 	sym_uw_keep_sp(u, n, s->regs[7]);
 	ips[n++] = s->regs[16];

@@ -25,6 +25,9 @@
 #define FP_CACHE 4096       /* ips whose repair is known (a power of two) */
 #define RULE_CACHE 8192     /* ips whose CFA rule is known (a power of two) */
 #define RULE_FRAMES 128     /* frames of one walk whose rules are learnt */
+#define READ_MAX 256        /* stack words one walk by rules reads, kept */
+#define BP_SAMPLED UINT32_MAX /* bp_src: rbp as sampled */
+enum { NEED_NOT, NEED_WORD, NEED_LESS_SP }; /* read_need: what the frames depend on */
 #define LEAF_SEEN 4096      /* sampled ips remembered for a second sight (unwind_leaf.c) */
 /* how far above sp an address is taken for a stack word (beyond the copy:
  * the stack was cut) rather than nothing of the stack's */
@@ -127,6 +130,18 @@ struct sym_unwinder {
 	 * hold), not probed again at each sample that ends there */
 	bool fill_beyond, filled;
 	uint32_t uw_steps; /* the last sym_uw_walk's steps by libunwind or rbp */
+	/* the stack words the last walk's rule steps read, as byte offsets
+	 * from the sampled rsp (NREAD of them; more than READ_MAX: not all
+	 * kept), and the rules it tried to learn: a walk by kept rules alone
+	 * is a function of rip, the copy's size, the return addresses read
+	 * and, less rsp, the rbp values a CFA was taken from (READ_NEED, a
+	 * NEED_*; NEED_RBP: the sampled rbp; BP_SRC: where the frame's rbp
+	 * came from, the sampled one BP_SAMPLED) (sym_unwind_walked_by_rules) */
+	uint32_t read_off[READ_MAX];
+	uint8_t read_need[READ_MAX];
+	uint32_t nread, learn_tries, bp_src;
+	bool need_rbp;
+	uint64_t ruled_image; /* the last splice's walk's, by rules alone; else 0 */
 	uint64_t n_rule_steps, n_uw_steps; /* sym_uw_walk's steps by a kept rule, and not */
 	uint64_t n_again; /* sym_uw_walk's walks made again without rules */
 	bool ended; /* the last sym_unwind reached the outermost frame */

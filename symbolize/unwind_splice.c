@@ -77,6 +77,7 @@ uint32_t sym_unwind_splice(struct sym_unwinder *u, const struct sym_ustack *s,
 			t = &set[w];
 	u->anon_ip = 0;
 	u->by_rule = NULL;
+	u->ruled_image = 0;
 	if (nchain > 1 && max > 1 && t && t->image == image && (uint64_t)t->ra_slot * 8 <= s->size &&
 	    (!t->ra_slot || !t->after || chain[1] == t->next)) {
 		*cut = false;
@@ -89,6 +90,11 @@ uint32_t sym_unwind_splice(struct sym_unwinder *u, const struct sym_ustack *s,
 	 * frame pointers, whose chain is never met, walks its copy each time) */
 	if (rules && u->uw_steps)
 		sym_uw_learn(u, s, rules);
+	/* by kept rules alone: no step of libunwind's, no rule learnt (nor
+	 * tried), no repair kept (the chain not met), no JIT code */
+	if (rules && !u->uw_steps && !u->learn_tries && !met.met && !u->anon_ip &&
+	    u->nread <= READ_MAX)
+		u->ruled_image = rules;
 	struct urepair r = { .pid = s->pid, .image = image, .ip = ip };
 	if ((failed && !*cut) || (*cut && !met.met && nchain > n)) {
 		/* no CFI to repair with, or the copy ended before the walk met
@@ -110,5 +116,27 @@ bool sym_unwind_spliced_by_rule(const struct sym_unwinder *u, uint64_t *image, u
 		return false;
 	*image = u->by_rule->image;
 	*ra_slot = u->by_rule->ra_slot;
+	return true;
+}
+
+bool sym_unwind_walked_by_rules(const struct sym_unwinder *u, uint64_t *image, uint32_t *offs,
+				bool *less_sp, uint32_t max, uint32_t *n, bool *rbp, uint64_t *reach)
+{
+	if (!u->ruled_image)
+		return false;
+	*n = 0;
+	*reach = 0;
+	for (uint32_t i = 0; i < u->nread; i++) {
+		if ((uint64_t)u->read_off[i] + 8 > *reach)
+			*reach = (uint64_t)u->read_off[i] + 8;
+		if (u->read_need[i] == NEED_NOT)
+			continue;
+		if (*n == max)
+			return false;
+		less_sp[*n] = u->read_need[i] == NEED_LESS_SP;
+		offs[(*n)++] = u->read_off[i];
+	}
+	*image = u->ruled_image;
+	*rbp = u->need_rbp;
 	return true;
 }

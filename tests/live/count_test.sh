@@ -89,6 +89,32 @@ check "--call-graph copy,64: the summary names --call-graph fp, which walks them
 run_ft $TMP/o $TMP/e -e $EV -f --buffer-size 16384 -c "$BIN/nofp_paths $d"
 expect_eq "default on code without frame pointers: main;nofp_a;nofp_b, every call" \
 	"$(folded_count $TMP/o 'main;nofp_a;nofp_b;'):$(folded_count $TMP/o '.')" "$d:$d"
+# the same walked by kept rules is counted as the last one again
+# (repeat.c) when its inputs are: via_x and via_y differ in one return
+# address in the middle of the stack, which it must see; rec 8 or 9 deep
+# are two stacks, whose tops (nofp_c, pad: a CFA from the rbp nofp_c
+# saved, rec) are the same moved by a frame: a 128-byte copy of them is
+# counted again, and cut each time. User stacks alone: none is counted
+# again while the kernel's symbols load
+again() { sed -n 's/.*counted as the last one again.*: \([0-9]*\) of .*/\1/p' $TMP/e; }
+run_ft $TMP/o $TMP/e -e $EV -f -U --debug --buffer-size 16384 -c "$BIN/nofp_paths 6000 --alternate"
+expect_eq "default, no frame pointers: main;nofp_alt;via_x;nofp_b 4000, via_y 2000, of 6000" \
+	"$(folded_count $TMP/o ';main;nofp_alt;via_x;nofp_b [0-9]+$'):$(folded_count $TMP/o ';main;nofp_alt;via_y;nofp_b [0-9]+$'):$(folded_count $TMP/o .)" \
+	"4000:2000:6000"
+check "default, no frame pointers, via_x/via_y: counted as the last one again ($(again) of 6000, want >= 1000)" \
+	test "$(again)" -ge 1000
+run_ft $TMP/o $TMP/e -e $EV -f -U --debug --buffer-size 16384 -c "$BIN/nofp_paths 6000 --depths"
+top='^nofp_paths;_start;__libc_start_main;__libc_start_call_main;main;nofp_depths;'
+r9=$(printf 'rec;%.0s' 1 2 3 4 5 6 7 8 9) # (awk here may lack {9})
+expect_eq "default, no frame pointers: _start .. nofp_depths;rec x9;pad;nofp_c 3000, x10 3000" \
+	"$(folded_count $TMP/o "${top}${r9}pad;nofp_c [0-9]+\$"):$(folded_count $TMP/o "${top}rec;${r9}pad;nofp_c [0-9]+\$"):$(folded_count $TMP/o .)" \
+	"3000:3000:6000"
+run_ft $TMP/o $TMP/e -e $EV -f -U --debug --call-graph copy,128 --buffer-size 16384 -c "$BIN/nofp_paths 6000 --depths"
+expect_eq "--call-graph copy,128, two depths: one stack rec;pad;nofp_c, every call, each counted cut" \
+	"$(folded_count $TMP/o '^nofp_paths;rec;pad;nofp_c [0-9]+$'):$(folded_count $TMP/o .):$(sed -n 's/^ftstack: \([0-9]*\) user stacks reached the end of the 128-byte.*/\1/p' $TMP/e)" \
+	"6000:6000:6000"
+check "--call-graph copy,128, two depths: counted as the last one again ($(again) of 6000, want >= 5400)" \
+	test "$(again)" -ge 5400
 run_ft $TMP/o $TMP/e -e $EV -f --call-graph dwarf,2048 --buffer-size 16384 -c "$BIN/nofp_paths $d"
 expect_eq "--call-graph dwarf: _start .. main;nofp_a;nofp_b, every call" \
 	"$(folded_count $TMP/o '^nofp_paths;_start;__libc_start_main;__libc_start_call_main;main;nofp_a;nofp_b;entry_SYSCALL')" $d

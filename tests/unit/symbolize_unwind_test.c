@@ -656,6 +656,37 @@ static void test_rules_at_copy_end(struct sym_procs *p)
 	sym_unwinder_free(w);
 }
 
+/* A splice of unwind_sample by V, whose rules are all learnt (the last
+ * splice learnt the last frame's, at the copy's end): by the rules alone,
+ * and what it read, as repeat.c keeps it: each caller's return address
+ * among the words its frames depend on, none read past what it says */
+static void test_walked_by_rules(struct sym_unwinder *v, struct sym_procs *p,
+				 const uint64_t *chain)
+{
+	uint32_t offs[64], noffs = 0, found = 0;
+	bool less_sp[64], rbp, cut;
+	uint64_t image, reach = 0, ips[16];
+	uint32_t n = sym_unwind_splice(v, &unwind_sample, chain, 3, ips, 16, &cut);
+	bool by_rules = sym_unwind_walked_by_rules(v, &image, offs, less_sp, 64, &noffs, &rbp, &reach);
+	for (uint32_t k = 1; by_rules && k < n; k++) {
+		for (uint32_t i = 0; i < noffs; i++) {
+			uint64_t w;
+			if (less_sp[i] || offs[i] + 8 > unwind_sample.size)
+				continue;
+			memcpy(&w, unwind_sample.stack + offs[i], sizeof(w));
+			if (w == ips[k]) {
+				found++;
+				break;
+			}
+		}
+	}
+	CHECK(by_rules && found == n - 1 && (cut || reach <= unwind_sample.size) &&
+	      image == sym_procs_image(p, unwind_sample.pid, unwind_sample.time),
+	      "splice by the rules alone: said so, %u of %u return addresses among the %u words "
+	      "its frames depend on, read to %" PRIu64 " of %" PRIu64 " bytes", found, n - 1,
+	      noffs, reach, unwind_sample.size);
+}
+
 /* Whole or not: a walk ends at the process's start (_start's CFI says it
  * has no caller), and never where libunwind's guess gives up in code
  * without CFI */
@@ -738,6 +769,11 @@ static void test_unwind(void)
 	n = sym_unwind_splice(v, &unwind_sample, junk, 3, ips, 16, &cut);
 	CHECK(n == nw && memcmp(ips, whole, n * sizeof(*ips)) == 0,
 	      "splice: a chain never met gives the CFI walk (%u frames)", n);
+	uint32_t offs[64], noffs;
+	bool less_sp[64], rbp;
+	uint64_t image, reach;
+	CHECK(!sym_unwind_walked_by_rules(v, &image, offs, less_sp, 64, &noffs, &rbp, &reach),
+	      "splice by libunwind's steps: not by the rules alone (repeat.c walks the next)");
 	/* its frames' rules learnt: the second time each frame by its rule
 	 * (the last one's, whose step needs a word beyond the copy, from
 	 * probes then), no libunwind step, the same frames, cut as before; a
@@ -767,6 +803,7 @@ static void test_unwind(void)
 	      "splice in another process of the same files: the same %u frames, %" PRIu64 " rules "
 	      "taken by file, %" PRIu64 " steps by libunwind", n, shared0 - shared,
 	      by_unw0 - by_unw);
+	test_walked_by_rules(v, p, junk);
 	/* a copy that ends before the first CFA: cut, and said */
 	unwind_sample.size = 8;
 	n = sym_unwind_splice(v, &unwind_sample, chain, 4, ips, 16, &cut);
