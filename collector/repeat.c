@@ -14,12 +14,13 @@
  *    one, a single word of the copy, all checked here; the Python check's
  *    answer is the layout's too. A program without frame pointers has its
  *    copy walked by CFA rules kept per ip, whose frames are a function of
- *    the chain, the layout, rip, rsp, rbp, the copy's size and the words
- *    the rules read (a few a frame), all checked here too: a shell or an
- *    interpreter calls malloc from the same place again and again. A walk
- *    that took anything else (libunwind's steps, a rule learnt, Python
- *    frames, JIT code) is not repeated: the next sample walks. A cut walk
- *    is counted as cut again.
+ *    the chain, the layout, rip, the copy's size, the return addresses
+ *    the rules read (a few a frame) and, less rsp, the rbp values a CFA
+ *    was taken from, all checked here too (sym_unwind_walked_by_rules):
+ *    perl calls malloc from the same place again and again. A walk that
+ *    took anything else (libunwind's steps, a rule learnt, Python frames,
+ *    JIT code) is not repeated: the next sample walks. A cut walk is
+ *    counted as cut again.
  * The aggregator's last key must still be that sample's: every full count
  * (count_now) forgets the last one first, and a drop or reset leaves no
  * last key (agg_add_last). */
