@@ -29,7 +29,8 @@ folded_count() { awk -v re="$2" '$0 ~ re { n += $NF } END { print n + 0 }' "$1";
 # The workloads draw each round's length anew: a timer's period near a
 # round's (python3.13's jit_work.py took 1.85 ms a round here, -F 499 is
 # 2.004 ms) puts every sample at one phase of the round, and the split was
-# the phase's (3.53 at -F 550, and 1581:342 once in an ASan run at 499).
+# the phase's (3.53 at -F 550, and 1581:342 once in an ASan run at 499;
+# commit 7a69cf7).
 # So wide a band tells a whole stack from a swapped (1/R) or merged (1) one
 # only with enough samples: ratio_ok refuses fewer than ratio_min's (at R=2,
 # 257: below that a merge's 1:1 is inside the band; a swap's below 129).
