@@ -39,8 +39,9 @@ static bool same_ruled(const struct ft_ustacks *u, const struct ft_repeat *r,
 {
 	uint64_t regs[17];
 	uint32_t known;
-	/* a cut walk ran off its copy: a copy of the same size cuts it there */
-	if (!smp->ustack || (r->cut.cut ? smp->ustack_size != r->size : smp->ustack_size < r->reach) ||
+	/* the size: where a walk runs off its copy, and whether the splice
+	 * takes a repair kept for the ip, which needs its slot in the copy */
+	if (!smp->ustack || smp->ustack_size != r->size ||
 	    perfev_ustack_dwarf_regs(smp, u->regs_mask, regs, &known) < 0 || regs[16] != r->rip ||
 	    (r->rbp && regs[6] - regs[7] != r->rbp_less_sp))
 		return false;
@@ -176,7 +177,7 @@ void ft_repeat_keep(struct ft_session *s, const struct perfev_sample *smp, uint3
 			if (r->entry)
 				return; /* [sp] not checked */
 		} else if (sym_unwind_walked_by_rules(u->unwinder, &r->image, offs, less_sp,
-						      FT_REPEAT_WORDS, &n, &r->rbp, &r->reach)) {
+						      FT_REPEAT_WORDS, &n, &r->rbp)) {
 			if (!keep_ruled(u, r, smp, offs, less_sp, n, r->entry))
 				return;
 			r->by_rules = true;

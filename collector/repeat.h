@@ -27,12 +27,11 @@ struct ft_repeat {
 	bool entry, entry_added; /* its event a uprobe's at an entry, its caller put back */
 	bool walked;            /* its user frames were walked here (else: as given) */
 	/* walked by kept rules (sym_unwind_walked_by_rules): rip, rbp less
-	 * rsp (checked when RBP), the copy's size (a cut walk's) or the most
-	 * it read (REACH), and NW words WORDS at offsets OFFS from rsp (less
-	 * rsp where LESS_SP) */
+	 * rsp (checked when RBP), the copy's size, and NW words WORDS at
+	 * offsets OFFS from rsp (less rsp where LESS_SP) */
 	bool by_rules, rbp;
 	uint32_t pid, tid, event, nk, nu, slot, nw;
-	uint64_t cgroup, image, word, size, reach, rip, rbp_less_sp;
+	uint64_t cgroup, image, word, size, rip, rbp_less_sp;
 	uint32_t offs[FT_REPEAT_WORDS];
 	bool less_sp[FT_REPEAT_WORDS];
 	uint64_t words[FT_REPEAT_WORDS];

@@ -353,16 +353,14 @@ bool sym_unwind_spliced_by_rule(const struct sym_unwinder *u, uint64_t *image, u
 /* Whether the last sym_unwind_splice walked its copy by rules kept per ip
  * alone (no libunwind step, no rule learnt or tried, no repair kept, no
  * JIT code): then its frames were a function of CHAIN, the process layout
- * *IMAGE, the sampled rip, the copy's size, its words at the *N byte
- * offsets from rsp written to OFFS (room for MAX) and, when *RBP, the
- * sampled rbp alone, the rbp and the words LESS_SP[i] marks less rsp (a
- * CFA taken from rbp: the walk of a copy moved up or down the stack gives
- * the same frames); a walk not cut read no further than *REACH bytes from
- * rsp, and the same in a copy of any size that holds them. False after
- * any other splice or walk, or when MAX is too few. */
+ * *IMAGE, the sampled rip, the copy's size (which also picks whether a
+ * repair kept for the ip is taken), its words at the *N byte offsets from
+ * rsp written to OFFS (room for MAX) and, when *RBP, the sampled rbp
+ * alone, the rbp and the words LESS_SP[i] marks less rsp (a CFA taken from
+ * rbp: the walk of a copy moved up or down the stack gives the same
+ * frames). False after any other splice or walk, or when MAX is too few. */
 bool sym_unwind_walked_by_rules(const struct sym_unwinder *u, uint64_t *image, uint32_t *offs,
-				bool *less_sp, uint32_t max, uint32_t *n, bool *rbp,
-				uint64_t *reach);
+				bool *less_sp, uint32_t max, uint32_t *n, bool *rbp);
 
 /* ---- frame pointers (fp_elf.c) ---- */
 

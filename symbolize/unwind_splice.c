@@ -120,15 +120,12 @@ bool sym_unwind_spliced_by_rule(const struct sym_unwinder *u, uint64_t *image, u
 }
 
 bool sym_unwind_walked_by_rules(const struct sym_unwinder *u, uint64_t *image, uint32_t *offs,
-				bool *less_sp, uint32_t max, uint32_t *n, bool *rbp, uint64_t *reach)
+				bool *less_sp, uint32_t max, uint32_t *n, bool *rbp)
 {
 	if (!u->ruled_image)
 		return false;
 	*n = 0;
-	*reach = 0;
 	for (uint32_t i = 0; i < u->nread; i++) {
-		if ((uint64_t)u->read_off[i] + 8 > *reach)
-			*reach = (uint64_t)u->read_off[i] + 8;
 		if (u->read_need[i] == NEED_NOT)
 			continue;
 		if (*n == max)
