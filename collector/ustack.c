@@ -496,8 +496,9 @@ const struct perfev_sample *ft_ustack_walk(struct ft_ustacks *u, struct sym_proc
 	int with_py = python_frames(u, smp, (uint32_t)n, AGG_MAX_DEPTH,
 				    !cut && u->method == FT_USTACK_DWARF &&
 				    sym_unwind_ended(u->unwinder));
-	/* repeat.c asks the splice whether kept rules made its frames */
-	u->repeatable = u->spliced && with_py < 0 && !anon;
+	/* repeat.c asks the splice whether kept rules made its frames (no
+	 * JIT code: sym_unwind_walked_by_rules) */
+	u->repeatable = u->spliced && with_py < 0;
 	tmp->uips = with_py >= 0 ? u->with_py : u->walk;
 	tmp->nuips = (uint32_t)(with_py >= 0 ? with_py : n);
 	u->cut += cut;

@@ -145,9 +145,26 @@ static bool signal_at(struct sym_unwinder *u, unw_addr_space_t as, const struct 
 	return sig;
 }
 
+/* The CFA R gives a frame at SP and BP */
+static uint64_t rule_cfa(const struct urule *r, uint64_t sp, uint64_t bp)
+{
+	return (r->kind == RULE_BP ? bp : sp) + (uint64_t)(int64_t)r->cfa_off;
+}
+
+/* R applied to a frame's SP and BP in S: the caller's rip, rsp, rbp;
+ * false when a word lies beyond the copy. */
+static bool rule_apply(const struct urule *r, const struct sym_ustack *s, uint64_t sp,
+		       uint64_t bp, uint64_t out[3])
+{
+	uint64_t cfa = rule_cfa(r, sp, bp);
+	out[1] = cfa;
+	out[2] = bp;
+	return sym_uw_copy_word(s, cfa + (uint64_t)(int64_t)r->ra_off, &out[0]) &&
+	       (!r->bp_saved || sym_uw_copy_word(s, cfa + (uint64_t)(int64_t)r->bp_off, &out[2]));
+}
+
 /* Logs the walk's read of the word at ADDR in S, NEED: how its frames
- * depend on it whatever comes next (sym_unwind_walked_by_rules). Returns
- * its index in the log. */
+ * depend on it whatever comes next. Returns its index in the log. */
 static uint32_t log_read(struct sym_unwinder *u, const struct sym_ustack *s, uint64_t addr,
 			 uint8_t need)
 {
@@ -159,27 +176,20 @@ static uint32_t log_read(struct sym_unwinder *u, const struct sym_ustack *s, uin
 	return i;
 }
 
-/* R applied to a frame's SP and BP in S: the caller's rip, rsp, rbp;
- * false when a word lies beyond the copy. A saved rbp matters to the
- * frames only once a CFA is taken from it, and then only its distance
- * from rsp: logged so. */
-static bool rule_apply(struct sym_unwinder *u, const struct urule *r, const struct sym_ustack *s,
-		       uint64_t sp, uint64_t bp, uint64_t out[3])
+/* What the walk's step by R from frame F reads of S, logged for
+ * sym_unwind_walked_by_rules: the return address as it is; a saved rbp
+ * only once a CFA is taken from it, and then only its distance from rsp */
+static void log_step(struct sym_unwinder *u, const struct urule *r, const struct sym_ustack *s,
+		     const uint64_t f[3])
 {
-	uint64_t cfa = (r->kind == RULE_BP ? bp : sp) + (uint64_t)(int64_t)r->cfa_off;
+	uint64_t cfa = rule_cfa(r, f[1], f[2]);
 	if (r->kind == RULE_BP && u->bp_src == BP_SAMPLED)
 		u->need_rbp = true;
 	else if (r->kind == RULE_BP && u->bp_src < READ_MAX)
 		u->read_need[u->bp_src] = NEED_LESS_SP;
-	out[1] = cfa;
-	out[2] = bp;
-	uint64_t ra_at = cfa + (uint64_t)(int64_t)r->ra_off, bp_at = cfa + (uint64_t)(int64_t)r->bp_off;
-	log_read(u, s, ra_at, NEED_WORD);
-	if (!sym_uw_copy_word(s, ra_at, &out[0]))
-		return false;
+	log_read(u, s, cfa + (uint64_t)(int64_t)r->ra_off, NEED_WORD);
 	if (r->bp_saved)
-		u->bp_src = log_read(u, s, bp_at, NEED_NOT);
-	return !r->bp_saved || sym_uw_copy_word(s, bp_at, &out[2]);
+		u->bp_src = log_read(u, s, cfa + (uint64_t)(int64_t)r->bp_off, NEED_NOT);
 }
 
 /* learn_one's LAST_RET for a frame whose caller no walk has seen: the
@@ -243,7 +253,7 @@ static struct urule learn_probed(struct sym_unwinder *u, unw_addr_space_t as,
 	 * caller's rsp alone where its words lie beyond the copy (the probes
 	 * read the filler there) */
 	uint64_t a[3];
-	if (!rule_apply(u, &r, s, fr[k].sp, fr[k].bp, a))
+	if (!rule_apply(&r, s, fr[k].sp, fr[k].bp, a))
 		return a[1] == o1[1] ? r : (struct urule){ .kind = RULE_NONE };
 	if (a[0] != o1[0] || a[1] != o1[1] || a[2] != o1[2])
 		return (struct urule){ .kind = RULE_NONE };
@@ -344,7 +354,8 @@ int sym_uw_rule_step(struct sym_unwinder *u, const struct sym_ustack *s, uint64_
 	if (r->kind == RULE_END)
 		return 0;
 	uint64_t o[3];
-	if (!rule_apply(u, r, s, f[1], f[2], o))
+	log_step(u, r, s, f);
+	if (!rule_apply(r, s, f[1], f[2], o))
 		return -1;
 	f[0] = o[0], f[1] = o[1], f[2] = o[2];
 	return f[0] ? 1 : 0;
@@ -429,7 +440,7 @@ uint32_t sym_uw_rules_walk(struct sym_unwinder *u, const struct sym_ustack *s, u
 			ips[n++] = f[0];
 			continue;
 		}
-		if (!rule_apply(u, r, s, f[1], f[2], f)) {
+		if (!rule_apply(r, s, f[1], f[2], f)) {
 			*cut = true; /* as libunwind's step, which needs the same word */
 			break;
 		}

@@ -79,6 +79,8 @@ NO_FP long nofp_c(long i)
 	return ret + pad[0];
 }
 
+/* BYTES an argument, not a constant: a constant alloca may become part of
+ * a fixed frame, whose CFA is rsp's */
 NO_FP long pad(long i, long bytes)
 {
 	volatile char *p = __builtin_alloca((size_t)bytes);
