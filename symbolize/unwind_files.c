@@ -190,14 +190,22 @@ static struct ufile *ufile_get(struct sym_unwinder *u, const char *path, uint64_
 	return NULL;
 }
 
-/* The file mapped at ADDR in the walk's process, and its load bias. */
-struct ufile *sym_uw_file_at(struct sym_unwinder *u, uint64_t addr, uint64_t *bias)
+struct ufile *sym_uw_file_seen(const struct sym_unwinder *u, uint64_t addr, uint64_t *bias)
 {
 	for (unsigned i = 0; i < u->nseen; i++)
 		if (addr >= u->seen[i].lo && addr < u->seen[i].hi) {
 			*bias = u->seen[i].bias;
 			return u->seen[i].f;
 		}
+	return NULL;
+}
+
+/* The file mapped at ADDR in the walk's process, and its load bias. */
+struct ufile *sym_uw_file_at(struct sym_unwinder *u, uint64_t addr, uint64_t *bias)
+{
+	struct ufile *seen = sym_uw_file_seen(u, addr, bias);
+	if (seen)
+		return seen;
 	const char *path;
 	const struct sym_ustack *s = u->cur;
 	uint64_t ino;

@@ -162,6 +162,9 @@ static inline void sym_uw_keep_sp(struct sym_unwinder *u, uint32_t i, uint64_t s
  * bias; NULL when no ELF file is mapped there or it cannot be read. The
  * walk remembers it (u->seen) while it lasts. */
 struct ufile *sym_uw_file_at(struct sym_unwinder *u, uint64_t addr, uint64_t *bias);
+/* sym_uw_file_at among the files this walk has met already (u->seen), with
+ * no lookup in the process's maps: NULL when none holds ADDR. */
+struct ufile *sym_uw_file_seen(const struct sym_unwinder *u, uint64_t addr, uint64_t *bias);
 /* The LEN bytes of F at its vaddr V (in a PT_LOAD's file part), or NULL. */
 const uint8_t *sym_uw_file_bytes(const struct ufile *f, uint64_t v, size_t len);
 /* Unmaps and frees F (NULL: nothing). */

@@ -54,17 +54,27 @@ static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *valp, in
 	uint64_t sp = s->regs[7], bias;
 	if (write)
 		return -UNW_EINVAL;
-	if (addr >= sp && addr - sp <= s->size && s->size - (addr - sp) >= sizeof(*valp)) {
+	/* a file this walk has met before the copy: libunwind reads a frame's
+	 * CFI from the file whose table it searched (find_proc_info met it),
+	 * and a copy laid over that file (an rsp pointing into it) must not
+	 * stand in for it. Such a copy gave libunwind a DW_CFA_register whose
+	 * second register's number it takes unchecked as an index into an
+	 * array on its own stack (libunwind 1.6.2, apply_reg_state): the
+	 * unwind fuzz target's SEGV, rsp drawn into the target's own
+	 * .eh_frame. A real stack never lies in a file's mapping. */
+	struct ufile *f = sym_uw_file_seen(u, addr, &bias);
+	const uint8_t *in_file = f ? sym_uw_file_bytes(f, addr - bias, sizeof(*valp)) : NULL;
+	if (!in_file && addr >= sp && addr - sp <= s->size && s->size - (addr - sp) >= sizeof(*valp)) {
 		memcpy(valp, s->stack + (addr - sp), sizeof(*valp));
 		return 0;
 	}
-	/* a file first, also just above the stack: a thread's stack is mapped
+	/* then any file, also just above the stack: a thread's stack is mapped
 	 * below the libraries (clone3's CFI, in libc, lay 1.7 MB above
 	 * pingpong's second thread's sp), and until 2026-11-26 such reads were
 	 * taken for stack words beyond the copy, so every thread's stack was
 	 * "cut" at start_thread */
-	struct ufile *f = sym_uw_file_at(u, addr, &bias);
-	const uint8_t *in_file = f ? sym_uw_file_bytes(f, addr - bias, sizeof(*valp)) : NULL;
+	if (!f && (f = sym_uw_file_at(u, addr, &bias)))
+		in_file = sym_uw_file_bytes(f, addr - bias, sizeof(*valp));
 	if (in_file) {
 		memcpy(valp, in_file, sizeof(*valp));
 		return 0;

@@ -862,6 +862,52 @@ static int find_own_hdr(struct dl_phdr_info *info, size_t size, void *ctx)
 	return 1;
 }
 
+#if defined(__x86_64__)
+/* A copy laid over a file's mapping (an rsp that points into it): the
+ * walk reads the file's own .eh_frame_hdr and CFI, as with a copy of
+ * the same bytes, never the copy's. A copy of 0xff bytes gave a table
+ * search that failed, and in the unwind fuzz target a DW_CFA_register
+ * libunwind indexed its stack with (unwind_space.c's access_mem). */
+static void test_copy_over_file(void)
+{
+	struct own_hdr o = { 0 };
+	dl_iterate_phdr(find_own_hdr, &o);
+	struct sym_procs *p = NULL;
+	struct sym_unwinder *u = NULL;
+	size_t len = o.len + 4096;
+	uint8_t *junk = malloc(len), *same = malloc(len);
+	uint64_t a[16], b[16];
+	uint32_t na = 0, nb = 0;
+	bool ca = false, cb = false;
+	if (o.h && junk && same && sym_procs_alloc("/proc", "/usr/lib/debug", &p) == 0 &&
+	    sym_procs_snapshot(p, (uint32_t)getpid(), 100) == 0 && sym_unwinder_alloc(p, &u) == 0) {
+		memset(junk, 0xff, len);
+		memcpy(same, o.h, len); /* the mapped bytes: the header, then .eh_frame */
+		struct sym_ustack s = unwind_sample;
+		s.pid = s.tid = (uint32_t)getpid();
+		s.time = 200;
+		s.regs[7] = (uint64_t)(uintptr_t)o.h;
+		s.size = (uint32_t)len;
+		s.stack = same;
+		na = sym_unwind(u, &s, a, 16, &ca);
+		s.stack = junk;
+		nb = sym_unwind(u, &s, b, 16, &cb);
+	}
+	CHECK(na >= 2 && nb == na && memcmp(a, b, na * sizeof(*a)) == 0 && ca == cb,
+	      "a copy of 0xff over the file's own .eh_frame_hdr: the file's CFI, %u frames as "
+	      "with its own bytes (%u)", nb, na);
+	sym_unwinder_free(u);
+	sym_procs_free(p);
+	free(junk);
+	free(same);
+}
+#else
+static void test_copy_over_file(void)
+{
+	SKIP("DWARF registers are taken on x86-64 only", "a copy laid over a file");
+}
+#endif
+
 static void test_eh_frame_hdr(void)
 {
 	struct own_hdr o = { 0 };
@@ -904,6 +950,7 @@ int main(void)
 	stack_limit = (uint64_t)(uintptr_t)__builtin_frame_address(0);
 #endif
 	test_unwind();
+	test_copy_over_file();
 	test_eh_frame_hdr();
 	CHECK_DONE();
 }
