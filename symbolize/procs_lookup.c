@@ -231,6 +231,7 @@ int sym_procs_lookup(struct sym_procs *p, uint32_t pid, uint64_t time, uint64_t 
 	struct proc *pr = sym_proc_find(p, pid);
 	const struct map *m = map_at(sym_gen_at(pr, time), time, addr);
 	uint64_t vaddr;
+	bool in_elf = false;
 	memset(out, 0, sizeof(*out));
 	if (m) {
 		struct file *f = &p->files[m->file];
@@ -238,15 +239,20 @@ int sym_procs_lookup(struct sym_procs *p, uint32_t pid, uint64_t time, uint64_t 
 		out->dso_offset = addr - m->start + m->pgoff;
 		struct sym_elf *e = sym_file_named(p, f);
 		if (e && sym_elf_offset_to_vaddr(e, out->dso_offset, &vaddr) == 0) {
+			in_elf = true;
 			out->name = sym_elf_lookup(e, vaddr, &out->offset);
 			out->build_id = sym_elf_build_id(e, &out->build_id_len);
 			out->vaddr = vaddr;
 		}
 	}
-	/* no ELF symbol: JIT code (anonymous memory, or a memfd) may be named */
-	const char *jit = !out->name && pr ? sym_perfmap_lookup(perfmap_of(p, pr), addr,
-								&out->offset) : NULL;
-	if (!out->name && pr && !jit) {
+	/* JIT code (anonymous memory, a memfd: no ELF file read there) may be
+	 * named by the perf map, as perf names only such mappings from it. An
+	 * address of a stripped ELF file is not: each of Debian's bash
+	 * processes, unnamed but by .dynsym, asked the map's path again at
+	 * every such frame (3,957 stat calls in bench/count_nofp's shim) */
+	const char *jit = !in_elf && pr ? sym_perfmap_lookup(perfmap_of(p, pr), addr,
+							     &out->offset) : NULL;
+	if (!in_elf && pr && !jit) {
 		perfmap_refresh(p, pr);
 		jit = sym_perfmap_lookup(pr->perfmap, addr, &out->offset);
 	}

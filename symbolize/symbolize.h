@@ -188,7 +188,8 @@ struct sym_frame {
 	uint64_t vaddr;       /* the address in dso's ELF addresses (valid with build_id) */
 };
 /* Names user address ADDR of PID as its address space was at TIME: from
- * the ELF file mapped there, else (JIT code) from PID's perf map,
+ * the ELF file mapped there, else (JIT code: no ELF file read there) from
+ * PID's perf map,
  * PERFMAP_DIR/perf-PID.map, read at the first such lookup and used when
  * owned by root, by this process's user or by PID's. Returns 0 (name may
  * still be NULL when nothing names it), -ENOENT when neither a mapping nor
