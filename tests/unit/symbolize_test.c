@@ -488,6 +488,17 @@ static void test_perfmap(void)
 	CHECK(sym_procs_has_perfmap(p, 77) && sym_procs_has_perfmap(p, 79) &&
 	      !sym_procs_has_perfmap(p, 78) && !sym_procs_has_perfmap(p, 4242),
 	      "has a perf map: 77 and 79, not 78 (no map) nor 4242 (unknown)");
+	/* an address of an ELF file the process maps (a stripped one, named by
+	 * .dynsym alone: /bin/true's code) is not the perf map's, as perf asks
+	 * the map only of anonymous memory: bash's frames stat'ed the map's
+	 * path at every lookup */
+	fake_file(root, "perf-80.map", "7f0000001000 1000 not_the_maps\n");
+	sym_procs_mmap(p, 80, 100, 0x7f0000000000, 0x10000, 0, true, "/bin/true", NULL);
+	CHECK(sym_procs_lookup(p, 80, 200, 0x7f0000001010, &fr) == 0 &&
+	      (!fr.name || strcmp(fr.name, "not_the_maps") != 0) && fr.dso &&
+	      strcmp(fr.dso, "/bin/true") == 0,
+	      "an address of a mapped ELF file: not named by the perf map (%s)",
+	      fr.name ? fr.name : "unnamed");
 	/* a process in a container: its own /tmp, its own pid there */
 	fake_file(root, "55/status", "Name:\tnode\nNSpid:\t55\t7\n");
 	fake_file(root, "55/root/tmp/perf-7.map", "7f0000005000 10 ns_jit\n");
