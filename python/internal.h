@@ -56,7 +56,13 @@ struct py_binary {
 	bool learnt;
 };
 
-struct py_thread { uint32_t tid; uint64_t tstate; };
+struct py_thread {
+	uint32_t tid;
+	uint64_t tstate;
+	/* 3.13: the newest interpreter frame of its last sample read, taken
+	 * along with the next one's current frame (the same, in a loop) */
+	uint64_t newest;
+};
 
 /* One process, as long as its layout (sym_procs_image) lasts. */
 struct py_proc {
@@ -87,6 +93,8 @@ struct py_code {
 #define PY_TAG 0xa5a5000000000000ull
 #define PY_TAG_MASK 0xffff000000000000ull
 
+#define PY_PREFETCH_MAX 128 /* an interpreter frame's bytes (py_layout's fr_size), at most */
+
 struct py_reader {
 	struct sym_procs *procs;
 	const char *proc_root;
@@ -103,6 +111,15 @@ struct py_reader {
 	size_t nunsupported, unsupported_cap, said_cap;
 	bool active;
 	uint64_t last_code_lo, last_code_hi; /* py_code_bytecode's answer */
+	/* a read the next one takes along (py_proc_prefetch): its span, its
+	 * bytes once read, for the read that asks for them next */
+	struct {
+		uint32_t pid;
+		uint64_t addr;
+		size_t len;
+		bool want, have;
+		uint8_t bytes[PY_PREFETCH_MAX];
+	} pre;
 	struct py_counts cnt;
 };
 
@@ -113,9 +130,21 @@ struct py_proc *py_proc_get(struct py_reader *r, uint32_t pid, uint64_t time);
 /* The thread state of TID in P (cached; FRESH: looked up again): its
  * address, or 0 when no thread state has that native id. */
 uint64_t py_proc_tstate(struct py_reader *r, struct py_proc *p, uint32_t tid, bool fresh);
-/* R's read of P's memory, counted. */
+/* TID's entry in P's threads (py_proc_tstate made it), or NULL. */
+struct py_thread *py_proc_thread(struct py_proc *p, uint32_t tid);
+/* R's read of P's memory, counted (a read served by a prefetch is not):
+ * 0 or -errno. */
 int py_proc_read(struct py_reader *r, const struct py_proc *p, uint64_t addr, void *buf,
 		 size_t len);
+/* Has R's next read of P's memory (py_proc_read) read LEN bytes at ADDR
+ * too, right after its own, in the same system call: a later read of
+ * exactly that span gets those bytes, once, without one. The reads of a
+ * stack whose next address is known before the read in between is made
+ * (a frame's code object, then its caller's frame) take one call where
+ * they took two. Any other read in between drops it (and takes it). */
+void py_proc_prefetch(struct py_reader *r, const struct py_proc *p, uint64_t addr, size_t len);
+/* Drops what py_proc_prefetch asked for or read and was not taken. */
+void py_proc_prefetch_drop(struct py_reader *r);
 
 /* ---- codes.c ---- */
 /* The synthetic address of the code object at ADDR in P: its name read the

@@ -20,19 +20,52 @@
 #define PY_INTERPS 16       /* interpreters looked through for a thread */
 #define PY_TSTATES 4096     /* thread states per interpreter, at most */
 
-int py_read_process(void *ctx, uint32_t pid, uint64_t addr, void *buf, size_t len)
+int py_read_process(void *ctx, uint32_t pid, const struct py_span *spans, unsigned n)
 {
 	(void)ctx;
-	struct iovec local = { buf, len }, remote = { (void *)(uintptr_t)addr, len };
-	ssize_t n = process_vm_readv((pid_t)pid, &local, 1, &remote, 1, 0);
-	return n == (ssize_t)len ? 0 : n < 0 ? -errno : -EFAULT;
+	struct iovec local[2], remote[2];
+	if (n == 0 || n > 2)
+		return -EINVAL;
+	for (unsigned i = 0; i < n; i++) {
+		local[i] = (struct iovec){ spans[i].buf, spans[i].len };
+		remote[i] = (struct iovec){ (void *)(uintptr_t)spans[i].addr, spans[i].len };
+	}
+	ssize_t got = process_vm_readv((pid_t)pid, local, n, remote, n, 0);
+	if (got < 0)
+		return -errno;
+	unsigned whole = 0;
+	for (size_t left = (size_t)got; whole < n && left >= spans[whole].len; whole++)
+		left -= spans[whole].len;
+	return whole ? (int)whole : -EFAULT;
 }
 
 int py_proc_read(struct py_reader *r, const struct py_proc *p, uint64_t addr, void *buf,
 		 size_t len)
 {
+	if (r->pre.have && r->pre.pid == p->pid && r->pre.addr == addr && r->pre.len == len) {
+		memcpy(buf, r->pre.bytes, len);
+		r->pre.have = false;
+		return 0;
+	}
+	struct py_span sp[2] = { { addr, buf, len }, { r->pre.addr, r->pre.bytes, r->pre.len } };
+	bool along = r->pre.want && r->pre.pid == p->pid;
+	r->pre.want = r->pre.have = false;
 	r->cnt.reads++;
-	return r->read(r->read_ctx, p->pid, addr, buf, len);
+	int got = r->read(r->read_ctx, p->pid, sp, along ? 2 : 1);
+	r->pre.have = along && got == 2;
+	return got > 0 ? 0 : got < 0 ? got : -EFAULT;
+}
+
+void py_proc_prefetch(struct py_reader *r, const struct py_proc *p, uint64_t addr, size_t len)
+{
+	r->pre.have = false;
+	r->pre.want = len <= sizeof(r->pre.bytes);
+	r->pre.pid = p->pid, r->pre.addr = addr, r->pre.len = len;
+}
+
+void py_proc_prefetch_drop(struct py_reader *r)
+{
+	r->pre.want = r->pre.have = false;
 }
 
 /* The symbols of interest in the ELF file FD's .dynsym (and .symtab) into B.
@@ -271,12 +304,17 @@ static uint64_t tstate_find(struct py_reader *r, struct py_proc *p, uint32_t tid
 	return 0;
 }
 
+struct py_thread *py_proc_thread(struct py_proc *p, uint32_t tid)
+{
+	for (unsigned i = 0; i < p->nthreads; i++)
+		if (p->threads[i].tid == tid)
+			return &p->threads[i];
+	return NULL;
+}
+
 uint64_t py_proc_tstate(struct py_reader *r, struct py_proc *p, uint32_t tid, bool fresh)
 {
-	struct py_thread *t = NULL;
-	for (unsigned i = 0; i < p->nthreads && !t; i++)
-		if (p->threads[i].tid == tid)
-			t = &p->threads[i];
+	struct py_thread *t = py_proc_thread(p, tid);
 	if (t && !fresh)
 		return t->tstate;
 	uint64_t ts = tstate_find(r, p, tid);

@@ -20,12 +20,20 @@
 struct sym_procs;
 struct py_reader;
 
-/* Reads LEN bytes at ADDR of process PID into BUF: 0 when all were read,
- * else -errno. */
-typedef int (*py_read_fn)(void *ctx, uint32_t pid, uint64_t addr, void *buf, size_t len);
+/* LEN bytes of a process's memory at ADDR, read into BUF. */
+struct py_span {
+	uint64_t addr;
+	void *buf;
+	size_t len;
+};
+/* Reads SPANS (N of them, at most 2) of process PID, in order, as N reads
+ * one after the other would: how many were read whole from the first on,
+ * or -errno when not even the first was. */
+typedef int (*py_read_fn)(void *ctx, uint32_t pid, const struct py_span *spans, unsigned n);
 
-/* process_vm_readv: the py_read_fn of a live run (CTX unused). */
-int py_read_process(void *ctx, uint32_t pid, uint64_t addr, void *buf, size_t len);
+/* process_vm_readv: the py_read_fn of a live run (CTX unused), one system
+ * call for all N. */
+int py_read_process(void *ctx, uint32_t pid, const struct py_span *spans, unsigned n);
 
 /* What the reader takes from an interpreter binary's ELF file: the vaddrs
  * of _PyRuntime, PyCode_Type, Py_Version (0: none, before 3.11),

@@ -211,6 +211,32 @@ static bool points_into(const struct py_stack *s, const struct act *a, uint64_t 
 	return false;
 }
 
+/* Has the next read take along frame F's, when F is read from the
+ * process (not 0, not in the copy) */
+static void prefetch_frame(struct py_reader *r, const struct py_proc *p, const struct py_stack *s,
+			   uint64_t f)
+{
+	uint8_t fr[PY_PREFETCH_MAX];
+	if (f && p->lay.fr_size <= sizeof(fr) && !in_copy(s, f, fr, p->lay.fr_size))
+		py_proc_prefetch(r, p, f, p->lay.fr_size);
+}
+
+/* What unchanged() reads first, into *ADDR and *LEN: 3.11 and 3.12 the
+ * newest activation's live record, 3.13 the thread state's current
+ * frame. False when not known without a read. */
+static bool check_span(struct py_reader *r, struct py_proc *p, const struct py_stack *s,
+		       const struct act *a, uint64_t *addr, size_t *len)
+{
+	const struct py_layout *l = &p->lay;
+	if (!l->entry_frame) {
+		*addr = a[0].rec + l->cf_current, *len = 16; /* still_live's */
+		return true;
+	}
+	uint64_t ts = py_proc_tstate(r, p, s->tid, false);
+	*addr = ts + l->ts_current_frame, *len = 8;
+	return ts != 0;
+}
+
 /* Each activation's record and newest frame, checked to chain: 0 or the
  * reason it does not */
 static int records(struct py_reader *r, struct py_proc *p, const struct py_stack *s,
@@ -226,6 +252,7 @@ static int records(struct py_reader *r, struct py_proc *p, const struct py_stack
 			return PY_FAIL_CHAIN;
 		for (uint32_t i = 0; i < n; i++)
 			a[i].newest = copy_word(s, a[i].rec + l->cf_current, &ok);
+		prefetch_frame(r, p, s, a[0].newest); /* read next, if it is still live */
 		return still_live(r, p, &a[0]) ? 0 : PY_FAIL_MOVED;
 	}
 	for (uint32_t i = 0; i < n && ok; i++) {
@@ -240,9 +267,35 @@ static int records(struct py_reader *r, struct py_proc *p, const struct py_stack
 	if (!ok)
 		return PY_FAIL_CHAIN;
 	uint64_t ts = py_proc_tstate(r, p, s->tid, false);
+	struct py_thread *t = ts ? py_proc_thread(p, s->tid) : NULL;
+	if (t && t->newest)
+		prefetch_frame(r, p, s, t->newest); /* the same frame, a loop's next sample */
 	if (!ts || py_proc_read(r, p, ts + l->ts_current_frame, &a[0].newest, 8) < 0)
 		return PY_FAIL_READ;
+	if (t)
+		t->newest = a[0].newest;
 	return sampled_newest(s, s->regs, &a[0], a[0].newest) ? 0 : PY_FAIL_MOVED;
+}
+
+/* Has the read of a frame's code object take along what is read after
+ * it: the caller's frame PREV; once activation I's frames end there (or
+ * LAST: 3.11's entry frame), the next activation's newest; after the
+ * last activation's, the check unchanged() makes, which then reads in
+ * the same system call, after the code object, as it would by itself */
+static void prefetch_next(struct py_reader *r, struct py_proc *p, const struct py_stack *s,
+			  const struct act *a, uint32_t n, uint32_t i, bool last, uint64_t prev)
+{
+	uint8_t fr[PY_PREFETCH_MAX];
+	uint64_t addr;
+	size_t len;
+	bool ends = last || !prev || (p->lay.entry_frame && prev == a[i].rec) ||
+		    p->lay.fr_size > sizeof(fr) || in_copy(s, prev, fr, p->lay.fr_size);
+	if (!ends)
+		prefetch_frame(r, p, s, prev);
+	else if (i + 1 < n)
+		prefetch_frame(r, p, s, a[i + 1].newest);
+	else if (check_span(r, p, s, a, &addr, &len))
+		py_proc_prefetch(r, p, addr, len);
 }
 
 /* Activation I's Python frames, newest first, into OUT (room for MAX):
@@ -276,6 +329,7 @@ static int act_frames(struct py_reader *r, struct py_proc *p, const struct py_st
 			return -PY_FAIL_FRAMES; /* another activation's entry frame */
 		if (m >= max)
 			return -PY_FAIL_ROOM;
+		prefetch_next(r, p, s, a, n, i, l->fr_is_entry && fr[l->fr_is_entry], prev);
 		if (!(out[m++] = py_code_frame(r, p, code, &why)))
 			return -(int)why;
 		uint64_t lo, hi;
@@ -334,10 +388,12 @@ static int expand(struct py_reader *r, struct py_proc *p, const struct py_stack 
 static int read_acts(struct py_reader *r, struct py_proc *p, const struct py_stack *s,
 		     struct act *a, uint32_t n, uint64_t *out, uint32_t max)
 {
+	py_proc_prefetch_drop(r);
 	int why = records(r, p, s, a, n);
 	int got = why ? -why : expand(r, p, s, a, n, out, max);
 	if (got >= 0 && !unchanged(r, p, s, a))
 		got = -PY_FAIL_MOVED; /* it moved while its frames were read */
+	py_proc_prefetch_drop(r);
 	return got;
 }
 
