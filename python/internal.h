@@ -56,12 +56,19 @@ struct py_binary {
 	bool learnt;
 };
 
+#define PY_PREFETCH_MAX 256 /* a frame's or a code object's bytes (fr_size, co_size), at most */
+#define PY_GUESS_FRAMES 4   /* a thread's frames read again as its last sample's, at most */
+/* those frames and their code objects, the liveness check after */
+#define PY_PREFETCH_SPANS (2 * PY_GUESS_FRAMES + 1)
+
 struct py_thread {
 	uint32_t tid;
 	uint64_t tstate;
-	/* 3.13: the newest interpreter frame of its last sample read, taken
-	 * along with the next one's current frame (the same, in a loop) */
-	uint64_t newest;
+	/* the newest activation's frames of its last sample read, newest
+	 * first, and their code objects: a loop's next sample has the same,
+	 * and the first read of its frames takes them along (python/stack.c) */
+	uint32_t nguess;
+	uint64_t frame[PY_GUESS_FRAMES], code[PY_GUESS_FRAMES];
 };
 
 /* One process, as long as its layout (sym_procs_image) lasts. */
@@ -93,7 +100,6 @@ struct py_code {
 #define PY_TAG 0xa5a5000000000000ull
 #define PY_TAG_MASK 0xffff000000000000ull
 
-#define PY_PREFETCH_MAX 128 /* an interpreter frame's bytes (py_layout's fr_size), at most */
 
 struct py_reader {
 	struct sym_procs *procs;
@@ -111,14 +117,13 @@ struct py_reader {
 	size_t nunsupported, unsupported_cap, said_cap;
 	bool active;
 	uint64_t last_code_lo, last_code_hi; /* py_code_bytecode's answer */
-	/* a read the next one takes along (py_proc_prefetch): its span, its
-	 * bytes once read, for the read that asks for them next */
+	/* reads the next one takes along (py_proc_prefetch): the spans asked
+	 * for, then those read, each served once, in order */
 	struct {
 		uint32_t pid;
-		uint64_t addr;
-		size_t len;
-		bool want, have;
-		uint8_t bytes[PY_PREFETCH_MAX];
+		struct { uint64_t addr; size_t len; } want[PY_PREFETCH_SPANS];
+		struct { uint64_t addr; size_t len; uint8_t bytes[PY_PREFETCH_MAX]; } have[PY_PREFETCH_SPANS];
+		unsigned nwant, head, nhave;
 	} pre;
 	struct py_counts cnt;
 };
@@ -136,12 +141,14 @@ struct py_thread *py_proc_thread(struct py_proc *p, uint32_t tid);
  * 0 or -errno. */
 int py_proc_read(struct py_reader *r, const struct py_proc *p, uint64_t addr, void *buf,
 		 size_t len);
-/* Has R's next read of P's memory (py_proc_read) read LEN bytes at ADDR
- * too, right after its own, in the same system call: a later read of
- * exactly that span gets those bytes, once, without one. The reads of a
- * stack whose next address is known before the read in between is made
- * (a frame's code object, then its caller's frame) take one call where
- * they took two. Any other read in between drops it (and takes it). */
+/* Has R's next read of P's memory (py_proc_read) that makes a system
+ * call read LEN bytes at ADDR too, after its own and those asked for
+ * before (PY_PREFETCH_SPANS at most), in the same call: the reads that
+ * then ask for exactly those spans, in that order, get their bytes
+ * without one. The reads of a stack whose next address is known before
+ * the read in between is made (a frame's code object, then its caller's
+ * frame) take one call where they took two. A read of another span drops
+ * those not taken yet. */
 void py_proc_prefetch(struct py_reader *r, const struct py_proc *p, uint64_t addr, size_t len);
 /* Drops what py_proc_prefetch asked for or read and was not taken. */
 void py_proc_prefetch_drop(struct py_reader *r);

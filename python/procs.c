@@ -23,8 +23,8 @@
 int py_read_process(void *ctx, uint32_t pid, const struct py_span *spans, unsigned n)
 {
 	(void)ctx;
-	struct iovec local[2], remote[2];
-	if (n == 0 || n > 2)
+	struct iovec local[1 + PY_PREFETCH_SPANS], remote[1 + PY_PREFETCH_SPANS];
+	if (n == 0 || n > 1 + PY_PREFETCH_SPANS)
 		return -EINVAL;
 	for (unsigned i = 0; i < n; i++) {
 		local[i] = (struct iovec){ spans[i].buf, spans[i].len };
@@ -42,30 +42,43 @@ int py_read_process(void *ctx, uint32_t pid, const struct py_span *spans, unsign
 int py_proc_read(struct py_reader *r, const struct py_proc *p, uint64_t addr, void *buf,
 		 size_t len)
 {
-	if (r->pre.have && r->pre.pid == p->pid && r->pre.addr == addr && r->pre.len == len) {
-		memcpy(buf, r->pre.bytes, len);
-		r->pre.have = false;
+	typeof(r->pre) *q = &r->pre;
+	if (q->pid == p->pid && q->head < q->nhave && q->have[q->head].addr == addr &&
+	    q->have[q->head].len == len) {
+		memcpy(buf, q->have[q->head++].bytes, len);
+		unsigned k = 0; /* asked for since, and served now: not read again */
+		for (unsigned i = 0; i < q->nwant; i++)
+			if (q->want[i].addr != addr || q->want[i].len != len)
+				q->want[k++] = q->want[i];
+		q->nwant = k;
 		return 0;
 	}
-	struct py_span sp[2] = { { addr, buf, len }, { r->pre.addr, r->pre.bytes, r->pre.len } };
-	bool along = r->pre.want && r->pre.pid == p->pid;
-	r->pre.want = r->pre.have = false;
+	struct py_span sp[1 + PY_PREFETCH_SPANS] = { { addr, buf, len } };
+	unsigned n = 1;
+	/* a span the same as this read's is read again after it: the check
+	 * that a frame is still live, made before and after its reads */
+	for (unsigned i = 0; q->pid == p->pid && i < q->nwant; i++, n++)
+		sp[n] = (struct py_span){ q->want[i].addr, q->have[i].bytes, q->want[i].len };
+	q->nwant = q->head = q->nhave = 0;
 	r->cnt.reads++;
-	int got = r->read(r->read_ctx, p->pid, sp, along ? 2 : 1);
-	r->pre.have = along && got == 2;
+	int got = r->read(r->read_ctx, p->pid, sp, n);
+	for (int i = 1; i < got; i++)
+		q->have[q->nhave].addr = sp[i].addr, q->have[q->nhave++].len = sp[i].len;
 	return got > 0 ? 0 : got < 0 ? got : -EFAULT;
 }
 
 void py_proc_prefetch(struct py_reader *r, const struct py_proc *p, uint64_t addr, size_t len)
 {
-	r->pre.have = false;
-	r->pre.want = len <= sizeof(r->pre.bytes);
-	r->pre.pid = p->pid, r->pre.addr = addr, r->pre.len = len;
+	if (r->pre.pid != p->pid)
+		py_proc_prefetch_drop(r);
+	r->pre.pid = p->pid;
+	if (r->pre.nwant < PY_PREFETCH_SPANS && len <= PY_PREFETCH_MAX)
+		r->pre.want[r->pre.nwant++] = (typeof(r->pre.want[0])){ addr, len };
 }
 
 void py_proc_prefetch_drop(struct py_reader *r)
 {
-	r->pre.want = r->pre.have = false;
+	r->pre.nwant = r->pre.head = r->pre.nhave = 0;
 }
 
 /* The symbols of interest in the ELF file FD's .dynsym (and .symtab) into B.

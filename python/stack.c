@@ -221,6 +221,38 @@ static void prefetch_frame(struct py_reader *r, const struct py_proc *p, const s
 		py_proc_prefetch(r, p, f, p->lay.fr_size);
 }
 
+static bool check_span(struct py_reader *r, struct py_proc *p, const struct py_stack *s,
+		       const struct act *a, uint64_t *addr, size_t *len);
+
+/* Has the next read take along the newest frame F of S's thread (unless
+ * it is in the copy); when its last sample's newest was the same, the
+ * frames and code objects it read after it and, for a stack of one
+ * activation, the liveness check after them: all of a stack's reads but
+ * the first in one system call, when they are the last sample's (the
+ * first that differs reads its own, and the rest as before) */
+static void prefetch_newest(struct py_reader *r, struct py_proc *p, const struct py_stack *s,
+			    const struct act *a, uint32_t n, uint64_t f)
+{
+	const struct py_layout *l = &p->lay;
+	const struct py_thread *t = py_proc_thread(p, s->tid);
+	uint8_t fr[PY_PREFETCH_MAX];
+	uint64_t addr;
+	size_t len;
+	if (!f || l->fr_size > sizeof(fr) || in_copy(s, f, fr, l->fr_size))
+		return;
+	if (!t || !t->nguess || t->frame[0] != f) {
+		py_proc_prefetch(r, p, f, l->fr_size);
+		return;
+	}
+	uint32_t k = 0;
+	for (; k < t->nguess && !in_copy(s, t->frame[k], fr, l->fr_size); k++) {
+		py_proc_prefetch(r, p, t->frame[k], l->fr_size);
+		py_proc_prefetch(r, p, t->code[k], l->co_size);
+	}
+	if (k == t->nguess && n == 1 && check_span(r, p, s, a, &addr, &len))
+		py_proc_prefetch(r, p, addr, len);
+}
+
 /* What unchanged() reads first, into *ADDR and *LEN: 3.11 and 3.12 the
  * newest activation's live record, 3.13 the thread state's current
  * frame. False when not known without a read. */
@@ -252,7 +284,7 @@ static int records(struct py_reader *r, struct py_proc *p, const struct py_stack
 			return PY_FAIL_CHAIN;
 		for (uint32_t i = 0; i < n; i++)
 			a[i].newest = copy_word(s, a[i].rec + l->cf_current, &ok);
-		prefetch_frame(r, p, s, a[0].newest); /* read next, if it is still live */
+		prefetch_newest(r, p, s, a, n, a[0].newest); /* read next, if still live */
 		return still_live(r, p, &a[0]) ? 0 : PY_FAIL_MOVED;
 	}
 	for (uint32_t i = 0; i < n && ok; i++) {
@@ -267,13 +299,11 @@ static int records(struct py_reader *r, struct py_proc *p, const struct py_stack
 	if (!ok)
 		return PY_FAIL_CHAIN;
 	uint64_t ts = py_proc_tstate(r, p, s->tid, false);
-	struct py_thread *t = ts ? py_proc_thread(p, s->tid) : NULL;
-	if (t && t->newest)
-		prefetch_frame(r, p, s, t->newest); /* the same frame, a loop's next sample */
+	const struct py_thread *t = ts ? py_proc_thread(p, s->tid) : NULL;
+	if (t && t->nguess) /* its current frame is read first: the last one's along */
+		prefetch_newest(r, p, s, a, n, t->frame[0]);
 	if (!ts || py_proc_read(r, p, ts + l->ts_current_frame, &a[0].newest, 8) < 0)
 		return PY_FAIL_READ;
-	if (t)
-		t->newest = a[0].newest;
 	return sampled_newest(s, s->regs, &a[0], a[0].newest) ? 0 : PY_FAIL_MOVED;
 }
 
@@ -307,6 +337,7 @@ static int act_frames(struct py_reader *r, struct py_proc *p, const struct py_st
 	uint64_t f = a[i].newest, end = i + 1 < n ? a[i + 1].newest : 0;
 	uint8_t fr[128];
 	enum py_fail why;
+	struct py_thread *t = i == 0 ? py_proc_thread(p, s->tid) : NULL; /* the guess of the next */
 	for (uint32_t m = 0; m < PY_MAX_FRAMES; ) {
 		if (!f)
 			return -PY_FAIL_FRAMES;
@@ -329,6 +360,8 @@ static int act_frames(struct py_reader *r, struct py_proc *p, const struct py_st
 			return -PY_FAIL_FRAMES; /* another activation's entry frame */
 		if (m >= max)
 			return -PY_FAIL_ROOM;
+		if (t && m < PY_GUESS_FRAMES)
+			t->frame[m] = f, t->code[m] = code, t->nguess = m + 1;
 		prefetch_next(r, p, s, a, n, i, l->fr_is_entry && fr[l->fr_is_entry], prev);
 		if (!(out[m++] = py_code_frame(r, p, code, &why)))
 			return -(int)why;
