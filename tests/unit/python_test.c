@@ -657,6 +657,25 @@ static void test_unreadable_interpreter(const char *file, bool by_time)
 	under_test_close(&t);
 }
 
+/* py_read_process: spans of this very process, in one call; how many
+ * were read whole, from the first on */
+static void test_read_process(void)
+{
+	static const char a[] = "first span", b[] = "second";
+	char x[sizeof(a)] = { 0 }, y[sizeof(b)] = { 0 };
+	uint32_t self = (uint32_t)getpid();
+	struct py_span two[2] = { { (uint64_t)(uintptr_t)a, x, sizeof(a) },
+				  { (uint64_t)(uintptr_t)b, y, sizeof(b) } };
+	CHECK(py_read_process(NULL, self, two, 2) == 2 && strcmp(x, a) == 0 && strcmp(y, b) == 0,
+	      "two spans read in one call");
+	two[1].addr = 16; /* unmapped */
+	CHECK(py_read_process(NULL, self, two, 2) == 1, "the second unreadable: 1 read");
+	two[0].addr = 16;
+	CHECK(py_read_process(NULL, self, two, 2) == -EFAULT, "the first unreadable: -EFAULT");
+	struct py_span many[12] = { { (uint64_t)(uintptr_t)a, x, sizeof(a) } };
+	CHECK(py_read_process(NULL, self, many, 12) == -EINVAL, "more spans than a call takes: -EINVAL");
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 4 && strcmp(argv[1], "--capture") == 0) {
@@ -667,6 +686,7 @@ int main(int argc, char **argv)
 	}
 	test_layouts();
 	test_procs_cache();
+	test_read_process();
 	/* Debian's python3.11 (stripped), pyenv's 3.12.1 and 3.13.0 (shared libpython) */
 	test_replay("tests/unit/fixtures/python311.txt");
 	test_replay("tests/unit/fixtures/python312.txt");
