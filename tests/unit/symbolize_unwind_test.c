@@ -886,6 +886,9 @@ static void test_copy_over_file(void)
 		struct sym_ustack s = unwind_sample;
 		s.pid = s.tid = (uint32_t)getpid();
 		s.time = 200;
+		/* at a function's first instruction: its CFA is rsp + 8 whatever
+		 * the compiler (unwind_inner's own may be rbp's, off the copy) */
+		s.regs[16] = (uint64_t)(uintptr_t)unwind_middle;
 		s.regs[7] = (uint64_t)(uintptr_t)o.h;
 		s.size = (uint32_t)len;
 		s.stack = same;
