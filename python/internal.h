@@ -100,7 +100,6 @@ struct py_code {
 #define PY_TAG 0xa5a5000000000000ull
 #define PY_TAG_MASK 0xffff000000000000ull
 
-
 struct py_reader {
 	struct sym_procs *procs;
 	const char *proc_root;

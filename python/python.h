@@ -26,9 +26,9 @@ struct py_span {
 	void *buf;
 	size_t len;
 };
-/* Reads SPANS (N of them, at most 2) of process PID, in order, as N reads
- * one after the other would: how many were read whole from the first on,
- * or -errno when not even the first was. */
+/* Reads SPANS (N of them, at most 10) of process PID, in order, as N
+ * reads one after the other would: how many were read whole from the
+ * first on, or -errno when not even the first was. */
 typedef int (*py_read_fn)(void *ctx, uint32_t pid, const struct py_span *spans, unsigned n);
 
 /* process_vm_readv: the py_read_fn of a live run (CTX unused), one system
