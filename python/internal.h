@@ -119,7 +119,6 @@ struct py_reader {
 	/* reads the next one takes along (py_proc_prefetch): the spans asked
 	 * for, then those read, each served once, in order */
 	struct {
-		uint32_t pid;
 		struct { uint64_t addr; size_t len; } want[PY_PREFETCH_SPANS];
 		struct { uint64_t addr; size_t len; uint8_t bytes[PY_PREFETCH_MAX]; } have[PY_PREFETCH_SPANS];
 		unsigned nwant, head, nhave;
@@ -144,10 +143,12 @@ int py_proc_read(struct py_reader *r, const struct py_proc *p, uint64_t addr, vo
  * call read LEN bytes at ADDR too, after its own and those asked for
  * before (PY_PREFETCH_SPANS at most), in the same call: the reads that
  * then ask for exactly those spans, in that order, get their bytes
- * without one. The reads of a stack whose next address is known before
- * the read in between is made (a frame's code object, then its caller's
- * frame) take one call where they took two. A read of another span drops
- * those not taken yet. */
+ * without one (a span read ahead and not taken yet is not asked again).
+ * The reads of a stack whose next address is known before the read in
+ * between is made (a frame's code object, then its caller's frame) take
+ * one call where they took two. A read of another span drops those not
+ * taken yet. One stack's reads only: python/stack.c drops what is left
+ * (py_proc_prefetch_drop) before and after them. */
 void py_proc_prefetch(struct py_reader *r, const struct py_proc *p, uint64_t addr, size_t len);
 /* Drops what py_proc_prefetch asked for or read and was not taken. */
 void py_proc_prefetch_drop(struct py_reader *r);

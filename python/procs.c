@@ -43,21 +43,15 @@ int py_proc_read(struct py_reader *r, const struct py_proc *p, uint64_t addr, vo
 		 size_t len)
 {
 	typeof(r->pre) *q = &r->pre;
-	if (q->pid == p->pid && q->head < q->nhave && q->have[q->head].addr == addr &&
-	    q->have[q->head].len == len) {
+	if (q->head < q->nhave && q->have[q->head].addr == addr && q->have[q->head].len == len) {
 		memcpy(buf, q->have[q->head++].bytes, len);
-		unsigned k = 0; /* asked for since, and served now: not read again */
-		for (unsigned i = 0; i < q->nwant; i++)
-			if (q->want[i].addr != addr || q->want[i].len != len)
-				q->want[k++] = q->want[i];
-		q->nwant = k;
 		return 0;
 	}
 	struct py_span sp[1 + PY_PREFETCH_SPANS] = { { addr, buf, len } };
 	unsigned n = 1;
 	/* a span the same as this read's is read again after it: the check
 	 * that a frame is still live, made before and after its reads */
-	for (unsigned i = 0; q->pid == p->pid && i < q->nwant; i++, n++)
+	for (unsigned i = 0; i < q->nwant; i++, n++)
 		sp[n] = (struct py_span){ q->want[i].addr, q->have[i].bytes, q->want[i].len };
 	q->nwant = q->head = q->nhave = 0;
 	r->cnt.reads++;
@@ -69,11 +63,13 @@ int py_proc_read(struct py_reader *r, const struct py_proc *p, uint64_t addr, vo
 
 void py_proc_prefetch(struct py_reader *r, const struct py_proc *p, uint64_t addr, size_t len)
 {
-	if (r->pre.pid != p->pid)
-		py_proc_prefetch_drop(r);
-	r->pre.pid = p->pid;
-	if (r->pre.nwant < PY_PREFETCH_SPANS && len <= PY_PREFETCH_MAX)
-		r->pre.want[r->pre.nwant++] = (typeof(r->pre.want[0])){ addr, len };
+	typeof(r->pre) *q = &r->pre;
+	(void)p; /* one stack's reads, one process's: read_acts drops the rest */
+	for (unsigned i = q->head; i < q->nhave; i++)
+		if (q->have[i].addr == addr && q->have[i].len == len)
+			return; /* read ahead already, not taken yet */
+	if (q->nwant < PY_PREFETCH_SPANS && len <= PY_PREFETCH_MAX)
+		q->want[q->nwant++] = (typeof(q->want[0])){ addr, len };
 }
 
 void py_proc_prefetch_drop(struct py_reader *r)

@@ -27,14 +27,27 @@ struct act {
 	uint64_t newest;        /* its newest interpreter frame */
 };
 
+/* Whether S's copy holds the LEN bytes at ADDR */
+static bool copy_holds(const struct py_stack *s, uint64_t addr, size_t len)
+{
+	uint64_t sp = s->sps[0];
+	return addr >= sp && addr - sp <= s->size && s->size - (addr - sp) >= len;
+}
+
 /* The LEN bytes at ADDR in S's copy into OUT; false outside it. */
 static bool in_copy(const struct py_stack *s, uint64_t addr, void *out, size_t len)
 {
-	uint64_t sp = s->sps[0];
-	if (addr < sp || addr - sp > s->size || s->size - (addr - sp) < len)
+	if (!copy_holds(s, addr, len))
 		return false;
-	memcpy(out, s->stack + (addr - sp), len);
+	memcpy(out, s->stack + (addr - s->sps[0]), len);
 	return true;
+}
+
+/* Whether interpreter frame F is read from P (act_frames takes one in
+ * the copy from there) */
+static bool frame_read(const struct py_proc *p, const struct py_stack *s, uint64_t f)
+{
+	return f && !copy_holds(s, f, p->lay.fr_size);
 }
 
 static uint64_t copy_word(const struct py_stack *s, uint64_t addr, bool *ok)
@@ -211,13 +224,11 @@ static bool points_into(const struct py_stack *s, const struct act *a, uint64_t 
 	return false;
 }
 
-/* Has the next read take along frame F's, when F is read from the
- * process (not 0, not in the copy) */
+/* Has the next read take along frame F's, when it is read (frame_read) */
 static void prefetch_frame(struct py_reader *r, const struct py_proc *p, const struct py_stack *s,
 			   uint64_t f)
 {
-	uint8_t fr[PY_PREFETCH_MAX];
-	if (f && p->lay.fr_size <= sizeof(fr) && !in_copy(s, f, fr, p->lay.fr_size))
+	if (frame_read(p, s, f))
 		py_proc_prefetch(r, p, f, p->lay.fr_size);
 }
 
@@ -235,17 +246,14 @@ static void prefetch_newest(struct py_reader *r, struct py_proc *p, const struct
 {
 	const struct py_layout *l = &p->lay;
 	const struct py_thread *t = py_proc_thread(p, s->tid);
-	uint8_t fr[PY_PREFETCH_MAX];
 	uint64_t addr;
 	size_t len;
-	if (!f || l->fr_size > sizeof(fr) || in_copy(s, f, fr, l->fr_size))
-		return;
 	if (!t || !t->nguess || t->frame[0] != f) {
-		py_proc_prefetch(r, p, f, l->fr_size);
+		prefetch_frame(r, p, s, f);
 		return;
 	}
 	uint32_t k = 0;
-	for (; k < t->nguess && !in_copy(s, t->frame[k], fr, l->fr_size); k++) {
+	for (; k < t->nguess && frame_read(p, s, t->frame[k]); k++) {
 		py_proc_prefetch(r, p, t->frame[k], l->fr_size);
 		py_proc_prefetch(r, p, t->code[k], l->co_size);
 	}
@@ -315,11 +323,9 @@ static int records(struct py_reader *r, struct py_proc *p, const struct py_stack
 static void prefetch_next(struct py_reader *r, struct py_proc *p, const struct py_stack *s,
 			  const struct act *a, uint32_t n, uint32_t i, bool last, uint64_t prev)
 {
-	uint8_t fr[PY_PREFETCH_MAX];
 	uint64_t addr;
 	size_t len;
-	bool ends = last || !prev || (p->lay.entry_frame && prev == a[i].rec) ||
-		    p->lay.fr_size > sizeof(fr) || in_copy(s, prev, fr, p->lay.fr_size);
+	bool ends = last || (p->lay.entry_frame && prev == a[i].rec) || !frame_read(p, s, prev);
 	if (!ends)
 		prefetch_frame(r, p, s, prev);
 	else if (i + 1 < n)

@@ -41,7 +41,7 @@ struct fixture {
 	char *names[FIX_MAX_FRAMES]; /* the Python frames the capture gave, in order */
 	uint32_t nnames;
 	int fail_read;               /* the fake read's answer when not 0 */
-	unsigned calls;              /* the fake read's calls: the reader's system calls */
+	unsigned calls, spans;       /* the fake read's calls (the reader's system calls), spans */
 };
 
 /* The fake read: each span's bytes from a recorded range that holds all
@@ -64,6 +64,7 @@ static int fake_read(void *ctx, uint32_t pid, const struct py_span *sp, unsigned
 	if (f->fail_read || pid != f->pid)
 		return f->fail_read ? f->fail_read : -ESRCH;
 	f->calls++;
+	f->spans += n;
 	unsigned k = 0;
 	while (k < n && fake_span(f, sp[k].addr, sp[k].buf, sp[k].len) == 0)
 		k++;
@@ -308,6 +309,15 @@ static void test_replay(const char *file)
 		     f.calls == calls + 5 && memcmp(bz, z->bytes, 8) == 0;
 		CHECK(ok, "a prefetch: read with the next read, served once, dropped by another read "
 		      "(%u calls of 5)", f.calls - calls);
+		/* asked again while read ahead and not taken: not read again */
+		unsigned spans = f.spans;
+		py_proc_prefetch(r, pp, x->addr, 8);
+		ok = py_proc_read(r, pp, y->addr, by, 8) == 0;
+		py_proc_prefetch(r, pp, x->addr, 8);
+		ok = ok && py_proc_read(r, pp, x->addr, bx, 8) == 0 &&
+		     py_proc_read(r, pp, z->addr, bz, 8) == 0;
+		CHECK(ok && f.spans - spans == 3, "a span read ahead, asked for again: read once "
+		      "(%u spans of 3)", f.spans - spans);
 		py_reader_counts(r, &c);
 	}
 	/* the reader behind the kernel: its native frames, no memory read */
