@@ -19,7 +19,7 @@ BUILD   ?= build
 CFLAGS  ?= -O2 -g
 override CFLAGS += -std=gnu11 -Wall -Wextra -Werror -Wno-format-truncation -Wno-unknown-warning-option -MMD -MP -D_GNU_SOURCE \
            -I. $(shell pkg-config --cflags $(PKGS) $(DL_PKGS) 2>/dev/null)
-override LDLIBS += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -llzma -lz -lm -lstdc++ -lpthread -ldl
+override LDLIBS += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -llzma -lz -lm -lpthread -ldl
 
 MODULES := mem host tracefs perfev aggregate symbolize python output report fleet cli plan task source collector cmd
 LIB_SRC := $(filter-out cmd/main.c,$(wildcard $(addsuffix /*.c,$(MODULES))))

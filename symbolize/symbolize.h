@@ -113,7 +113,7 @@ int sym_build_id_path(const char *debug_root, const uint8_t *id, size_t n, char 
 
 /* Returns NAME demangled (C++, Rust legacy: "ns::Class::method(int)",
  * a Rust name without its hash) in a string to free(), or NULL when NAME
- * is not a mangled name. */
+ * is not a mangled name, or libstdc++ (loaded at the first) is missing. */
 char *sym_demangle(const char *name);
 
 /* ---- JIT symbol maps (perfmap.c) ---- */
