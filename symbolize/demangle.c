@@ -51,5 +51,6 @@ char *sym_demangle(const char *name)
 		return NULL;
 	}
 	drop_rust_hash(d);
+	/* cppcheck-suppress returnDanglingLifetime ; d is malloc'd by the demangler, status only its answer */
 	return d;
 }
