@@ -27,8 +27,10 @@ enum { TAG_SIGNAL = 1, TAG_DURATION, TAG_INTERVAL, TAG_SETTLE, TAG_READERS };
  * one) are read from the process when its sample is (python/), and not
  * later than PY_MAX_AGE_NS after it, so a run that walks user stacks
  * drains the rings this often, not only when a quarter of a ring has
- * filled (at -F 99 with 64 KB copies, 2.6 s); once a Python process is
- * seen, every millisecond. Not profile: each sample wakes it
+ * filled (at -F 99 with 64 KB copies, 2.6 s); while a process whose
+ * Python frames were read lives, every millisecond (a thousand wake-ups a
+ * second, ~15 us each on this project's VM: not for the rest of a run
+ * once its Python has exited). Not profile: each sample wakes it
  * (ustacks.follow), and a timeout would only cost wake-ups (a thousand a
  * second took half of ftstack's CPU at -F 99, bench/python_ab) */
 #define PYTHON_POLL_MS 5

@@ -12,6 +12,7 @@
  * by pid: a system-wide run samples hundreds, each found from its /proc
  * maps once, not again each time another took its slot in turn */
 #define PY_PROCS 1024
+#define PY_LIVE 64          /* Python processes alive at once, kept by pid */
 #define PY_THREADS 16       /* thread states kept per process (replaced in turn) */
 #define PY_MAX_FRAMES 256   /* interpreter frames read per eval loop, at most */
 #define PY_SCAN 4096        /* bytes below a CFA the C-stack record is looked for in */
@@ -114,7 +115,11 @@ struct py_reader {
 	char **unsupported;               /* versions not read, and whether said */
 	bool *said;
 	size_t nunsupported, unsupported_cap, said_cap;
-	bool active;
+	/* the processes whose stacks ran a Python read here and that have not
+	 * exited (py_reader_active); past PY_LIVE of them, active to the end */
+	uint32_t live[PY_LIVE];
+	unsigned nlive;
+	bool live_full;
 	uint64_t last_code_lo, last_code_hi; /* py_code_bytecode's answer */
 	/* reads the next one takes along (py_proc_prefetch): the spans asked
 	 * for, then those read, each served once, in order */
@@ -163,5 +168,10 @@ uint64_t py_code_frame(struct py_reader *r, struct py_proc *p, uint64_t addr,
  * last py_code_frame of it read (0, 0 when not known). */
 void py_code_bytecode(const struct py_reader *r, uint64_t *lo, uint64_t *hi);
 void py_codes_free(struct py_reader *r);
+
+/* ---- reader.c ---- */
+/* Process PID's stack ran a Python read here: the reader is active until
+ * its exit (py_reader_exit). */
+void py_live_add(struct py_reader *r, uint32_t pid);
 
 #endif

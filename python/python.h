@@ -127,9 +127,13 @@ void py_reader_counts(const struct py_reader *r, struct py_counts *c);
  * calls FN for each not yet reported ("3.10 (/usr/bin/python3.10)"). */
 void py_reader_unsupported(struct py_reader *r, void (*fn)(void *ctx, const char *what),
 			   void *ctx);
-/* Whether some stack so far ran a Python the reader reads: the run then
- * reads its records promptly (the frames are read when the sample is). */
+/* Whether a process whose stacks ran a Python the reader reads has not
+ * exited yet: the run then reads its records promptly (the frames are
+ * read when the sample is). */
 bool py_reader_active(const struct py_reader *r);
+/* Process PID exited (a PERF_RECORD_EXIT of its main thread): no sample
+ * of it is left to read promptly. */
+void py_reader_exit(struct py_reader *r, uint32_t pid);
 
 /* The versions read, for `ftstack check`: "3.11, 3.12, 3.13". */
 const char *py_versions(void);

@@ -70,9 +70,29 @@ void py_reader_unsupported(struct py_reader *r, void (*fn)(void *ctx, const char
 		}
 }
 
+void py_live_add(struct py_reader *r, uint32_t pid)
+{
+	for (unsigned i = r->nlive; i-- > 0;)
+		if (r->live[i] == pid)
+			return;
+	if (r->nlive < PY_LIVE)
+		r->live[r->nlive++] = pid;
+	else
+		r->live_full = true;
+}
+
+void py_reader_exit(struct py_reader *r, uint32_t pid)
+{
+	for (unsigned i = 0; r && i < r->nlive; i++)
+		if (r->live[i] == pid) {
+			r->live[i] = r->live[--r->nlive];
+			return;
+		}
+}
+
 bool py_reader_active(const struct py_reader *r)
 {
-	return r && r->active;
+	return r && (r->nlive > 0 || r->live_full);
 }
 
 const char *py_versions(void)

@@ -454,7 +454,7 @@ int py_reader_expand(struct py_reader *r, const struct py_stack *s, uint64_t *ou
 	memcpy(out, s->ips, keep * sizeof(*out));
 	if (n == 0 && !open)
 		return (int)keep;
-	r->active = true;
+	py_live_add(r, s->pid);
 	r->cnt.stacks++;
 	int why = n == 0 ? PY_FAIL_NO_CFA : s->age_ns > PY_MAX_AGE_NS ? PY_FAIL_LATE :
 		  s->behind ? PY_FAIL_BEHIND : 0;

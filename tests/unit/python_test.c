@@ -266,6 +266,13 @@ static void test_replay(const char *file)
 		if (py_frame_is(out[i]) && !py_frame_is(out[i + 1]))
 			placed = out[i + 1] - 1 - lo < span;
 	CHECK(placed, "each eval loop's Python frames end at it");
+	/* the loop's millisecond poll: while the process lives */
+	bool was = py_reader_active(r);
+	py_reader_exit(r, f.pid + 1);
+	bool other = py_reader_active(r);
+	py_reader_exit(r, f.pid);
+	CHECK(was && other && !py_reader_active(r),
+	      "active once read (%d), after another's exit (%d), not after its own", was, other);
 	/* a second sample of the same frames: the code objects' names are kept */
 	struct py_stack s = { .pid = f.pid, .tid = f.tid, .time = 1, .ips = f.ips, .sps = f.sps,
 			      .n = f.n, .stack = f.stack, .size = f.size, .whole = f.whole,
