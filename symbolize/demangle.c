@@ -15,13 +15,20 @@
  * 3.3 ms), and most runs print no C++ name. */
 static char *(*cxa_demangle)(const char *mangled, char *buf, size_t *len, int *status);
 static pthread_once_t cxa_once = PTHREAD_ONCE_INIT;
+static char cxa_err[256]; /* why it could not be loaded ("" loaded or not tried) */
 
 static void cxa_load(void)
 {
-	char err[256];
 	const struct host_lib_sym syms[] = { { "__cxa_demangle", (void **)&cxa_demangle } };
-	if (host_lib_load("libstdc++.so.6", syms, 1, err, sizeof(err)) < 0)
+	if (host_lib_load("libstdc++.so.6", syms, 1, cxa_err, sizeof(cxa_err)) < 0)
 		cxa_demangle = NULL; /* names stay as they are */
+	else
+		cxa_err[0] = '\0';
+}
+
+const char *sym_demangle_load_error(void)
+{
+	return cxa_err[0] ? cxa_err : NULL;
 }
 
 /* Rust's legacy names end in "::h" and 16 hex digits, a hash of the crate

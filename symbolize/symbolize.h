@@ -115,6 +115,9 @@ int sym_build_id_path(const char *debug_root, const uint8_t *id, size_t n, char 
  * a Rust name without its hash) in a string to free(), or NULL when NAME
  * is not a mangled name, or libstdc++ (loaded at the first) is missing. */
 char *sym_demangle(const char *name);
+/* Why libstdc++'s demangler could not be loaded, once a mangled name asked
+ * for it; NULL when it was, or no name asked. */
+const char *sym_demangle_load_error(void);
 
 /* ---- JIT symbol maps (perfmap.c) ---- */
 struct sym_perfmap;

@@ -16,7 +16,8 @@
 #  (c) the recipe's profile without capabilities: profile -c with user
 #      stacks only; offcpu where kernel.perf_event_paranoid <= 1, else
 #      refused naming the sysctl
-#  (d) --security-opt seccomp=unconfined, README's other way: profile's 1:2
+#  (d) --security-opt seccomp=unconfined, README's other way: profile's 1:2;
+#      C++ names left mangled in an image without libstdc++, said why
 #  (e) --pid host with CAP_PERFMON, SYSLOG, SYS_PTRACE: a system-wide
 #      profile samples the host's processes, their frames named through
 #      /proc/PID/root (nothing mounted) and walked to main
@@ -48,21 +49,21 @@ cleanup() {
 trap cleanup EXIT
 echo "# $(podman --version), $(runc --version | head -1), kernel $(uname -r)"
 
-# The image: ftstack, three workloads, the shared libraries they load (ldd's
+# The image: ftstack, four workloads, the shared libraries they load (ldd's
 # paths, the loader included), and /etc/passwd for nobody; and Debian's
 # python3.11 with the one part of its library it needs to start
 # (encodings/), to run tests/lib/python/split.py (h).
 ROOT=$TMP/rootfs
 PY311=/usr/bin/python3.11
 mkdir -p $ROOT/bin $ROOT/etc $ROOT/tmp && chmod 1777 $ROOT/tmp
-cp "$FTSTACK" $BIN/cpu_ab $BIN/naps $BIN/touch_pages tests/lib/python/split.py $ROOT/bin/
+cp "$FTSTACK" $BIN/cpu_ab $BIN/naps $BIN/touch_pages $BIN/mangled_names tests/lib/python/split.py $ROOT/bin/
 py=()
 if [ -x $PY311 ] && [ -d /usr/lib/python3.11/encodings ]; then
 	py=($PY311)
 	mkdir -p $ROOT/usr/bin $ROOT/usr/lib/python3.11 && cp $PY311 $ROOT/usr/bin/ &&
 		cp -r /usr/lib/python3.11/encodings $ROOT/usr/lib/python3.11/
 fi
-for lib in $(ldd "$FTSTACK" $BIN/cpu_ab $BIN/naps $BIN/touch_pages "${py[@]}" |
+for lib in $(ldd "$FTSTACK" $BIN/cpu_ab $BIN/naps $BIN/touch_pages $BIN/mangled_names "${py[@]}" |
 		awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\/.*[^:]$/ { print $1 }' | sort -u); do
 	mkdir -p "$ROOT$(dirname "$lib")" && cp -L "$lib" "$ROOT$lib"
 done
@@ -201,6 +202,13 @@ check "(d) profile: at least 400 samples in func_a and func_b ($((fa + fb)))" te
 check "(d) profile: func_a:func_b = 1:2 $(ratio_bound $fa $fb 2) ($fa:$fb)" ratio_ok $fa $fb 2
 incontainer "${PERFMON[@]}" --security-opt seccomp=unconfined -- /bin/ftstack check >$TMP/m 2>&1
 check "(d) check: no filter" grep -Eq '^seccomp +yes +no filter' $TMP/m
+# the image has no libstdc++ (ldd names it for none of its programs):
+# C++ names stay as they are, and the summary says why
+incontainer "${PERFMON[@]}" --security-opt seccomp=unconfined -- \
+	/bin/ftstack profile -F 999 -f -- /bin/mangled_names 1000000 >$TMP/o 2>$TMP/e
+check "(d) no libstdc++ in the image: ns::worker named as its symbol ($(folded_count $TMP/o ';main;_ZN2ns6workerEl'))" \
+	test "$(folded_count $TMP/o ';main;_ZN2ns6workerEl')" -gt 0
+check "(d) ... and the summary says why" grep -q 'C++ names were left mangled: libstdc++.so.6' $TMP/e
 
 # (e) the host seen from the container, README's first recipe: the host's
 # pid namespace, system-wide, while the host runs cpu_ab. Nothing mounted:

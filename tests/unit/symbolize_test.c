@@ -520,6 +520,7 @@ static void test_perfmap(void)
 
 static void test_demangle(void)
 {
+	CHECK(sym_demangle_load_error() == NULL, "no demangler asked for yet: nothing to say");
 	char *d = sym_demangle("_ZN2ns6workerEl");
 	CHECK_STR(d, "ns::worker(long)", "C++ demangled");
 	free(d);
@@ -532,6 +533,7 @@ static void test_demangle(void)
 	CHECK(sym_demangle("main") == NULL, "plain C: NULL");
 	CHECK(sym_demangle("_Z") == NULL && sym_demangle("_Zgarbage") == NULL, "not mangled: NULL");
 	CHECK(sym_demangle(NULL) == NULL, "NULL: NULL");
+	CHECK(sym_demangle_load_error() == NULL, "libstdc++ loaded: nothing to say");
 }
 
 /* The frame-pointer verdict reads the .eh_frame_hdr table by the
