@@ -142,9 +142,10 @@ void ft_result_summary(const struct ft_summary *c, const struct agg_named_stats 
 		ft_warn("%" PRIu64 " of %" PRIu64 " samples' Python frames could not be read: "
 			"most because %s (their native frames are kept)", c->py_unread,
 			c->py_stacks, c->py_why ? c->py_why : "?");
-	if (sym_demangle_load_error())
+	const char *no_demangler = sym_demangle_load_error();
+	if (no_demangler)
 		ft_warn("C++ names were left mangled: %s (the C++ runtime's demangler; "
-			"Debian's libstdc++6 has it)", sym_demangle_load_error());
+			"Debian's libstdc++6 has it)", no_demangler);
 	if (c->filtered)
 		ft_warn("%" PRIu64 " off-CPU intervals filtered out "
 			"(--state, --min-block, --max-block, -u/-k)", c->filtered);

@@ -144,7 +144,7 @@ struct py_thread *py_proc_thread(struct py_proc *p, uint32_t tid);
  * 0 or -errno. */
 int py_proc_read(struct py_reader *r, const struct py_proc *p, uint64_t addr, void *buf,
 		 size_t len);
-/* Has R's next read of P's memory (py_proc_read) that makes a system
+/* Has R's next read of a process's memory (py_proc_read) that makes a system
  * call read LEN bytes at ADDR too, after its own and those asked for
  * before (PY_PREFETCH_SPANS at most), in the same call: the reads that
  * then ask for exactly those spans, in that order, get their bytes
@@ -154,7 +154,7 @@ int py_proc_read(struct py_reader *r, const struct py_proc *p, uint64_t addr, vo
  * one call where they took two. A read of another span drops those not
  * taken yet. One stack's reads only: python/stack.c drops what is left
  * (py_proc_prefetch_drop) before and after them. */
-void py_proc_prefetch(struct py_reader *r, const struct py_proc *p, uint64_t addr, size_t len);
+void py_proc_prefetch(struct py_reader *r, uint64_t addr, size_t len);
 /* Drops what py_proc_prefetch asked for or read and was not taken. */
 void py_proc_prefetch_drop(struct py_reader *r);
 

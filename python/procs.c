@@ -61,10 +61,9 @@ int py_proc_read(struct py_reader *r, const struct py_proc *p, uint64_t addr, vo
 	return got > 0 ? 0 : got < 0 ? got : -EFAULT;
 }
 
-void py_proc_prefetch(struct py_reader *r, const struct py_proc *p, uint64_t addr, size_t len)
+void py_proc_prefetch(struct py_reader *r, uint64_t addr, size_t len)
 {
 	typeof(r->pre) *q = &r->pre;
-	(void)p; /* one stack's reads, one process's: read_acts drops the rest */
 	for (unsigned i = q->head; i < q->nhave; i++)
 		if (q->have[i].addr == addr && q->have[i].len == len)
 			return; /* read ahead already, not taken yet */

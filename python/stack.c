@@ -229,7 +229,7 @@ static void prefetch_frame(struct py_reader *r, const struct py_proc *p, const s
 			   uint64_t f)
 {
 	if (frame_read(p, s, f))
-		py_proc_prefetch(r, p, f, p->lay.fr_size);
+		py_proc_prefetch(r, f, p->lay.fr_size);
 }
 
 static bool check_span(struct py_reader *r, struct py_proc *p, const struct py_stack *s,
@@ -254,11 +254,11 @@ static void prefetch_newest(struct py_reader *r, struct py_proc *p, const struct
 	}
 	uint32_t k = 0;
 	for (; k < t->nguess && frame_read(p, s, t->frame[k]); k++) {
-		py_proc_prefetch(r, p, t->frame[k], l->fr_size);
-		py_proc_prefetch(r, p, t->code[k], l->co_size);
+		py_proc_prefetch(r, t->frame[k], l->fr_size);
+		py_proc_prefetch(r, t->code[k], l->co_size);
 	}
 	if (k == t->nguess && n == 1 && check_span(r, p, s, a, &addr, &len))
-		py_proc_prefetch(r, p, addr, len);
+		py_proc_prefetch(r, addr, len);
 }
 
 /* What unchanged() reads first, into *ADDR and *LEN: 3.11 and 3.12 the
@@ -331,7 +331,7 @@ static void prefetch_next(struct py_reader *r, struct py_proc *p, const struct p
 	else if (i + 1 < n)
 		prefetch_frame(r, p, s, a[i + 1].newest);
 	else if (check_span(r, p, s, a, &addr, &len))
-		py_proc_prefetch(r, p, addr, len);
+		py_proc_prefetch(r, addr, len);
 }
 
 /* Activation I's Python frames, newest first, into OUT (room for MAX):

@@ -15,15 +15,13 @@
  * 3.3 ms), and most runs print no C++ name. */
 static char *(*cxa_demangle)(const char *mangled, char *buf, size_t *len, int *status);
 static pthread_once_t cxa_once = PTHREAD_ONCE_INIT;
-static char cxa_err[256]; /* why it could not be loaded ("" loaded or not tried) */
+static char cxa_err[256]; /* why it could not be loaded ("": loaded, or not tried) */
 
+/* On failure host_lib_load sets nothing but cxa_err: names stay as they are */
 static void cxa_load(void)
 {
 	const struct host_lib_sym syms[] = { { "__cxa_demangle", (void **)&cxa_demangle } };
-	if (host_lib_load("libstdc++.so.6", syms, 1, cxa_err, sizeof(cxa_err)) < 0)
-		cxa_demangle = NULL; /* names stay as they are */
-	else
-		cxa_err[0] = '\0';
+	host_lib_load("libstdc++.so.6", syms, 1, cxa_err, sizeof(cxa_err));
 }
 
 const char *sym_demangle_load_error(void)

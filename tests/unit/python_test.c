@@ -305,12 +305,12 @@ static void test_replay(const char *file)
 		const struct range *x = &f.reads[0], *y = &f.reads[1], *z = &f.reads[2];
 		uint8_t bx[8], by[8], bz[8];
 		unsigned calls = f.calls;
-		py_proc_prefetch(r, pp, x->addr, 8);
+		py_proc_prefetch(r, x->addr, 8);
 		bool ok = py_proc_read(r, pp, y->addr, by, 8) == 0 && f.calls == calls + 1 &&
 			  py_proc_read(r, pp, x->addr, bx, 8) == 0 && f.calls == calls + 1 &&
 			  memcmp(bx, x->bytes, 8) == 0 && py_proc_read(r, pp, x->addr, bx, 8) == 0 &&
 			  f.calls == calls + 2;
-		py_proc_prefetch(r, pp, x->addr, 8);
+		py_proc_prefetch(r, x->addr, 8);
 		ok = ok && py_proc_read(r, pp, y->addr, by, 8) == 0 &&
 		     py_proc_read(r, pp, z->addr, bz, 8) == 0 && py_proc_read(r, pp, x->addr, bx, 8) == 0 &&
 		     f.calls == calls + 5 && memcmp(bz, z->bytes, 8) == 0;
@@ -318,9 +318,9 @@ static void test_replay(const char *file)
 		      "(%u calls of 5)", f.calls - calls);
 		/* asked again while read ahead and not taken: not read again */
 		unsigned spans = f.spans;
-		py_proc_prefetch(r, pp, x->addr, 8);
+		py_proc_prefetch(r, x->addr, 8);
 		ok = py_proc_read(r, pp, y->addr, by, 8) == 0;
-		py_proc_prefetch(r, pp, x->addr, 8);
+		py_proc_prefetch(r, x->addr, 8);
 		ok = ok && py_proc_read(r, pp, x->addr, bx, 8) == 0 &&
 		     py_proc_read(r, pp, z->addr, bz, 8) == 0;
 		CHECK(ok && f.spans - spans == 3, "a span read ahead, asked for again: read once "
