@@ -108,11 +108,13 @@ static int map_rings_end(struct ft_perf_source *ps, int begun)
 }
 
 /* Rings that grow, where this user may open per-CPU events: their owners
- * are per-CPU dummies opened before the events, and helpers allocate the
- * rings while the events open. The first per-task event after a second
- * without one waits out a grace period in the kernel (~12 ms here); the
- * rings no longer wait behind it. Returns 0 when begun (map_rings_end
- * then), 1 when not (per-task owners, opened with the events). */
+ * are per-CPU dummies opened before the events, and the rings are
+ * allocated before the events open (a helper for each CPU but one, whose
+ * ring this process maps itself). The first per-task event after a
+ * second without one waits out a grace period in the kernel (~12 ms
+ * here); the rings no longer wait behind it, and that wait is spent
+ * mapping. Returns 0 when begun (map_rings_end then), 1 when not
+ * (per-task owners, opened with the events). */
 static int owners_first(struct ft_perf_source *ps, const bool *online, size_t procs, int *begun)
 {
 	if (!ps->dummy_owners || ps->cfg.cgroup_fd >= 0 || !ps->cfg.host ||
@@ -457,7 +459,10 @@ static int open_events(const struct ft_perf_config *cfg, int epfd, struct ft_eve
 	 * memory: only for a user RLIMIT_MEMLOCK does not bind */
 	size_t procs = lockable == SIZE_MAX ? (size_t)nonline : 1;
 	int begun = 0, ret;
-	bool later = owners_first(ps, online, procs + 1, &begun) != 0;
+	/* this process maps a share too: a fork and its copy-on-write faults
+	 * cost more than they save where the kernel allocates rings no faster
+	 * side by side (doc/PERFORMANCE.md, start-up) */
+	bool later = owners_first(ps, online, procs, &begun) != 0;
 	if ((ret = open_all(ps, online)) < 0)
 		return ret;
 	if (later)
