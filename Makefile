@@ -135,7 +135,12 @@ $(BUILD)/bench/ksyms: bench/ksyms.c $(BUILD)/libftstack.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libftstack.a $(LDFLAGS) $(LDLIBS)
 
-bench: ftstack tests-bin $(BUILD)/bench/floor $(BUILD)/bench/switchin $(BUILD)/bench/fleet_insert $(BUILD)/bench/fleet_gen $(BUILD)/bench/ksyms
+# the kernel's allocation of each CPU's ring, in one process or several (start-up)
+$(BUILD)/bench/ring_alloc: bench/ring_alloc.c $(BUILD)/libftstack.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libftstack.a $(LDFLAGS) $(LDLIBS)
+
+bench: ftstack tests-bin $(BUILD)/bench/floor $(BUILD)/bench/switchin $(BUILD)/bench/fleet_insert $(BUILD)/bench/fleet_gen $(BUILD)/bench/ksyms $(BUILD)/bench/ring_alloc
 	bench/run
 
 soak: ftstack tests-bin
