@@ -69,6 +69,8 @@ static void attr_for(const struct ft_perf_source *ps, const struct ft_event *e,
  * meanwhile. Returns 0 or -errno; map_rings_end in any case. */
 static int map_rings_begin(struct ft_perf_source *ps, size_t procs)
 {
+	/* no helper's pipe yet: map_rings_end's wait must close none (fd 0) */
+	ps->maps = (struct perfev_ring_maps){ .done_r = -1, .release_w = -1 };
 	ps->map_rings = calloc((size_t)ps->ncpus, sizeof(*ps->map_rings));
 	ps->map_fds = calloc((size_t)ps->ncpus, sizeof(*ps->map_fds));
 	ps->map_cpu = calloc((size_t)ps->ncpus, sizeof(*ps->map_cpu));
