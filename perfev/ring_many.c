@@ -5,10 +5,13 @@
  * processes have locks of their own: each maps some of the rings, then
  * this process maps the same fds, which takes the ring the kernel already
  * has (perf_mmap's "mapped more than once" path), and lets them exit. Two
- * 64 MB rings: 34-39 ms one after another, 19-20 ms so (tests/unit's
- * perfev_ring_test times it). Once the helpers have mapped theirs, every
- * ring exists: the events may be enabled before this process maps the
- * helpers' rings (~3 ms each), their records wait there. */
+ * 64 MB rings: 34-39 ms one after another, 19-20 ms so on the Xeon host
+ * (tests/unit's perfev_ring_test times it), no faster on the EPYC one
+ * (bench/ring_alloc), where a helper's fork costs more than it saves:
+ * start-up has this process map a share too. Once the helpers have
+ * mapped theirs, every ring exists: the events may be enabled before
+ * this process maps the helpers' rings (~3 ms each), their records wait
+ * there. */
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/mman.h>
