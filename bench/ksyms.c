@@ -7,29 +7,10 @@
  *   ksyms [ROUNDS]   (root, or CAP_SYSLOG: the addresses must show) */
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 #include <unistd.h>
+#include "bench/timing.h"
 #include "report/report.h"
 #include "symbolize/symbolize.h"
-
-static double now_ms(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
-}
-
-static int by_value(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), by_value);
-	return v[n / 2];
-}
 
 static int ask(void *ctx, const char *name, uint64_t addr)
 {
@@ -52,15 +33,15 @@ int main(int argc, char **argv)
 	for (int r = 0; ret == 0 && r < rounds; r++) {
 		struct sym_kernel *k = NULL, *c = NULL;
 		enum sym_kernel_whence w;
-		double t0 = now_ms();
+		double t0 = bench_now_ms();
 		ret = sym_kernel_load("/proc/kallsyms", &k) < 0;
-		double t1 = now_ms();
+		double t1 = bench_now_ms();
 		ret |= sym_kernel_load_cached("/proc/kallsyms", file, "", &c, &w) < 0;
-		double t2 = now_ms();
+		double t2 = bench_now_ms();
 		found = 0;
 		if (ret == 0)
 			sym_kernel_foreach(c, ask, &found);
-		double t3 = now_ms();
+		double t3 = bench_now_ms();
 		rd[r] = t1 - t0, back[r] = t2 - t1, mach[r] = t3 - t2;
 		printf("%d | read %.2f ms | %s %.2f ms | machinery %.2f ms (%ld found)\n", r + 1, rd[r],
 		       w == SYM_KERNEL_SAVED ? "read back" : "read and saved", back[r], mach[r], found);
@@ -69,8 +50,8 @@ int main(int argc, char **argv)
 	}
 	if (ret == 0 && rounds > 1) /* the first round saved the copy */
 		printf("medians of rounds 2-%d: /proc/kallsyms read %.2f ms, the copy read back %.2f ms, "
-		       "the machinery names %.2f ms\n", rounds, median(rd + 1, rounds - 1),
-		       median(back + 1, rounds - 1), median(mach + 1, rounds - 1));
+		       "the machinery names %.2f ms\n", rounds, bench_median(rd + 1, rounds - 1),
+		       bench_median(back + 1, rounds - 1), bench_median(mach + 1, rounds - 1));
 	unlink(file);
 	rmdir(dir);
 	free(rd);

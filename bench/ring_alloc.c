@@ -14,33 +14,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
+#include "bench/timing.h"
 #include "perfev/perfev.h"
 
 #define MAX_RINGS 64
 #define MAX_ROUNDS 101
-
-static double now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static double median(const double *v, int n)
-{
-	double s[MAX_ROUNDS];
-	memcpy(s, v, (size_t)n * sizeof(*s));
-	qsort(s, (size_t)n, sizeof(*s), cmp_double);
-	return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
-}
 
 /* Milliseconds until N rings of BYTES exist, mapped by PROCS processes;
  * -1 when one could not be opened or mapped. */
@@ -57,9 +36,9 @@ static double one_way(int n, size_t bytes, size_t procs)
 		opened++;
 	if (opened == n) {
 		struct perfev_ring_maps m;
-		double t0 = now_ms();
+		double t0 = bench_now_ms();
 		int ret = perfev_ring_maps_start(&m, rings, fds, (size_t)n, bytes, procs);
-		double t1 = now_ms();
+		double t1 = bench_now_ms();
 		if (perfev_ring_maps_finish(&m) == 0 && ret == 0)
 			ms = t1 - t0;
 	}
@@ -103,6 +82,6 @@ int main(int argc, char **argv)
 	printf("%d rings of %zu MB, medians of %d rounds:\n", n, mb, rounds);
 	for (int w = 0; w < 3; w++)
 		printf("  %zu procs: %.2f ms, %.3f of 1 proc's per round\n", ways[w],
-		       median(ms[w], rounds), median(ratio[w], rounds));
+		       bench_median(ms[w], rounds), bench_median(ratio[w], rounds));
 	return 0;
 }
