@@ -63,14 +63,12 @@ static void attr_for(const struct ft_perf_source *ps, const struct ft_event *e,
 
 /* Begins mapping every CPU's ring, on the CPU's owner: the first fd
  * opened on it, or a dummy (ft_perf_source_open_owner). A user free of
- * RLIMIT_MEMLOCK has large rings mapped in several processes at once
- * (perfev_ring_maps_begin: two 64 MB rings in ~20 ms, not ~35); PROCS
- * above the rings: each a helper's, this process free to open events
- * meanwhile. Returns 0 or -errno; map_rings_end in any case. */
+ * RLIMIT_MEMLOCK has large rings mapped in up to PROCS processes at once,
+ * this one and helpers (perfev_ring_maps_begin: two 64 MB rings in ~20
+ * ms, not ~35, on the Xeon host). Returns 0 or -errno; map_rings_end in
+ * any case (maps_pending: begun). */
 static int map_rings_begin(struct ft_perf_source *ps, size_t procs)
 {
-	/* no helper's pipe yet: map_rings_end's wait must close none (fd 0) */
-	ps->maps = (struct perfev_ring_maps){ .done_r = -1, .release_w = -1 };
 	ps->map_rings = calloc((size_t)ps->ncpus, sizeof(*ps->map_rings));
 	ps->map_fds = calloc((size_t)ps->ncpus, sizeof(*ps->map_fds));
 	ps->map_cpu = calloc((size_t)ps->ncpus, sizeof(*ps->map_cpu));
@@ -94,7 +92,8 @@ static int map_rings_begin(struct ft_perf_source *ps, size_t procs)
  * return. Returns 0, or -errno (-ENOLCK after saying what to do). */
 static int map_rings_end(struct ft_perf_source *ps, int begun)
 {
-	int ret = perfev_ring_maps_wait(&ps->maps);
+	/* not begun (no memory for the arrays): no helper's pipe to wait on */
+	int ret = ps->maps_pending ? perfev_ring_maps_wait(&ps->maps) : 0;
 	if (begun < 0)
 		ret = begun;
 	ft_perf_source_adopt_rings(ps);
