@@ -214,10 +214,10 @@ int ft_session_record(struct ft_session *s, const struct perfev_record *rec, int
 			sym_procs_thread(s->procs, rec->pid, rec->tid, rec->task.ptid, rec->time);
 		break;
 	case PERFEV_EXIT:
-		if (rec->pid == rec->tid)
+		if (rec->pid == rec->tid) { /* the process */
 			helper_forget(s, rec->pid);
-		if (rec->pid == rec->tid && s->ustacks.py)
 			py_reader_exit(s->ustacks.py, rec->pid); /* the millisecond poll ends with the last */
+		}
 		/* marked only: its samples may still be unread (forget.c) */
 		if (s->keep.need_procs)
 			sym_procs_exit(s->procs, rec->pid, rec->tid, rec->time);

@@ -132,7 +132,7 @@ void py_reader_unsupported(struct py_reader *r, void (*fn)(void *ctx, const char
  * read when the sample is). */
 bool py_reader_active(const struct py_reader *r);
 /* Process PID exited (a PERF_RECORD_EXIT of its main thread): no sample
- * of it is left to read promptly. */
+ * of it is left to read promptly. R may be NULL (no reader: nothing). */
 void py_reader_exit(struct py_reader *r, uint32_t pid);
 
 /* The versions read, for `ftstack check`: "3.11, 3.12, 3.13". */
