@@ -27,3 +27,8 @@ steal_ms() { awk '/^cpu / { print $9 * 10 }' /proc/stat; }
 # ft_lost FILE: the records ftstack's summary in FILE (its stderr) says
 # were lost, empty when FILE holds no summary
 ft_lost() { sed -n 's/^ftstack: .* \([0-9][0-9]*\) lost.*/\1/p' "$1" | head -1; }
+# ft_own_ms FILE, ft_own_faults FILE: ftstack's own CPU (ms, all its
+# threads) and page faults from --debug's last line in FILE (its stderr);
+# empty when FILE has no such line (faults: a build before 9224376)
+ft_own_ms() { sed -n "s/^ftstack: debug: ftstack's own CPU: \([0-9.]*\) ms.*/\1/p" "$1"; }
+ft_own_faults() { sed -n "s/^ftstack: debug: ftstack's own CPU: .*, \([0-9]*\) page faults.*/\1/p" "$1"; }
