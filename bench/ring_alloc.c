@@ -13,7 +13,6 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 #include "bench/timing.h"
 #include "perfev/perfev.h"
@@ -25,28 +24,8 @@
  * -1 when one could not be opened or mapped. */
 static double one_way(int n, size_t bytes, size_t procs)
 {
-	struct perfev_opts po = { .type = PERF_TYPE_SOFTWARE, .config = PERF_COUNT_SW_DUMMY,
-				  .sample_period = 1, .disabled = true };
-	struct perfev_ring rings[MAX_RINGS];
-	int fds[MAX_RINGS];
-	double ms = -1;
-	memset(rings, 0, sizeof(rings));
-	int opened = 0;
-	while (opened < n && (fds[opened] = perfev_open(&po, -1, opened, -1)) >= 0)
-		opened++;
-	if (opened == n) {
-		struct perfev_ring_maps m;
-		double t0 = bench_now_ms();
-		int ret = perfev_ring_maps_start(&m, rings, fds, (size_t)n, bytes, procs);
-		double t1 = bench_now_ms();
-		if (perfev_ring_maps_finish(&m) == 0 && ret == 0)
-			ms = t1 - t0;
-	}
-	for (int i = 0; i < opened; i++) {
-		perfev_ring_unmap(&rings[i]);
-		close(fds[i]);
-	}
-	return ms;
+	double ms;
+	return perfev_ring_maps_time(n, bytes, procs, &ms) == 0 ? ms : -1;
 }
 
 int main(int argc, char **argv)

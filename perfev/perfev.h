@@ -138,6 +138,12 @@ int perfev_ring_maps_finish(struct perfev_ring_maps *m);
 /* Lets the helpers exit (and reaps them) without mapping their rings
  * here: a set-up that failed. Safe to call more than once. */
 void perfev_ring_maps_release(struct perfev_ring_maps *m);
+/* Times N dummy per-CPU events' rings of BYTES (CPUs 0..N-1, at most 64)
+ * made by perfev_ring_maps_start in PROCS processes: *MS gets the
+ * milliseconds until every ring exists (what arming waits for). Returns 0
+ * or -errno (opening the events takes CAP_PERFMON where perf_event_paranoid
+ * asks, mapping them beyond RLIMIT_MEMLOCK CAP_IPC_LOCK). */
+int perfev_ring_maps_time(int n, size_t bytes, size_t procs, double *ms);
 
 /* Opens (and closes) a disabled dummy event on this process in a thread
  * of its own, at once: the kernel's first per-task event waits for a
