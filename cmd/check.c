@@ -191,6 +191,7 @@ int ft_cmd_check(const struct ft_options *o)
 	if (root[0] && check_user_stacks(root, &cost, &items[n]) == 0 &&
 	    ft_ustack_check(&cost, &items[++n]) == 0)
 		n++;
+	ft_ring_maps_check(&items[n++]); /* who maps the perf rings at start-up */
 	{ /* what profile, offcpu and count put in user stacks (python/); profile's
 	   * readers on each CPU (collector/cpu_readers.c) take SCHED_FIFO if they may */
 		items[n].what = "python frames";

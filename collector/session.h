@@ -361,6 +361,24 @@ void ft_ustack_summary(const struct ft_ustacks *u, struct ft_summary *sm);
 enum ft_ustack_method ft_ustack_rule(const struct perfev_ustack_cost *c, char *why, size_t len);
 /* Saves the answer for this boot's runs (/run/ftstack). Returns 0 or -errno. */
 int ft_ustack_save(enum ft_ustack_method m, const char *why);
+/* ftstack check's answers for this boot's runs, a line each in
+ * /run/ftstack/NAME (saved.c): write returns 0 or -errno; read puts the
+ * line (no newline) in LINE and returns 0, or -errno (-ENOENT: check has
+ * not run since boot). */
+int ft_saved_write(const char *name, const char *line);
+int ft_saved_read(const char *name, char *line, size_t len);
+/* The rule on the milliseconds until every ring existed, mapped by this
+ * process ALONE and with a helper a CPU (HELPED), ROUNDS of each: true
+ * (alone) when alone was sooner in the median round. WHY gets the figures
+ * (ring_maps.c). */
+bool ft_ring_maps_rule(const double *alone, const double *helped, int rounds, char *why,
+		       size_t len);
+/* ftstack check's line: times both ways on this host's CPUs and saves the
+ * rule's answer for this boot's runs. Returns 0. */
+int ft_ring_maps_check(struct tfs_check_item *it);
+/* Whether this boot's answer says this process maps the rings alone; WHY
+ * gets check's figures then (else ""). */
+bool ft_ring_maps_alone(char *why, size_t len);
 const char *ft_ustack_name(enum ft_ustack_method m);
 struct tfs_check_item;
 /* ftstack check's line: the method C's measurement chooses here and why,

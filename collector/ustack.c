@@ -26,7 +26,6 @@
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include "collector/result.h"
@@ -34,8 +33,7 @@
 #include "host/host.h"
 #include "tracefs/tracefs.h"
 
-#define SAVED_DIR "/run/ftstack"
-#define SAVED_FILE SAVED_DIR "/user-stacks"
+#define SAVED_NAME "user-stacks"
 
 int ft_ustack_check(const struct perfev_ustack_cost *c, struct tfs_check_item *it)
 {
@@ -68,30 +66,23 @@ enum ft_ustack_method ft_ustack_rule(const struct perfev_ustack_cost *c, char *w
 
 int ft_ustack_save(enum ft_ustack_method m, const char *why)
 {
-	mkdir(SAVED_DIR, 0755);
-	FILE *f = fopen(SAVED_FILE ".tmp", "w");
-	if (!f)
-		return -errno;
-	fprintf(f, "%s %s\n", ft_ustack_name(m), why);
-	if (fclose(f) != 0 || rename(SAVED_FILE ".tmp", SAVED_FILE) < 0)
-		return -errno;
-	return 0;
+	char line[320];
+	snprintf(line, sizeof(line), "%s %s", ft_ustack_name(m), why);
+	return ft_saved_write(SAVED_NAME, line);
 }
 
 /* `ftstack check`'s answer, if this boot has one (/run is per boot). */
 static int saved_answer(enum ft_ustack_method *m, char *why, size_t len)
 {
 	char line[256];
-	FILE *f = fopen(SAVED_FILE, "r");
-	if (!f)
-		return -errno;
-	bool ok = fgets(line, sizeof(line), f) != NULL;
-	fclose(f);
-	line[strcspn(line, "\n")] = '\0';
-	if (!ok || (strncmp(line, "fp ", 3) != 0 && strncmp(line, "copy ", 5) != 0))
+	int ret = ft_saved_read(SAVED_NAME, line, sizeof(line));
+	if (ret < 0)
+		return ret;
+	if (strncmp(line, "fp ", 3) != 0 && strncmp(line, "copy ", 5) != 0)
 		return -EINVAL;
 	*m = line[0] == 'c' ? FT_USTACK_COPY : FT_USTACK_FP;
-	snprintf(why, len, "ftstack check's answer (" SAVED_FILE "): %s", strchr(line, ' ') + 1);
+	snprintf(why, len, "ftstack check's answer (/run/ftstack/" SAVED_NAME "): %s",
+		 strchr(line, ' ') + 1);
 	return 0;
 }
 

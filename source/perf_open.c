@@ -457,8 +457,10 @@ static int open_events(const struct ft_perf_config *cfg, int epfd, struct ft_eve
 	ft_perf_source_grow_plan(ps, lockable, ps->events == &sideband_event);
 	sample_layout(ps);
 	/* rings mapped by several processes are charged to each one's own
-	 * memory: only for a user RLIMIT_MEMLOCK does not bind */
-	size_t procs = lockable == SIZE_MAX ? (size_t)nonline : 1;
+	 * memory: only for a user RLIMIT_MEMLOCK does not bind; and only where
+	 * the kernel allocates rings faster side by side than a helper's fork
+	 * and copy-on-write faults cost (cfg->maps_alone: ftstack check) */
+	size_t procs = lockable == SIZE_MAX && !cfg->maps_alone ? (size_t)nonline : 1;
 	int begun = 0, ret;
 	/* this process maps a share too: a fork and its copy-on-write faults
 	 * cost more than they save where the kernel allocates rings no faster

@@ -28,6 +28,8 @@ struct ft_perf_config {
 	bool track;                    /* side band wanted: comm, task, mmap2 with user stacks */
 	bool wake_each;                /* wake the reader at each record (python/ reads a sample's
 					* frames from the process: the sooner, the likelier the same) */
+	bool maps_alone;               /* this process maps every ring at start-up, no helper a CPU
+					* (ftstack check's answer on this host: ring_maps.c) */
 	pid_t child;                   /* the -c command (followed with its children), or 0 */
 	const struct host_access *host; /* what this user may do here, as the run read it */
 	int cgroup_fd;                 /* --cgroup's folder, every event's pid; -1 without */

@@ -94,5 +94,30 @@ if chrt -f 1 true 2>/dev/null; then
 else
 	check "check: Python's readers with short slices" grep -Eq '^python frames +yes .* with short slices' $TMP/o
 fi
+# and who maps the perf rings at start-up: check times one process against
+# a helper a CPU and saves the sooner way; a run takes it, and counts
+# exactly either way (each forced below by the saved answer, then put back)
+saved=/run/ftstack/ring-maps
+if [ "$(nproc)" -gt 1 ]; then
+	check "check: ring mapping timed both ways, the answer saved" grep -Eq \
+		'^ring mapping +yes +[0-9]+ rings of 32 MB: one process [0-9.]+ ms, a helper a CPU [0-9.]+ ms \(medians of 5 rounds; one / helped per round [0-9.]+\): (one process sooner|helpers sooner or even); saved for this boot$' $TMP/o
+	verdict=$(sed -n 's/^ring mapping .*: \(one process sooner\|helpers sooner or even\); saved.*/\1/p' $TMP/o)
+	first=$(cut -d' ' -f1 $saved 2>/dev/null)
+	check "check: the file says the line's way ($first: $verdict)" \
+		[ "$first" = "$( [ "$verdict" = "one process sooner" ] && echo alone || echo helpers)" ]
+	had=0
+	[ -f $saved ] && cp $saved $TMP/ring-maps && had=1
+	for way in alone helpers; do
+		echo "$way (written by ustack_test)" >$saved
+		"$FTSTACK" --debug -e $EV -f -c "$BIN/getppid_paths 4000" >$TMP/f 2>$TMP/e
+		n=$(grep -c 'debug: perf rings mapped by this process alone' $TMP/e)
+		expect_eq "rings made by $way: said so" "$n" "$( [ $way = alone ] && echo 1 || echo 0)"
+		expect_eq "rings made by $way: the 4000 getppid calls counted" \
+			"$(folded_count $TMP/f '^getppid_paths;.*do_syscall_64')" 4000
+	done
+	if [ $had = 1 ]; then cp $TMP/ring-maps $saved; else rm -f $saved; fi
+else
+	ok "check: ring mapping: 6 checks # SKIP one CPU: one ring, no helper to time"
+fi
 expect_eq "kernel state as found" "$(tracefs_state)" "$before"
 finish
