@@ -16,8 +16,8 @@
 #include "tracefs/tracefs.h"
 
 #define SAVED_NAME "ring-maps"
-#define ROUNDS 5
-#define PAUSE_US (100 * 1000) /* a ring's pages back to the kernel between tries */
+#define ROUNDS 9
+#define PAUSE_US (50 * 1000) /* a ring's pages back to the kernel between tries */
 #define MAX_RINGS 64
 #define MAX_ROUNDS 32 /* the most the rule takes */
 
@@ -78,9 +78,13 @@ int ft_ring_maps_check(struct tfs_check_item *it)
 	}
 	if (n <= 1 || ret < 0) {
 		it->ok = n <= 1;
-		snprintf(it->detail, sizeof(it->detail), "%s: runs map a ring a CPU with helpers",
-			 n <= 1 ? "one CPU, one ring" : ret == -EACCES || ret == -EPERM ?
-			 "not timed (root's per-CPU rings)" : "not timed");
+		if (n <= 1)
+			snprintf(it->detail, sizeof(it->detail), "one CPU: one ring, no helper");
+		else
+			snprintf(it->detail, sizeof(it->detail),
+				 "not timed: %s (root's per-CPU rings, beyond RLIMIT_MEMLOCK); runs "
+				 "keep their default, a helper a CPU where they may lock the memory",
+				 strerror(-ret));
 		return 0;
 	}
 	bool one = ft_ring_maps_rule(alone, helped, ROUNDS, why, sizeof(why));

@@ -100,7 +100,7 @@ fi
 saved=/run/ftstack/ring-maps
 if [ "$(nproc)" -gt 1 ]; then
 	check "check: ring mapping timed both ways, the answer saved" grep -Eq \
-		'^ring mapping +yes +[0-9]+ rings of 32 MB: one process [0-9.]+ ms, a helper a CPU [0-9.]+ ms \(medians of 5 rounds; one / helped per round [0-9.]+\): (one process sooner|helpers sooner or even); saved for this boot$' $TMP/o
+		'^ring mapping +yes +[0-9]+ rings of 32 MB: one process [0-9.]+ ms, a helper a CPU [0-9.]+ ms \(medians of 9 rounds; one / helped per round [0-9.]+\): (one process sooner|helpers sooner or even); saved for this boot$' $TMP/o
 	verdict=$(sed -n 's/^ring mapping .*: \(one process sooner\|helpers sooner or even\); saved.*/\1/p' $TMP/o)
 	first=$(cut -d' ' -f1 $saved 2>/dev/null)
 	check "check: the file says the line's way ($first: $verdict)" \
