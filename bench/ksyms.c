@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 #include "bench/timing.h"
+#include "perfev/perfev.h"
 #include "report/report.h"
 #include "symbolize/symbolize.h"
 
@@ -50,8 +51,8 @@ int main(int argc, char **argv)
 	}
 	if (ret == 0 && rounds > 1) /* the first round saved the copy */
 		printf("medians of rounds 2-%d: /proc/kallsyms read %.2f ms, the copy read back %.2f ms, "
-		       "the machinery names %.2f ms\n", rounds, bench_median(rd + 1, rounds - 1),
-		       bench_median(back + 1, rounds - 1), bench_median(mach + 1, rounds - 1));
+		       "the machinery names %.2f ms\n", rounds, perfev_median(rd + 1, rounds - 1),
+		       perfev_median(back + 1, rounds - 1), perfev_median(mach + 1, rounds - 1));
 	unlink(file);
 	rmdir(dir);
 	free(rd);

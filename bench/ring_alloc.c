@@ -61,6 +61,6 @@ int main(int argc, char **argv)
 	printf("%d rings of %zu MB, medians of %d rounds:\n", n, mb, rounds);
 	for (int w = 0; w < 3; w++)
 		printf("  %zu procs: %.2f ms, %.3f of 1 proc's per round\n", ways[w],
-		       bench_median(ms[w], rounds), bench_median(ratio[w], rounds));
+		       perfev_median(ms[w], rounds), perfev_median(ratio[w], rounds));
 	return 0;
 }

@@ -21,19 +21,6 @@
 #define MAX_RINGS 64
 #define MAX_ROUNDS 32 /* the most the rule takes */
 
-static int by_value(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
-/* the median of V[0..N), sorted in place (the mean of the middle two when N is even) */
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), by_value);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 bool ft_ring_maps_rule(const double *alone, const double *helped, int rounds, char *why,
 		       size_t len)
 {
@@ -48,10 +35,10 @@ bool ft_ring_maps_rule(const double *alone, const double *helped, int rounds, ch
 		h[i] = helped[i];
 		ratio[i] = helped[i] > 0 ? alone[i] / helped[i] : 1;
 	}
-	double r = median(ratio, n);
+	double r = perfev_median(ratio, n);
 	bool one = r < 1;
 	snprintf(why, len, "one process %.1f ms, a helper a CPU %.1f ms (medians of %d rounds; "
-		 "one / helped per round %.2f): %s", median(a, n), median(h, n), n, r,
+		 "one / helped per round %.2f): %s", perfev_median(a, n), perfev_median(h, n), n, r,
 		 one ? "one process sooner" : "helpers sooner or even");
 	return one;
 }

@@ -60,15 +60,21 @@ static int median_ci_rank(int n)
 	return k;
 }
 
+double perfev_median(double *d, int n)
+{
+	qsort(d, (size_t)n, sizeof(*d), cmp_double);
+	return n % 2 ? d[n / 2] : (d[n / 2 - 1] + d[n / 2]) / 2;
+}
+
 /* Sorts D[0..n) and returns its median; *LO and *HI get the 95% interval
  * (unbounded when n, under 6, is too small for one: nothing is measured). */
 static double median_ci(double *d, int n, double *lo, double *hi)
 {
-	qsort(d, (size_t)n, sizeof(*d), cmp_double);
+	double m = perfev_median(d, n);
 	int k = median_ci_rank(n);
 	*lo = k > 0 ? d[k - 1] : -HUGE_VAL;
 	*hi = k > 0 ? d[n - k] : HUGE_VAL;
-	return n % 2 ? d[n / 2] : (d[n / 2 - 1] + d[n / 2]) / 2;
+	return m;
 }
 
 void perfev_ustack_judge(const double *none, const double *fp, const double *copy, int n,

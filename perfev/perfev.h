@@ -144,6 +144,9 @@ void perfev_ring_maps_release(struct perfev_ring_maps *m);
  * or -errno (opening the events takes CAP_PERFMON where perf_event_paranoid
  * asks, mapping them beyond RLIMIT_MEMLOCK CAP_IPC_LOCK). */
 int perfev_ring_maps_time(int n, size_t bytes, size_t procs, double *ms);
+/* Sorts D[0..N) (N > 0) and returns its median, the mean of the middle two
+ * when N is even (cost.c; the timings' of check and the benches). */
+double perfev_median(double *d, int n);
 
 /* Opens (and closes) a disabled dummy event on this process in a thread
  * of its own, at once: the kernel's first per-task event waits for a
