@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
-#include "bench/timing.h"
 #include "perfev/perfev.h"
 #include "report/report.h"
 #include "symbolize/symbolize.h"
@@ -34,15 +33,15 @@ int main(int argc, char **argv)
 	for (int r = 0; ret == 0 && r < rounds; r++) {
 		struct sym_kernel *k = NULL, *c = NULL;
 		enum sym_kernel_whence w;
-		double t0 = bench_now_ms();
+		double t0 = (double)perfev_mono_ns() / 1e6;
 		ret = sym_kernel_load("/proc/kallsyms", &k) < 0;
-		double t1 = bench_now_ms();
+		double t1 = (double)perfev_mono_ns() / 1e6;
 		ret |= sym_kernel_load_cached("/proc/kallsyms", file, "", &c, &w) < 0;
-		double t2 = bench_now_ms();
+		double t2 = (double)perfev_mono_ns() / 1e6;
 		found = 0;
 		if (ret == 0)
 			sym_kernel_foreach(c, ask, &found);
-		double t3 = bench_now_ms();
+		double t3 = (double)perfev_mono_ns() / 1e6;
 		rd[r] = t1 - t0, back[r] = t2 - t1, mach[r] = t3 - t2;
 		printf("%d | read %.2f ms | %s %.2f ms | machinery %.2f ms (%ld found)\n", r + 1, rd[r],
 		       w == SYM_KERNEL_SAVED ? "read back" : "read and saved", back[r], mach[r], found);

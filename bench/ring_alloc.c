@@ -14,10 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
-#include "bench/timing.h"
 #include "perfev/perfev.h"
 
-#define MAX_RINGS 64
 #define MAX_ROUNDS 101
 
 /* Milliseconds until N rings of BYTES exist, mapped by PROCS processes;
@@ -33,8 +31,8 @@ int main(int argc, char **argv)
 	size_t mb = argc > 1 ? strtoul(argv[1], NULL, 10) : 32;
 	int rounds = argc > 2 ? atoi(argv[2]) : 15;
 	int n = (int)sysconf(_SC_NPROCESSORS_ONLN);
-	if (n > MAX_RINGS)
-		n = MAX_RINGS;
+	if (n > PERFEV_RING_TIME_MAX)
+		n = PERFEV_RING_TIME_MAX;
 	if (rounds < 1 || rounds > MAX_ROUNDS || mb < 1) {
 		fprintf(stderr, "usage: ring_alloc [MB] [ROUNDS, 1-%d]\n", MAX_ROUNDS);
 		return 2;

@@ -21,7 +21,7 @@
 
 #define CLOCK_TRIES 5
 
-static uint64_t mono_ns(void)
+uint64_t perfev_mono_ns(void)
 {
 	struct timespec t;
 	clock_gettime(CLOCK_MONOTONIC, &t);
@@ -83,9 +83,9 @@ int perfev_clock_offset(struct perfev_clock *c, int64_t *offset_ns)
 		if (madvise(c->page, page, MADV_DONTNEED) < 0)
 			return -errno;
 		f.n = 0;
-		uint64_t t0 = mono_ns();
+		uint64_t t0 = perfev_mono_ns();
 		*(volatile uint8_t *)c->page = 1; /* faults in a zeroed page */
-		uint64_t t1 = mono_ns();
+		uint64_t t1 = perfev_mono_ns();
 		if (perfev_ring_drain(&c->ring, PERFEV_SAMPLE_TYPE, 0, note_fault, &f) < 0)
 			return -EINVAL;
 		if (f.n != 1 || t1 - t0 >= best)

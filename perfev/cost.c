@@ -19,7 +19,6 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "perfev/perfev.h"
@@ -111,13 +110,6 @@ void perfev_ustack_judge(const double *none, const double *fp, const double *cop
 		       PERFEV_USTACK_TOO_SMALL;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
-
 /* COST_FRAMES frames that keep their frame pointers (as a program built
  * with them has), so the kernel's walk has a stack of some depth to follow;
  * the innermost makes the calls. Returns the calls' ns. */
@@ -132,10 +124,10 @@ COST_FP_FRAME static uint64_t timed_calls(int depth, int calls)
 	if (depth > 1) {
 		ns = timed_calls(depth - 1, calls);
 	} else {
-		uint64_t t0 = now_ns();
+		uint64_t t0 = perfev_mono_ns();
 		for (int i = 0; i < calls; i++)
 			syscall(SYS_getppid);
-		ns = now_ns() - t0;
+		ns = perfev_mono_ns() - t0;
 	}
 	__asm__ volatile("" ::: "memory"); /* no tail call: the frame stays */
 	return ns;
@@ -195,8 +187,8 @@ int perfev_ustack_cost(int tp, uint32_t fp_bytes, uint32_t copy_bytes,
 				(int)(COST_TIMING_NS / per_call) : COST_MAX_CALLS;
 		for (int k = 0; k < K_KINDS; k++)
 			timing(fd[k], &ring[k], calls);
-		uint64_t end = now_ns() + COST_BUDGET_NS;
-		while (n < COST_MAX_ROUNDS && (n < COST_MIN_ROUNDS || now_ns() < end)) {
+		uint64_t end = perfev_mono_ns() + COST_BUDGET_NS;
+		while (n < COST_MAX_ROUNDS && (n < COST_MIN_ROUNDS || perfev_mono_ns() < end)) {
 			for (int i = 0; i < K_KINDS; i++) {
 				int k = (n + i) % K_KINDS;
 				t[k][n] = timing(fd[k], &ring[k], calls);

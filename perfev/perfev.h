@@ -138,7 +138,10 @@ int perfev_ring_maps_finish(struct perfev_ring_maps *m);
 /* Lets the helpers exit (and reaps them) without mapping their rings
  * here: a set-up that failed. Safe to call more than once. */
 void perfev_ring_maps_release(struct perfev_ring_maps *m);
-/* Times N dummy per-CPU events' rings of BYTES (CPUs 0..N-1, at most 64)
+/* The most rings perfev_ring_maps_time times at once. */
+#define PERFEV_RING_TIME_MAX 64
+/* Times N dummy per-CPU events' rings of BYTES (CPUs 0..N-1, at most
+ * PERFEV_RING_TIME_MAX)
  * made by perfev_ring_maps_start in PROCS processes: *MS gets the
  * milliseconds until every ring exists (what arming waits for). Returns 0
  * or -errno (opening the events takes CAP_PERFMON where perf_event_paranoid
@@ -188,6 +191,8 @@ void perfev_ring_grow_move(struct perfev_ring_grow *g);
 int perfev_ring_grow_join(struct perfev_ring_grow *g);
 
 /* ---- perf's clock against CLOCK_MONOTONIC (clock.c) ---- */
+/* CLOCK_MONOTONIC in nanoseconds (what every timing here reads). */
+uint64_t perfev_mono_ns(void);
 struct perfev_clock {
 	int fd;                 /* a page-fault event on the opening thread */
 	struct perfev_ring ring;

@@ -6,26 +6,16 @@
  * helper a CPU is. ftstack check times both (collector/ring_maps.c). */
 #include <errno.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include "perfev/perfev.h"
-
-#define MAX_RINGS 64
-
-static double now_ms(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
 
 int perfev_ring_maps_time(int n, size_t bytes, size_t procs, double *ms)
 {
 	struct perfev_opts po = { .type = PERF_TYPE_SOFTWARE, .config = PERF_COUNT_SW_DUMMY,
 				  .sample_period = 1, .disabled = true };
-	struct perfev_ring rings[MAX_RINGS];
-	int fds[MAX_RINGS], opened = 0, ret = 0;
-	if (n < 1 || n > MAX_RINGS)
+	struct perfev_ring rings[PERFEV_RING_TIME_MAX];
+	int fds[PERFEV_RING_TIME_MAX], opened = 0, ret = 0;
+	if (n < 1 || n > PERFEV_RING_TIME_MAX)
 		return -EINVAL;
 	memset(rings, 0, sizeof(rings));
 	while (opened < n && (fds[opened] = perfev_open(&po, -1, opened, -1)) >= 0)
@@ -34,9 +24,9 @@ int perfev_ring_maps_time(int n, size_t bytes, size_t procs, double *ms)
 		ret = fds[opened]; /* perfev_open's -errno */
 	if (ret == 0) {
 		struct perfev_ring_maps m;
-		double t0 = now_ms();
+		uint64_t t0 = perfev_mono_ns();
 		ret = perfev_ring_maps_start(&m, rings, fds, (size_t)n, bytes, procs);
-		*ms = now_ms() - t0;
+		*ms = (double)(perfev_mono_ns() - t0) / 1e6;
 		int fin = perfev_ring_maps_finish(&m);
 		if (ret == 0)
 			ret = fin;
