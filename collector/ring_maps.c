@@ -18,7 +18,6 @@
 #define SAVED_NAME "ring-maps"
 #define ROUNDS 9
 #define PAUSE_US (50 * 1000) /* a ring's pages back to the kernel between tries */
-#define MAX_RINGS 64
 #define MAX_ROUNDS 32 /* the most the rule takes */
 
 bool ft_ring_maps_rule(const double *alone, const double *helped, int rounds, char *why,
@@ -46,23 +45,18 @@ bool ft_ring_maps_rule(const double *alone, const double *helped, int rounds, ch
 int ft_ring_maps_check(struct tfs_check_item *it)
 {
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	int n = cpus > MAX_RINGS ? MAX_RINGS : (int)cpus;
+	int n = cpus > PERFEV_RING_TIME_MAX ? PERFEV_RING_TIME_MAX : (int)cpus;
 	size_t bytes = (size_t)FT_COPY_RING_KB / 2 * 1024; /* the rings a count starts with */
-	double alone[ROUNDS], helped[ROUNDS];
+	double ms[2][ROUNDS]; /* [0]: this process alone, [1]: a helper a CPU */
 	char why[200];
 	int ret = 0;
 	it->what = "ring mapping";
-	for (int r = 0; r < ROUNDS && ret == 0 && n > 1; r++) {
-		/* the order swapped each round: the host's speed drifts */
-		bool first_alone = r % 2 == 0;
-		ret = perfev_ring_maps_time(n, bytes, first_alone ? 1 : (size_t)n,
-					    first_alone ? &alone[r] : &helped[r]);
-		usleep(PAUSE_US);
-		if (ret == 0)
-			ret = perfev_ring_maps_time(n, bytes, first_alone ? (size_t)n : 1,
-						    first_alone ? &helped[r] : &alone[r]);
-		usleep(PAUSE_US);
-	}
+	for (int r = 0; r < ROUNDS && ret == 0 && n > 1; r++)
+		for (int k = 0; k < 2 && ret == 0; k++) {
+			int way = (k + r) % 2; /* the order swapped each round: the host drifts */
+			ret = perfev_ring_maps_time(n, bytes, way ? (size_t)n : 1, &ms[way][r]);
+			usleep(PAUSE_US);
+		}
 	if (n <= 1 || ret < 0) {
 		it->ok = n <= 1;
 		if (n <= 1)
@@ -74,7 +68,7 @@ int ft_ring_maps_check(struct tfs_check_item *it)
 				 strerror(-ret));
 		return 0;
 	}
-	bool one = ft_ring_maps_rule(alone, helped, ROUNDS, why, sizeof(why));
+	bool one = ft_ring_maps_rule(ms[0], ms[1], ROUNDS, why, sizeof(why));
 	char line[256];
 	snprintf(line, sizeof(line), "%s %s", one ? "alone" : "helpers", why);
 	it->ok = true;
@@ -83,11 +77,9 @@ int ft_ring_maps_check(struct tfs_check_item *it)
 	return 0;
 }
 
-bool ft_ring_maps_alone(char *why, size_t len)
+bool ft_ring_maps_alone(void)
 {
 	char line[256];
-	bool one = ft_saved_read(SAVED_NAME, line, sizeof(line)) == 0 &&
-		   strncmp(line, "alone ", 6) == 0;
-	snprintf(why, len, "%s", one ? line + 6 : "");
-	return one;
+	return ft_saved_read(SAVED_NAME, line, sizeof(line)) == 0 &&
+	       strncmp(line, "alone ", 6) == 0;
 }

@@ -376,9 +376,8 @@ bool ft_ring_maps_rule(const double *alone, const double *helped, int rounds, ch
 /* ftstack check's line: times both ways on this host's CPUs and saves the
  * rule's answer for this boot's runs. Returns 0. */
 int ft_ring_maps_check(struct tfs_check_item *it);
-/* Whether this boot's answer says this process maps the rings alone; WHY
- * gets check's figures then (else ""). */
-bool ft_ring_maps_alone(char *why, size_t len);
+/* Whether this boot's answer says this process maps the rings alone. */
+bool ft_ring_maps_alone(void);
 const char *ft_ustack_name(enum ft_ustack_method m);
 struct tfs_check_item;
 /* ftstack check's line: the method C's measurement chooses here and why,

@@ -11,12 +11,8 @@ static int on_perf_record(void *ctx, const struct perfev_record *rec, int event)
 
 static struct ft_perf_config perf_config(struct ft_session *s)
 {
-	char why[256];
-	bool alone = ft_ring_maps_alone(why, sizeof(why));
-	if (alone)
-		ft_debug("perf rings mapped by this process alone (ftstack check's answer: %s)", why);
 	return (struct ft_perf_config){
-		.maps_alone = alone,
+		.maps_alone = ft_ring_maps_alone(),
 		.plan = &s->plan, .opt = s->opt, .want_user = s->keep.want_user,
 		.user_chain = s->keep.want_user && s->ustacks.method == FT_USTACK_FP,
 		/* --through reads the kernel stack even when only user stacks are shown */

@@ -480,7 +480,9 @@ static int open_events(const struct ft_perf_config *cfg, int epfd, struct ft_eve
 		if ((ret = ft_perf_ring_watch(epfd, r, r->owner_fd, true)) < 0)
 			return ret;
 	}
-	ft_debug("perf: %zu events open on %d CPUs", ps->nfds, ps->ncpus);
+	ft_debug("perf: %zu events open on %d CPUs, their rings made by %zu process%s%s", ps->nfds,
+		 ps->ncpus, procs, procs == 1 ? "" : "es",
+		 cfg->maps_alone ? " (ftstack check's answer for this host)" : "");
 	return 0;
 }
 
