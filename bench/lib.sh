@@ -32,11 +32,14 @@ ft_lost() { sed -n 's/^ftstack: .* \([0-9][0-9]*\) lost.*/\1/p' "$1" | head -1; 
 # empty when FILE has no such line (faults: a build before 9224376)
 ft_own_ms() { sed -n "s/^ftstack: debug: ftstack's own CPU: \([0-9.]*\) ms.*/\1/p" "$1"; }
 ft_own_faults() { sed -n "s/^ftstack: debug: ftstack's own CPU: .*, \([0-9]*\) page faults.*/\1/p" "$1"; }
+# closes_done: returns once the last run's events are closed (its child,
+# ftstack-close, closes them after it exits); a run started before would
+# wait in its first perf_event_open for the kernel to unregister them
+closes_done() { while ps -C ftstack-close -o stat= | grep -qv Z; do sleep 0.005; done; }
 # ft_armed_us CMD...: microseconds from ftstack's execve to its last
 # PERF_EVENT_IOC_ENABLE, both the kernel's own time stamps, in a tracefs
 # instance of the two events (filtered in the kernel; nothing stops the
-# run). strace -f, which this used, stops each child ftstack forks until it
-# has attached: 23.6 against 16.8 ms for the same build (2026-11-29).
+# run; bench/armed_strace compares ft_armed_strace_us).
 ft_armed_us() {
 	local t=/sys/kernel/tracing/instances/ftstack_bench_armed
 	mkdir "$t" || return 1
@@ -50,4 +53,17 @@ ft_armed_us() {
 	     / sys_ioctl\(/ && t0 && $1 ~ /^ftstack-/ { t1 = ts() }
 	     END { printf "%d\n", (t1 > t0 ? (t1 - t0) * 1e6 : 0) }' "$t/trace"
 	rmdir "$t"
+}
+# ft_armed_strace_us CMD...: the same span by strace -f's stamps, the
+# benches' measure until a9f310b: strace stops each child ftstack forks
+# until it has attached, so this is the longer (bench/armed_strace)
+ft_armed_strace_us() {
+	local out
+	out=$(mktemp)
+	strace -f --seccomp-bpf -ttt -e trace=execve,ioctl -o "$out" "$@" >/dev/null 2>&1
+	# seconds.micros, split: a double holds too few digits for both
+	awk '{ split($2, t, "."); us = (t[1] - 1e9) * 1e6 + t[2] }
+	     NR == 1 { t0 = us } /PERF_EVENT_IOC_ENABLE/ { t1 = us }
+	     END { printf "%d\n", (t1 > t0 ? t1 - t0 : 0) }' "$out"
+	rm -f "$out"
 }
